@@ -1,0 +1,1 @@
+//! shapeshift's columns layer: adaptive per-block encodings for numeric columns.

@@ -1,0 +1,6 @@
+//! shapeshift's formats layer: row codecs over the types layer's value model.
+//!
+//! Each format is a module with its own public low-level API (its fast path).
+
+pub mod skiff;
+pub mod yson;

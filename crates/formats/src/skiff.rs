@@ -1,0 +1,1 @@
+//! Skiff, YTsaurus 's schema-driven binary row format.

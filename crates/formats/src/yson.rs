@@ -1,0 +1,1 @@
+//! YSON, YTsaurus 's data format: text, pretty and binary.

@@ -1,0 +1,1 @@
+//! shapeshift's lab layer (native side): datasets, scenarios and measurements.

@@ -1,0 +1,1 @@
+//! shapeshift's records layer: ArrayRecord-compatible record files.
