@@ -1,0 +1,6 @@
+"""The lab's studies, in the order ``make lab`` runs them.
+
+Each entry is a module of this package with ``TITLE`` and ``run(ctx) -> StudyResult``.
+"""
+
+STUDIES = ["codecs", "records", "columns"]
