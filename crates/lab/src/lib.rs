@@ -1,1 +1,5 @@
-//! shapeshift's lab layer (native side): datasets, scenarios and measurements.
+//! shapeshift's lab layer (native side): the study's datasets and the measurements that must
+//! run without Python in the way. Statistics and the report live in the Python package
+//! (`shapeshift.lab`), which calls these through the `shapeshift` CLI's JSON output.
+
+pub mod datasets;
