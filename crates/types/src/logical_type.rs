@@ -116,7 +116,10 @@ impl PrimitiveType {
 
     /// The primitive type with the given type_v3 name.
     pub fn from_name(name: &str) -> Option<PrimitiveType> {
-        PrimitiveType::ALL.iter().copied().find(|p| p.name() == name)
+        PrimitiveType::ALL
+            .iter()
+            .copied()
+            .find(|p| p.name() == name)
     }
 
     /// How values of this type are held.
@@ -156,7 +159,10 @@ impl Member {
 pub enum Type {
     Primitive(PrimitiveType),
     /// `decimal(precision, scale)`, 1 <= precision <= 76, 0 <= scale <= precision.
-    Decimal { precision: u8, scale: u8 },
+    Decimal {
+        precision: u8,
+        scale: u8,
+    },
     Optional(Box<Type>),
     List(Box<Type>),
     Struct(Vec<Member>),
@@ -165,8 +171,14 @@ pub enum Type {
     VariantStruct(Vec<Member>),
     /// `variant` over unnamed elements.
     VariantTuple(Vec<Type>),
-    Dict { key: Box<Type>, value: Box<Type> },
-    Tagged { tag: String, item: Box<Type> },
+    Dict {
+        key: Box<Type>,
+        value: Box<Type>,
+    },
+    Tagged {
+        tag: String,
+        item: Box<Type>,
+    },
 }
 
 impl Type {

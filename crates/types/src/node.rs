@@ -79,11 +79,7 @@ impl Node {
     /// The map entry named `key`, if this is a map that has it (the last one wins when repeated).
     pub fn get(&self, key: &[u8]) -> Option<&Node> {
         match &self.value {
-            NodeValue::Map(entries) => entries
-                .iter()
-                .rev()
-                .find(|(k, _)| k == key)
-                .map(|(_, v)| v),
+            NodeValue::Map(entries) => entries.iter().rev().find(|(k, _)| k == key).map(|(_, v)| v),
             _ => None,
         }
     }
