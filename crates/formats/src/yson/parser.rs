@@ -1,0 +1,835 @@
+//! The event pull parser: YSON text and binary (mixed freely, as YT's lexer allows) to a stream
+//! of [`Event`]s, without building nodes.
+//!
+//! Invariants:
+//! - `frames` holds one bottom frame saying what the whole input is (a node, a list fragment or
+//!   a map fragment) and one frame per open `[`, `{` or `<`; its length minus one is the depth,
+//!   checked against `max_depth` before every push, so nesting is bounded.
+//! - `state` says what may come next at the current position; every byte the parser consumes is
+//!   checked against it, so an error can always name what was expected and the offset.
+//! - String events borrow either the source's buffer or `scratch`; both stay untouched until the
+//!   next call of [`PullParser::next_event`] (the source only moves bytes on refill, which never
+//!   happens between producing a string and returning it). A key is returned before its `=` is
+//!   checked for the same reason.
+//! - No allocation is sized by a length read from the input: binary strings longer than the
+//!   buffered input are copied chunk by chunk as their bytes actually arrive.
+
+use std::io::Read;
+
+use super::error::{describe_byte, YsonError};
+use super::source::{ReadSource, SliceSource, Source};
+use super::YsonType;
+
+/// The nesting limit used unless [`PullParser::with_max_depth`] says otherwise.
+pub const DEFAULT_MAX_DEPTH: usize = 256;
+
+/// Longest numeric or `%` literal accepted, in bytes.
+const MAX_LITERAL_LENGTH: usize = 1024;
+
+/// One step of a YSON document.
+///
+/// Attributes come before the value they belong to: `BeginAttributes`, keys and values,
+/// `EndAttributes`, then the value. Strings borrow the parser and live until the next event.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Event<'a> {
+    BeginList,
+    EndList,
+    BeginMap,
+    EndMap,
+    BeginAttributes,
+    EndAttributes,
+    /// A key in a map or attribute map (or at the top level of a map fragment).
+    Key(&'a [u8]),
+    Entity,
+    Bool(bool),
+    Int64(i64),
+    Uint64(u64),
+    Double(f64),
+    String(&'a [u8]),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Frame {
+    TopNode,
+    TopList,
+    TopMap,
+    List,
+    Map,
+    Attributes,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum State {
+    /// A value; `can_close` allows the enclosing list's `]` (or the end of a list fragment),
+    /// `can_have_attributes` is false right after an attribute map.
+    Value {
+        can_close: bool,
+        can_have_attributes: bool,
+    },
+    /// A key; `can_close` allows the map's `}`, the attributes' `>` or a map fragment's end.
+    Key {
+        can_close: bool,
+    },
+    /// The `=` after a key just returned.
+    Equals,
+    /// After a complete item: a separator or a close.
+    AfterItem,
+    Finished,
+}
+
+/// Where a lexed string's bytes are.
+#[derive(Clone, Copy)]
+enum Loc {
+    Buffer(usize, usize),
+    Scratch,
+}
+
+enum Token {
+    Entity,
+    Bool(bool),
+    Int64(i64),
+    Uint64(u64),
+    Double(f64),
+    String(Loc),
+}
+
+/// The low-level YSON reader: pulls [`Event`]s one by one; scalars cost no allocation.
+///
+/// This is the fast path; [`from_slice`](super::from_slice), the fragment and table readers are
+/// built on it.
+pub struct PullParser<S> {
+    source: S,
+    frames: Vec<Frame>,
+    state: State,
+    scratch: Vec<u8>,
+    max_depth: usize,
+}
+
+impl<'a> PullParser<SliceSource<'a>> {
+    /// A parser of `bytes` holding a document of kind `yson_type`.
+    pub fn from_slice(bytes: &'a [u8], yson_type: YsonType) -> Self {
+        PullParser::with_source(SliceSource::new(bytes), yson_type)
+    }
+
+    /// The whole input this parser reads.
+    pub fn input(&self) -> &'a [u8] {
+        self.source.data()
+    }
+}
+
+impl<R: Read> PullParser<ReadSource<R>> {
+    /// A parser of the bytes of `reader`, in constant memory (a 64 KiB buffer plus the longest
+    /// string met).
+    pub fn from_reader(reader: R, yson_type: YsonType) -> Self {
+        PullParser::with_source(ReadSource::new(reader), yson_type)
+    }
+
+    /// The reader back (bytes it gave beyond what was parsed are lost).
+    pub fn into_reader(self) -> R {
+        self.source.into_inner()
+    }
+}
+
+impl<S: Source> PullParser<S> {
+    fn with_source(source: S, yson_type: YsonType) -> Self {
+        let (bottom, state) = match yson_type {
+            YsonType::Node => (
+                Frame::TopNode,
+                State::Value {
+                    can_close: false,
+                    can_have_attributes: true,
+                },
+            ),
+            YsonType::ListFragment => (
+                Frame::TopList,
+                State::Value {
+                    can_close: true,
+                    can_have_attributes: true,
+                },
+            ),
+            YsonType::MapFragment => (Frame::TopMap, State::Key { can_close: true }),
+        };
+        let mut frames = Vec::with_capacity(16);
+        frames.push(bottom);
+        PullParser {
+            source,
+            frames,
+            state,
+            scratch: Vec::new(),
+            max_depth: DEFAULT_MAX_DEPTH,
+        }
+    }
+
+    /// Sets the nesting limit (lists, maps and attribute maps each count one level).
+    pub fn with_max_depth(mut self, max_depth: usize) -> Self {
+        self.max_depth = max_depth;
+        self
+    }
+
+    /// The offset of the next unread byte from the start of the input.
+    pub fn offset(&self) -> u64 {
+        self.source.offset()
+    }
+
+    /// How many lists, maps and attribute maps are open.
+    pub fn depth(&self) -> usize {
+        self.frames.len() - 1
+    }
+
+    /// The next event, or `None` once the document (or fragment) is complete.
+    ///
+    /// # Errors
+    /// A [`YsonError`] naming the offset and what was expected when the input is truncated,
+    /// malformed or nested deeper than the limit, or the reader fails. After an error the
+    /// parser's position is unspecified; stop reading.
+    #[inline]
+    pub fn next_event(&mut self) -> Result<Option<Event<'_>>, YsonError> {
+        loop {
+            match self.state {
+                State::Value {
+                    can_close,
+                    can_have_attributes,
+                } => {
+                    let byte = self.peek_significant()?;
+                    let top = self.top();
+                    match byte {
+                        Some(b'[') => {
+                            self.source.consume(1);
+                            self.push(Frame::List)?;
+                            self.state = State::Value {
+                                can_close: true,
+                                can_have_attributes: true,
+                            };
+                            return Ok(Some(Event::BeginList));
+                        }
+                        Some(b'{') => {
+                            self.source.consume(1);
+                            self.push(Frame::Map)?;
+                            self.state = State::Key { can_close: true };
+                            return Ok(Some(Event::BeginMap));
+                        }
+                        Some(b']') if can_close && top == Frame::List => {
+                            self.source.consume(1);
+                            self.frames.pop();
+                            self.state = State::AfterItem;
+                            return Ok(Some(Event::EndList));
+                        }
+                        None if can_close && top == Frame::TopList => {
+                            self.state = State::Finished;
+                            return Ok(None);
+                        }
+                        Some(b'<') => {
+                            if !can_have_attributes {
+                                return Err(self.error(
+                                    "a value (a value cannot have several attribute maps)",
+                                    byte,
+                                ));
+                            }
+                            self.source.consume(1);
+                            self.push(Frame::Attributes)?;
+                            self.state = State::Key { can_close: true };
+                            return Ok(Some(Event::BeginAttributes));
+                        }
+                        Some(first) => {
+                            let token = self.lex_scalar(first, "a value")?;
+                            self.state = State::AfterItem;
+                            return Ok(Some(self.event_of(token)));
+                        }
+                        None => return Err(self.error("a value", None)),
+                    }
+                }
+                State::Key { can_close } => {
+                    let byte = self.peek_significant()?;
+                    let top = self.top();
+                    match byte {
+                        Some(b'"' | 0x01 | b'A'..=b'Z' | b'a'..=b'z' | b'_') => {
+                            let token = self.lex_scalar(byte.unwrap_or_default(), "a map key")?;
+                            let Token::String(loc) = token else {
+                                unreachable!("these first bytes only start strings")
+                            };
+                            self.state = State::Equals;
+                            return Ok(Some(Event::Key(self.resolve(loc))));
+                        }
+                        Some(b'}') if can_close && top == Frame::Map => {
+                            self.source.consume(1);
+                            self.frames.pop();
+                            self.state = State::AfterItem;
+                            return Ok(Some(Event::EndMap));
+                        }
+                        Some(b'>') if can_close && top == Frame::Attributes => {
+                            self.source.consume(1);
+                            self.frames.pop();
+                            self.state = State::Value {
+                                can_close: false,
+                                can_have_attributes: false,
+                            };
+                            return Ok(Some(Event::EndAttributes));
+                        }
+                        None if can_close && top == Frame::TopMap => {
+                            self.state = State::Finished;
+                            return Ok(None);
+                        }
+                        _ => {
+                            let expected = match (can_close, top) {
+                                (true, Frame::Map) => "a map key (string) or '}'",
+                                (true, Frame::Attributes) => "an attribute key (string) or '>'",
+                                (true, Frame::TopMap) => "a map key (string) or end of input",
+                                _ => "a map key (string)",
+                            };
+                            return Err(self.error(expected, byte));
+                        }
+                    }
+                }
+                State::Equals => {
+                    let byte = self.peek_significant()?;
+                    if byte != Some(b'=') {
+                        return Err(self.error("'=' after a map key", byte));
+                    }
+                    self.source.consume(1);
+                    self.state = State::Value {
+                        can_close: false,
+                        can_have_attributes: true,
+                    };
+                }
+                State::AfterItem => {
+                    let byte = self.peek_significant()?;
+                    match (self.top(), byte) {
+                        (Frame::List, Some(b';')) => {
+                            self.source.consume(1);
+                            self.state = State::Value {
+                                can_close: true,
+                                can_have_attributes: true,
+                            };
+                        }
+                        (Frame::List, Some(b']')) => {
+                            self.source.consume(1);
+                            self.frames.pop();
+                            return Ok(Some(Event::EndList));
+                        }
+                        (Frame::Map | Frame::Attributes | Frame::TopMap, Some(b';')) => {
+                            self.source.consume(1);
+                            self.state = State::Key { can_close: true };
+                        }
+                        (Frame::Map, Some(b'}')) => {
+                            self.source.consume(1);
+                            self.frames.pop();
+                            return Ok(Some(Event::EndMap));
+                        }
+                        (Frame::Attributes, Some(b'>')) => {
+                            self.source.consume(1);
+                            self.frames.pop();
+                            self.state = State::Value {
+                                can_close: false,
+                                can_have_attributes: false,
+                            };
+                            return Ok(Some(Event::EndAttributes));
+                        }
+                        (Frame::TopList, Some(b';')) => {
+                            self.source.consume(1);
+                            self.state = State::Value {
+                                can_close: true,
+                                can_have_attributes: true,
+                            };
+                        }
+                        (Frame::TopNode | Frame::TopList | Frame::TopMap, None) => {
+                            self.state = State::Finished;
+                            return Ok(None);
+                        }
+                        (top, _) => {
+                            let expected = match top {
+                                Frame::List => "';' or ']' after a list item",
+                                Frame::Map => "';' or '}' after a map item",
+                                Frame::Attributes => "';' or '>' after an attribute",
+                                Frame::TopList | Frame::TopMap => {
+                                    "';' or end of input after a fragment item"
+                                }
+                                Frame::TopNode => "end of input after the node (a list fragment has items separated by ';')",
+                            };
+                            return Err(self.error(expected, byte));
+                        }
+                    }
+                }
+                State::Finished => return Ok(None),
+            }
+        }
+    }
+
+    #[inline(always)]
+    fn top(&self) -> Frame {
+        // The bottom frame is never popped: closes only match List, Map and Attributes frames.
+        *self.frames.last().unwrap_or(&Frame::TopNode)
+    }
+
+    #[inline]
+    fn push(&mut self, frame: Frame) -> Result<(), YsonError> {
+        if self.frames.len() > self.max_depth {
+            return Err(YsonError::new(
+                self.source.offset().saturating_sub(1),
+                format!("nesting deeper than the limit of {} levels", self.max_depth),
+            ));
+        }
+        self.frames.push(frame);
+        Ok(())
+    }
+
+    #[cold]
+    fn error(&self, expected: &str, found: Option<u8>) -> YsonError {
+        YsonError::new(
+            self.source.offset(),
+            format!("expected {expected}, found {}", describe_byte(found)),
+        )
+    }
+
+    #[inline(always)]
+    fn resolve(&self, loc: Loc) -> &[u8] {
+        match loc {
+            Loc::Buffer(start, len) => self.source.buffered(start, len),
+            Loc::Scratch => &self.scratch,
+        }
+    }
+
+    #[inline(always)]
+    fn event_of(&self, token: Token) -> Event<'_> {
+        match token {
+            Token::Entity => Event::Entity,
+            Token::Bool(v) => Event::Bool(v),
+            Token::Int64(v) => Event::Int64(v),
+            Token::Uint64(v) => Event::Uint64(v),
+            Token::Double(v) => Event::Double(v),
+            Token::String(loc) => Event::String(self.resolve(loc)),
+        }
+    }
+
+    /// The next byte that is not whitespace, not consumed.
+    #[inline(always)]
+    fn peek_significant(&mut self) -> Result<Option<u8>, YsonError> {
+        loop {
+            let window = self.source.window();
+            let mut index = 0;
+            while index < window.len() {
+                let byte = window[index];
+                if !matches!(byte, b' ' | b'\t' | b'\n' | b'\r') {
+                    self.source.consume(index);
+                    return Ok(Some(byte));
+                }
+                index += 1;
+            }
+            self.source.consume(index);
+            if !self.source.refill()? {
+                return Ok(None);
+            }
+        }
+    }
+
+    /// The next byte, consumed.
+    #[inline]
+    fn next_byte(&mut self) -> Result<Option<u8>, YsonError> {
+        if let Some(&byte) = self.source.window().first() {
+            self.source.consume(1);
+            return Ok(Some(byte));
+        }
+        if !self.source.refill()? {
+            return Ok(None);
+        }
+        self.next_byte()
+    }
+
+    #[inline]
+    fn peek_byte(&mut self) -> Result<Option<u8>, YsonError> {
+        if let Some(&byte) = self.source.window().first() {
+            return Ok(Some(byte));
+        }
+        if !self.source.refill()? {
+            return Ok(None);
+        }
+        Ok(self.source.window().first().copied())
+    }
+
+    /// A scalar starting with `first` (peeked, not consumed).
+    #[inline(always)]
+    fn lex_scalar(&mut self, first: u8, expected: &str) -> Result<Token, YsonError> {
+        match first {
+            0x01 => {
+                let start = self.source.offset();
+                self.source.consume(1);
+                let length = zigzag_decode(self.read_varint()?);
+                if length < 0 {
+                    return Err(YsonError::new(
+                        start + 1,
+                        format!("expected a string length, found negative {length}"),
+                    ));
+                }
+                Ok(Token::String(self.take_bytes(length as u64)?))
+            }
+            0x02 => {
+                self.source.consume(1);
+                Ok(Token::Int64(zigzag_decode(self.read_varint()?)))
+            }
+            0x06 => {
+                self.source.consume(1);
+                Ok(Token::Uint64(self.read_varint()?))
+            }
+            0x03 => {
+                self.source.consume(1);
+                let window = self.source.window();
+                let bits = if window.len() >= 8 {
+                    let bytes: [u8; 8] = window[..8].try_into().unwrap_or_default();
+                    self.source.consume(8);
+                    u64::from_le_bytes(bytes)
+                } else {
+                    let loc = self.take_bytes(8)?;
+                    let bytes: [u8; 8] = self.resolve(loc).try_into().unwrap_or_default();
+                    u64::from_le_bytes(bytes)
+                };
+                Ok(Token::Double(f64::from_bits(bits)))
+            }
+            0x04 => {
+                self.source.consume(1);
+                Ok(Token::Bool(false))
+            }
+            0x05 => {
+                self.source.consume(1);
+                Ok(Token::Bool(true))
+            }
+            b'#' => {
+                self.source.consume(1);
+                Ok(Token::Entity)
+            }
+            b'"' => self.lex_quoted(),
+            b'A'..=b'Z' | b'a'..=b'z' | b'_' => self.lex_unquoted(),
+            b'0'..=b'9' | b'-' | b'+' => self.lex_number(),
+            b'%' => self.lex_percent(),
+            _ => Err(self.error(expected, Some(first))),
+        }
+    }
+
+    #[inline(always)]
+    fn read_varint(&mut self) -> Result<u64, YsonError> {
+        let window = self.source.window();
+        if window.len() >= 10 {
+            let mut value = 0u64;
+            for (index, &byte) in window[..10].iter().enumerate() {
+                value |= ((byte & 0x7f) as u64) << (7 * index);
+                if byte < 0x80 {
+                    self.source.consume(index + 1);
+                    return Ok(value);
+                }
+            }
+            return Err(YsonError::new(
+                self.source.offset(),
+                "expected a varint of at most 10 bytes, found a longer one",
+            ));
+        }
+        let start = self.source.offset();
+        let mut value = 0u64;
+        for index in 0..10 {
+            match self.next_byte()? {
+                Some(byte) => {
+                    value |= ((byte & 0x7f) as u64) << (7 * index);
+                    if byte < 0x80 {
+                        return Ok(value);
+                    }
+                }
+                None => {
+                    return Err(YsonError::new(
+                        self.source.offset(),
+                        format!("expected the rest of the varint that starts at byte {start}, found end of input"),
+                    ))
+                }
+            }
+        }
+        Err(YsonError::new(
+            start,
+            "expected a varint of at most 10 bytes, found a longer one",
+        ))
+    }
+
+    /// `length` raw bytes: borrowed from the buffer when all there, else copied as they arrive.
+    #[inline(always)]
+    fn take_bytes(&mut self, length: u64) -> Result<Loc, YsonError> {
+        let window = self.source.window();
+        if window.len() as u64 >= length {
+            let start = self.source.window_index();
+            self.source.consume(length as usize);
+            return Ok(Loc::Buffer(start, length as usize));
+        }
+        self.take_bytes_slow(length)
+    }
+
+    #[inline(never)]
+    fn take_bytes_slow(&mut self, length: u64) -> Result<Loc, YsonError> {
+        let start = self.source.offset();
+        self.scratch.clear();
+        let mut remaining = length;
+        loop {
+            let window = self.source.window();
+            let chunk = (window.len() as u64).min(remaining) as usize;
+            self.scratch.extend_from_slice(&window[..chunk]);
+            self.source.consume(chunk);
+            remaining -= chunk as u64;
+            if remaining == 0 {
+                return Ok(Loc::Scratch);
+            }
+            if !self.source.refill()? {
+                return Err(YsonError::new(
+                    self.source.offset(),
+                    format!(
+                        "expected {length} bytes of binary data from byte {start}, found end of input after {}",
+                        length - remaining
+                    ),
+                ));
+            }
+        }
+    }
+
+    fn lex_quoted(&mut self) -> Result<Token, YsonError> {
+        let start = self.source.offset();
+        self.source.consume(1);
+        let window = self.source.window();
+        // Fast path: no escapes and the closing quote is buffered.
+        if let Some(index) = window.iter().position(|&b| b == b'"' || b == b'\\') {
+            if window[index] == b'"' {
+                let buffer_start = self.source.window_index();
+                self.source.consume(index + 1);
+                return Ok(Token::String(Loc::Buffer(buffer_start, index)));
+            }
+        }
+        self.scratch.clear();
+        loop {
+            let Some(byte) = self.next_byte()? else {
+                return Err(YsonError::new(
+                    self.source.offset(),
+                    format!("expected the closing '\"' of the string that starts at byte {start}, found end of input"),
+                ));
+            };
+            match byte {
+                b'"' => return Ok(Token::String(Loc::Scratch)),
+                b'\\' => self.lex_escape(start)?,
+                other => self.scratch.push(other),
+            }
+        }
+    }
+
+    /// One C escape after its backslash, appended to `scratch` (YT's unescaping rules: unknown
+    /// escapes stand for the character itself; octal takes up to 3 digits, `\x` up to 2).
+    fn lex_escape(&mut self, string_start: u64) -> Result<(), YsonError> {
+        let Some(byte) = self.next_byte()? else {
+            return Err(YsonError::new(
+                self.source.offset(),
+                format!("expected an escape and the closing '\"' of the string that starts at byte {string_start}, found end of input"),
+            ));
+        };
+        let decoded = match byte {
+            b'a' => 0x07,
+            b'b' => 0x08,
+            b'f' => 0x0c,
+            b'n' => b'\n',
+            b'r' => b'\r',
+            b't' => b'\t',
+            b'v' => 0x0b,
+            b'0'..=b'7' => {
+                let mut value = (byte - b'0') as u32;
+                for _ in 0..2 {
+                    match self.peek_byte()? {
+                        Some(digit @ b'0'..=b'7') => {
+                            self.source.consume(1);
+                            value = value * 8 + (digit - b'0') as u32;
+                        }
+                        _ => break,
+                    }
+                }
+                value as u8
+            }
+            b'x' => {
+                let mut value = 0u32;
+                let mut digits = 0;
+                while digits < 2 {
+                    match self.peek_byte()?.and_then(hex_value) {
+                        Some(digit) => {
+                            self.source.consume(1);
+                            value = value * 16 + digit;
+                            digits += 1;
+                        }
+                        None => break,
+                    }
+                }
+                if digits == 0 {
+                    b'x'
+                } else {
+                    value as u8
+                }
+            }
+            b'u' | b'U' => {
+                let wanted = if byte == b'u' { 4 } else { 8 };
+                let mut value = 0u32;
+                let mut digits = 0;
+                while digits < wanted {
+                    match self.peek_byte()?.and_then(hex_value) {
+                        Some(digit) => {
+                            self.source.consume(1);
+                            value = value.wrapping_mul(16) + digit;
+                            digits += 1;
+                        }
+                        None => break,
+                    }
+                }
+                match char::from_u32(value).filter(|_| digits == wanted) {
+                    Some(c) => {
+                        let mut utf8 = [0u8; 4];
+                        self.scratch
+                            .extend_from_slice(c.encode_utf8(&mut utf8).as_bytes());
+                        return Ok(());
+                    }
+                    None => return Err(YsonError::new(
+                        self.source.offset(),
+                        format!(
+                            "expected {wanted} hex digits of a Unicode code point in a \\{} escape",
+                            byte as char
+                        ),
+                    )),
+                }
+            }
+            other => other,
+        };
+        self.scratch.push(decoded);
+        Ok(())
+    }
+
+    fn lex_unquoted(&mut self) -> Result<Token, YsonError> {
+        let window = self.source.window();
+        let length = window
+            .iter()
+            .position(|&b| !is_unquoted_continuation(b))
+            .unwrap_or(window.len());
+        if length < window.len() {
+            let start = self.source.window_index();
+            self.source.consume(length);
+            return Ok(Token::String(Loc::Buffer(start, length)));
+        }
+        // The string may go on past the buffer.
+        self.scratch.clear();
+        loop {
+            let window = self.source.window();
+            let length = window
+                .iter()
+                .position(|&b| !is_unquoted_continuation(b))
+                .unwrap_or(window.len());
+            let stopped = length < window.len();
+            self.scratch.extend_from_slice(&window[..length]);
+            self.source.consume(length);
+            if stopped || !self.source.refill()? {
+                return Ok(Token::String(Loc::Scratch));
+            }
+        }
+    }
+
+    /// The bytes of a literal made of `allowed` bytes, into `scratch` (bounded length).
+    fn collect_literal(&mut self, allowed: fn(u8) -> bool) -> Result<(), YsonError> {
+        let start = self.source.offset();
+        self.scratch.clear();
+        loop {
+            let window = self.source.window();
+            let length = window
+                .iter()
+                .position(|&b| !allowed(b))
+                .unwrap_or(window.len());
+            self.scratch.extend_from_slice(&window[..length]);
+            self.source.consume(length);
+            if self.scratch.len() > MAX_LITERAL_LENGTH {
+                return Err(YsonError::new(
+                    start,
+                    format!("expected a literal of at most {MAX_LITERAL_LENGTH} bytes"),
+                ));
+            }
+            if !self.source.window().is_empty() || !self.source.refill()? {
+                return Ok(());
+            }
+        }
+    }
+
+    fn lex_number(&mut self) -> Result<Token, YsonError> {
+        let start = self.source.offset();
+        self.collect_literal(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'+' | b'-'))?;
+        let literal = &self.scratch[..];
+        let invalid = |what: &str| {
+            YsonError::new(
+                start,
+                format!(
+                    "expected {what}, found \"{}\"",
+                    String::from_utf8_lossy(literal)
+                ),
+            )
+        };
+        if let Some(digits) = literal.strip_suffix(b"u") {
+            if digits.is_empty() || !digits.iter().all(u8::is_ascii_digit) {
+                return Err(invalid("an unsigned integer literal (digits then 'u')"));
+            }
+            // Digits only, so valid UTF-8.
+            let text = std::str::from_utf8(digits).map_err(|_| invalid("digits"))?;
+            return text
+                .parse::<u64>()
+                .map(Token::Uint64)
+                .map_err(|_| invalid("an unsigned integer literal within 0..2^64"));
+        }
+        if literal.iter().any(|b| matches!(b, b'.' | b'e' | b'E')) {
+            if !literal
+                .iter()
+                .all(|b| b.is_ascii_digit() || matches!(b, b'.' | b'e' | b'E' | b'+' | b'-'))
+            {
+                return Err(invalid("a double literal"));
+            }
+            let text = std::str::from_utf8(literal).map_err(|_| invalid("a double literal"))?;
+            return text
+                .parse::<f64>()
+                .map(Token::Double)
+                .map_err(|_| invalid("a double literal"));
+        }
+        let digits = match literal {
+            [b'+' | b'-', rest @ ..] => rest,
+            rest => rest,
+        };
+        if digits.is_empty() || !digits.iter().all(u8::is_ascii_digit) {
+            return Err(invalid("an integer literal"));
+        }
+        let text = std::str::from_utf8(literal).map_err(|_| invalid("an integer literal"))?;
+        text.parse::<i64>()
+            .map(Token::Int64)
+            .map_err(|_| invalid("an integer literal within -2^63..2^63"))
+    }
+
+    fn lex_percent(&mut self) -> Result<Token, YsonError> {
+        let start = self.source.offset();
+        self.source.consume(1);
+        self.collect_literal(|b| b.is_ascii_alphanumeric() || matches!(b, b'+' | b'-'))?;
+        Ok(match &self.scratch[..] {
+            b"true" => Token::Bool(true),
+            b"false" => Token::Bool(false),
+            b"nan" => Token::Double(f64::NAN),
+            b"inf" | b"+inf" => Token::Double(f64::INFINITY),
+            b"-inf" => Token::Double(f64::NEG_INFINITY),
+            other => {
+                return Err(YsonError::new(
+                    start,
+                    format!(
+                        "expected %true, %false, %nan, %inf or %-inf, found \"%{}\"",
+                        String::from_utf8_lossy(other)
+                    ),
+                ))
+            }
+        })
+    }
+}
+
+#[inline(always)]
+fn is_unquoted_continuation(byte: u8) -> bool {
+    byte.is_ascii_alphanumeric() || matches!(byte, b'_' | b'.' | b'-')
+}
+
+fn hex_value(byte: u8) -> Option<u32> {
+    (byte as char).to_digit(16)
+}
+
+#[inline(always)]
+pub(crate) fn zigzag_decode(value: u64) -> i64 {
+    ((value >> 1) as i64) ^ -((value & 1) as i64)
+}
