@@ -1,0 +1,364 @@
+//! Row readers: [`SliceReader`] over bytes in memory (zero-copy) and [`StreamReader`] over any
+//! `Read` (buffered; rows borrow the buffer until the next call).
+//!
+//! Both find a row's end by scanning it once (validating every byte, see `scan.rs`) and record
+//! the offsets of the children after the table's fixed prefix; tables with no variable-size
+//! child skip even that and only check their boolean bytes.
+
+use std::io::Read;
+
+use super::error::{SkiffError, SkiffErrorKind};
+use super::plan::{Codec, TablePlan};
+use super::row::{OwnedRow, RowView};
+use super::scan::{need, read_u16, read_u64, skip, Fail};
+
+/// A failed scan: what, and in which child of which table (when known).
+struct RowFail {
+    fail: Fail,
+    child: Option<(usize, usize)>,
+}
+
+impl From<Fail> for RowFail {
+    fn from(fail: Fail) -> RowFail {
+        RowFail { fail, child: None }
+    }
+}
+
+/// Scans the row at `data[start..]`; returns its table index and end, and fills
+/// `variable_offsets` (row-relative offsets of the children after the fixed prefix + the end).
+#[inline]
+fn scan_row(
+    tables: &[TablePlan],
+    data: &[u8],
+    start: usize,
+    variable_offsets: &mut Vec<u32>,
+) -> Result<(u16, usize), RowFail> {
+    need(data, start, 2, "table index")?;
+    let table_index = read_u16(data, start);
+    let Some(table) = tables.get(table_index as usize) else {
+        return Err(Fail::BadTableIndex {
+            at: start,
+            index: table_index,
+            tables: tables.len(),
+        }
+        .into());
+    };
+    let prefix_end = *table.prefix_offsets.last().unwrap_or(&2) as usize;
+    if data.len() - start < prefix_end {
+        return Err(truncated_in_prefix(table, table_index, data, start));
+    }
+    for &offset in &table.prefix_booleans {
+        let at = start + offset as usize;
+        let byte = data[at];
+        if byte > 1 {
+            let child = table
+                .prefix_offsets
+                .partition_point(|&o| o <= offset)
+                .saturating_sub(1);
+            return Err(RowFail {
+                fail: Fail::BadBoolean { at, byte },
+                child: Some((table_index as usize, child)),
+            });
+        }
+    }
+    variable_offsets.clear();
+    if table.fixed_row_size.is_some() {
+        return Ok((table_index, start + prefix_end));
+    }
+    let mut pos = start + prefix_end;
+    for (child, field) in table.fields.iter().enumerate().skip(table.fixed_prefix) {
+        variable_offsets.push(relative(pos, start)?);
+        pos = skip(field, data, pos).map_err(|fail| RowFail {
+            fail,
+            child: Some((table_index as usize, child)),
+        })?;
+    }
+    variable_offsets.push(relative(pos, start)?);
+    Ok((table_index, pos))
+}
+
+#[inline(always)]
+fn relative(pos: usize, start: usize) -> Result<u32, RowFail> {
+    u32::try_from(pos - start).map_err(|_| Fail::RowTooLong { at: start }.into())
+}
+
+#[cold]
+fn truncated_in_prefix(table: &TablePlan, table_index: u16, data: &[u8], start: usize) -> RowFail {
+    let available = data.len() - start;
+    let child = table
+        .prefix_offsets
+        .windows(2)
+        .position(|w| w[1] as usize > available)
+        .unwrap_or(0);
+    let field = &table.fields[child];
+    let at = start + table.prefix_offsets[child] as usize;
+    RowFail {
+        fail: Fail::Truncated {
+            at,
+            needed: field.fixed_size.unwrap_or(0) as u64,
+            available: data.len() - at,
+            what: super::scan::wire_what(field.wire),
+        },
+        child: Some((table_index as usize, child)),
+    }
+}
+
+fn to_error(tables: &[TablePlan], fail: RowFail, base_offset: u64, row: u64) -> SkiffError {
+    let kind = if fail.fail.is_truncation() {
+        SkiffErrorKind::Truncated
+    } else {
+        SkiffErrorKind::Corrupt
+    };
+    let mut error = SkiffError::new(kind, fail.fail.message())
+        .at(base_offset + fail.fail.at() as u64)
+        .in_row(row);
+    if let Some((table, child)) = fail.child {
+        let name = &tables[table].fields[child].name;
+        if name.is_empty() {
+            error = error.in_column(&format!("#{child}"));
+        } else {
+            error = error.in_column(name);
+        }
+    }
+    error
+}
+
+/// Resolves `$row_index` of a scanned row against the previous row's.
+#[inline]
+fn resolve_row_index(
+    table: &TablePlan,
+    row: &[u8],
+    variable_offsets: &[u32],
+    previous: Option<i64>,
+) -> Option<i64> {
+    let child = table.system.row_index?;
+    let at = if child < table.fixed_prefix {
+        table.prefix_offsets[child] as usize
+    } else {
+        variable_offsets[child - table.fixed_prefix] as usize
+    };
+    match row[at] {
+        0 => previous.and_then(|p| p.checked_add(1)),
+        1 => Some(read_u64(row, at + 1) as i64),
+        _ => None,
+    }
+}
+
+/// Reads rows from bytes in memory. Views borrow the bytes and the reader.
+pub struct SliceReader<'a> {
+    codec: Codec,
+    data: &'a [u8],
+    pos: usize,
+    rows: u64,
+    variable_offsets: Vec<u32>,
+    previous_row_index: Option<i64>,
+}
+
+impl Codec {
+    /// A zero-copy reader of the rows in `data`.
+    pub fn reader<'a>(&self, data: &'a [u8]) -> SliceReader<'a> {
+        SliceReader {
+            codec: self.clone(),
+            data,
+            pos: 0,
+            rows: 0,
+            variable_offsets: Vec::new(),
+            previous_row_index: None,
+        }
+    }
+
+    /// A buffered reader of the rows of `source`.
+    pub fn stream_reader<R: Read>(&self, source: R) -> StreamReader<R> {
+        StreamReader {
+            codec: self.clone(),
+            source,
+            buffer: Vec::new(),
+            start: 0,
+            end: 0,
+            buffer_offset: 0,
+            eof: false,
+            rows: 0,
+            variable_offsets: Vec::new(),
+            previous_row_index: None,
+        }
+    }
+
+    /// Decodes every row of `data`.
+    ///
+    /// # Errors
+    /// The first malformed row (with byte offset, row number, column) or bad yson32 payload.
+    pub fn decode_rows(&self, data: &[u8]) -> Result<Vec<OwnedRow>, SkiffError> {
+        let mut reader = self.reader(data);
+        let mut rows = Vec::new();
+        while let Some(row) = reader.next_row()? {
+            rows.push(row.to_owned_row()?);
+        }
+        Ok(rows)
+    }
+}
+
+impl<'a> SliceReader<'a> {
+    /// The next row, or `None` at the end of the input.
+    ///
+    /// # Errors
+    /// A truncated or corrupt row: the error names the byte offset, row number and column.
+    /// The reader stays at the bad row (calling again gives the same error).
+    #[inline]
+    #[allow(clippy::should_implement_trait)]
+    pub fn next_row(&mut self) -> Result<Option<RowView<'_>>, SkiffError> {
+        if self.pos >= self.data.len() {
+            return Ok(None);
+        }
+        let start = self.pos;
+        let tables: &[TablePlan] = &self.codec.tables;
+        let (table_index, end) = scan_row(tables, self.data, start, &mut self.variable_offsets)
+            .map_err(|fail| to_error(tables, fail, 0, self.rows))?;
+        let table = &tables[table_index as usize];
+        let row = &self.data[start..end];
+        let row_index =
+            resolve_row_index(table, row, &self.variable_offsets, self.previous_row_index);
+        self.previous_row_index = row_index;
+        self.pos = end;
+        self.rows += 1;
+        Ok(Some(RowView {
+            row,
+            table,
+            table_index,
+            variable_offsets: &self.variable_offsets,
+            row_index,
+            stream_offset: start as u64,
+        }))
+    }
+
+    /// Byte offset of the next row.
+    pub fn position(&self) -> usize {
+        self.pos
+    }
+
+    /// Rows read so far.
+    pub fn rows_read(&self) -> u64 {
+        self.rows
+    }
+}
+
+/// Reads rows from a `Read`, refilling a buffer that grows only as far as the longest row.
+pub struct StreamReader<R: Read> {
+    codec: Codec,
+    source: R,
+    buffer: Vec<u8>,
+    /// Unconsumed bytes are `buffer[start..end]`.
+    start: usize,
+    end: usize,
+    /// Stream offset of `buffer[0]`.
+    buffer_offset: u64,
+    eof: bool,
+    rows: u64,
+    variable_offsets: Vec<u32>,
+    previous_row_index: Option<i64>,
+}
+
+const READ_CHUNK: usize = 1 << 16;
+
+impl<R: Read> StreamReader<R> {
+    /// The next row, or `None` at the end of the stream.
+    ///
+    /// # Errors
+    /// An I/O error, or a truncated or corrupt row naming its byte offset, row and column.
+    #[allow(clippy::should_implement_trait)]
+    pub fn next_row(&mut self) -> Result<Option<RowView<'_>>, SkiffError> {
+        let (table_index, start, end) = loop {
+            if self.start == self.end {
+                if self.eof {
+                    return Ok(None);
+                }
+                self.fill(false)?;
+                continue;
+            }
+            let scanned = scan_row(
+                &self.codec.tables,
+                &self.buffer[..self.end],
+                self.start,
+                &mut self.variable_offsets,
+            );
+            match scanned {
+                Ok((table_index, end)) => break (table_index, self.start, end),
+                Err(fail) if fail.fail.is_truncation() && !self.eof => self.fill(true)?,
+                Err(fail) => {
+                    return Err(to_error(
+                        &self.codec.tables,
+                        fail,
+                        self.buffer_offset,
+                        self.rows,
+                    ))
+                }
+            }
+        };
+        let table = &self.codec.tables[table_index as usize];
+        let row = &self.buffer[start..end];
+        let row_index =
+            resolve_row_index(table, row, &self.variable_offsets, self.previous_row_index);
+        self.previous_row_index = row_index;
+        self.start = end;
+        self.rows += 1;
+        Ok(Some(RowView {
+            row,
+            table,
+            table_index,
+            variable_offsets: &self.variable_offsets,
+            row_index,
+            stream_offset: self.buffer_offset + start as u64,
+        }))
+    }
+
+    /// Moves the unconsumed bytes to the front and reads more: one read, or (`to_capacity`,
+    /// when a row did not fit) until the buffer is full, so a long row is rescanned only a
+    /// logarithmic number of times as the buffer doubles.
+    fn fill(&mut self, to_capacity: bool) -> Result<(), SkiffError> {
+        if self.start > 0 {
+            self.buffer.copy_within(self.start..self.end, 0);
+            self.buffer_offset += self.start as u64;
+            self.end -= self.start;
+            self.start = 0;
+        }
+        if self.buffer.len() - self.end < READ_CHUNK {
+            let wanted = (self.end + READ_CHUNK).max(self.buffer.len() * 2);
+            self.buffer.resize(wanted, 0);
+        }
+        loop {
+            match self.source.read(&mut self.buffer[self.end..]) {
+                Ok(0) => {
+                    self.eof = true;
+                    return Ok(());
+                }
+                Ok(n) => {
+                    self.end += n;
+                    if !to_capacity || self.end == self.buffer.len() {
+                        return Ok(());
+                    }
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                Err(e) => {
+                    let at = self.buffer_offset + self.end as u64;
+                    return Err(SkiffError::from(e).at(at).in_row(self.rows));
+                }
+            }
+        }
+    }
+
+    /// Rows read so far.
+    pub fn rows_read(&self) -> u64 {
+        self.rows
+    }
+
+    /// Reads every remaining row, owned.
+    ///
+    /// # Errors
+    /// As [`StreamReader::next_row`], or a bad yson32 payload.
+    pub fn read_all(&mut self) -> Result<Vec<OwnedRow>, SkiffError> {
+        let mut rows = Vec::new();
+        while let Some(row) = self.next_row()? {
+            rows.push(row.to_owned_row()?);
+        }
+        Ok(rows)
+    }
+}
