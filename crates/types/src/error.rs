@@ -109,7 +109,12 @@ pub(crate) fn show_bytes(bytes: &[u8]) -> String {
     const LIMIT: usize = 64;
     let shown = &bytes[..bytes.len().min(LIMIT)];
     let mut out = String::from("\"");
-    out.push_str(&String::from_utf8_lossy(shown).escape_debug().to_string());
+    for chunk in shown.utf8_chunks() {
+        out.extend(chunk.valid().escape_debug());
+        for byte in chunk.invalid() {
+            out.push_str(&format!("\\x{byte:02X}"));
+        }
+    }
     if bytes.len() > LIMIT {
         out.push_str("...");
     }
