@@ -1,0 +1,225 @@
+//! The column container: header, block table, metadata checksum, blocks.
+//!
+//! ```text
+//! offset  size  field
+//!  0       8    magic "SSCOLUMN"
+//!  8       2    format version (1), u16 LE
+//! 10       1    value type code (1 i32, 2 i64, 3 u32, 4 u64, 5 f32, 6 f64)
+//! 11       1    log2 of the block size (12..=16)
+//! 12       1    target the writer used (0 smaller, 1 balanced, 2 faster, 3 baseline)
+//! 13       3    zero
+//! 16       8    value count, u64 LE
+//! 24       4    block count, u32 LE (= ceil(value count / block size))
+//! 28       4    zero
+//! 32      64    composition: 16 × u32 LE, blocks per encoding tag (tags 13..15 zero)
+//! 96   16×B     block table, one entry per block:
+//!                 end offset u64 LE (relative to the data start, exclusive),
+//!                 checksum u32 LE (low 32 bits of XXH3-64 of the block's bytes),
+//!                 encoding tag u8, 3 zero bytes
+//! 96+16B   4    metadata checksum: low 32 bits of XXH3-64 of bytes [0, 96+16B)
+//! 100+16B  4    zero (so the data starts 8-byte aligned)
+//! 104+16B  ...  blocks; block i spans [end[i-1], end[i]) (end[-1] = 0), each a multiple of
+//!               8 bytes long; the column ends exactly at the last block's end
+//! ```
+//!
+//! Invariants checked by `parse` before any block is touched: magic, version, known value
+//! type, block size in range, block count consistent with the value count, table inside the
+//! buffer, metadata checksum, block ends non-decreasing and 8-byte multiples, the last end at
+//! the end of the buffer, known tags, composition equal to the tags' histogram.
+
+use crate::bytes::ByteReader;
+use crate::error::{corrupt, Error, Result};
+use crate::scheme::Encoding;
+use crate::value::ValueType;
+
+pub(crate) const MAGIC: &[u8; 8] = b"SSCOLUMN";
+pub(crate) const VERSION: u16 = 1;
+pub(crate) const HEADER_SIZE: usize = 96;
+pub(crate) const ENTRY_SIZE: usize = 16;
+pub(crate) const COMPOSITION_SLOTS: usize = 16;
+pub(crate) const MIN_BLOCK_LOG2: u8 = 12;
+pub(crate) const MAX_BLOCK_LOG2: u8 = 16;
+/// Writer code for the Druid-like baseline.
+pub(crate) const BASELINE_TARGET: u8 = 3;
+
+pub(crate) fn checksum(bytes: &[u8]) -> u32 {
+    twox_hash::XxHash3_64::oneshot(bytes) as u32
+}
+
+/// One block as the writer produced it.
+pub(crate) struct EncodedBlock {
+    pub(crate) encoding: Encoding,
+    pub(crate) bytes: Vec<u8>,
+}
+
+/// Assembles a column from encoded blocks (each block's length a multiple of 8).
+pub(crate) fn assemble(
+    value_type: ValueType,
+    block_log2: u8,
+    target_code: u8,
+    value_count: usize,
+    blocks: &[EncodedBlock],
+) -> Vec<u8> {
+    let data_length: usize = blocks.iter().map(|b| b.bytes.len()).sum();
+    let metadata_length = HEADER_SIZE + ENTRY_SIZE * blocks.len();
+    let mut out = Vec::with_capacity(metadata_length + 8 + data_length);
+    out.extend_from_slice(MAGIC);
+    out.extend_from_slice(&VERSION.to_le_bytes());
+    out.push(value_type.code());
+    out.push(block_log2);
+    out.push(target_code);
+    out.extend_from_slice(&[0; 3]);
+    out.extend_from_slice(&(value_count as u64).to_le_bytes());
+    out.extend_from_slice(&(blocks.len() as u32).to_le_bytes());
+    out.extend_from_slice(&[0; 4]);
+    let mut composition = [0u32; COMPOSITION_SLOTS];
+    for block in blocks {
+        composition[block.encoding.tag() as usize] += 1;
+    }
+    for count in composition {
+        out.extend_from_slice(&count.to_le_bytes());
+    }
+    let mut end = 0u64;
+    for block in blocks {
+        debug_assert_eq!(block.bytes.len() % 8, 0);
+        end += block.bytes.len() as u64;
+        out.extend_from_slice(&end.to_le_bytes());
+        out.extend_from_slice(&checksum(&block.bytes).to_le_bytes());
+        out.push(block.encoding.tag());
+        out.extend_from_slice(&[0; 3]);
+    }
+    let metadata_checksum = checksum(&out);
+    out.extend_from_slice(&metadata_checksum.to_le_bytes());
+    out.extend_from_slice(&[0; 4]);
+    for block in blocks {
+        out.extend_from_slice(&block.bytes);
+    }
+    out
+}
+
+/// A block's place in the column.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct BlockEntry {
+    pub(crate) start: usize,
+    pub(crate) end: usize,
+    pub(crate) checksum: u32,
+    pub(crate) encoding: Encoding,
+}
+
+/// The parsed and validated metadata of a column.
+#[derive(Debug, Clone)]
+pub(crate) struct Metadata {
+    pub(crate) value_type: ValueType,
+    pub(crate) block_log2: u8,
+    pub(crate) target_code: u8,
+    pub(crate) value_count: usize,
+    pub(crate) composition: [u32; COMPOSITION_SLOTS],
+    pub(crate) blocks: Vec<BlockEntry>,
+}
+
+pub(crate) fn parse(bytes: &[u8]) -> Result<Metadata> {
+    let mut reader = ByteReader::new(bytes, 0);
+    let magic = reader.take(8, "magic")?;
+    if magic != MAGIC {
+        return Err(corrupt(0, "not a shapeshift column (bad magic)"));
+    }
+    let version = reader.u16("version")?;
+    if version != VERSION {
+        return Err(corrupt(8, format!("unsupported format version {version}")));
+    }
+    let type_code = reader.u8("value type")?;
+    let value_type = ValueType::from_code(type_code)
+        .ok_or_else(|| corrupt(10, format!("unknown value type code {type_code}")))?;
+    let block_log2 = reader.u8("block size")?;
+    if !(MIN_BLOCK_LOG2..=MAX_BLOCK_LOG2).contains(&block_log2) {
+        return Err(corrupt(
+            11,
+            format!("block size 2^{block_log2} out of range"),
+        ));
+    }
+    let target_code = reader.u8("target")?;
+    reader.take(3, "reserved")?;
+    let value_count = reader.u64("value count")?;
+    let block_count = reader.u32("block count")? as u64;
+    reader.take(4, "reserved")?;
+    let expected_blocks = value_count.div_ceil(1u64 << block_log2);
+    if block_count != expected_blocks {
+        return Err(corrupt(
+            24,
+            format!("{block_count} blocks for {value_count} values of blocks of 2^{block_log2}"),
+        ));
+    }
+    let mut composition = [0u32; COMPOSITION_SLOTS];
+    for slot in composition.iter_mut() {
+        *slot = reader.u32("composition")?;
+    }
+    let block_count = block_count as usize; // < 2^32, and the table must fit in the buffer
+    let table_length = ENTRY_SIZE * block_count;
+    if bytes.len() < HEADER_SIZE + table_length + 8 {
+        return Err(Error::Truncated {
+            offset: bytes.len(),
+            needed: HEADER_SIZE + table_length + 8 - bytes.len(),
+            what: "block table",
+        });
+    }
+    let table = reader.take(table_length, "block table")?;
+    let checksum_at = reader.offset();
+    let stored = reader.u32("metadata checksum")?;
+    let computed = checksum(&bytes[..checksum_at]);
+    if stored != computed {
+        return Err(Error::Checksum {
+            region: "header and block table",
+            offset: checksum_at,
+            stored,
+            computed,
+        });
+    }
+    reader.take(4, "padding")?;
+    let data_start = reader.offset();
+    let data_length = bytes.len() - data_start;
+    let mut blocks = Vec::with_capacity(block_count);
+    let mut seen = [0u32; COMPOSITION_SLOTS];
+    let mut previous_end = 0u64;
+    for (index, entry) in table.chunks_exact(ENTRY_SIZE).enumerate() {
+        let at = HEADER_SIZE + index * ENTRY_SIZE;
+        let end = u64::from_le_bytes(entry[..8].try_into().expect("8 bytes"));
+        if end < previous_end || end > data_length as u64 || end % 8 != 0 {
+            return Err(corrupt(
+                at,
+                format!("block {index} ends at {end} (previous end {previous_end}, data length {data_length})"),
+            ));
+        }
+        let tag = entry[12];
+        let encoding = Encoding::from_tag(tag)
+            .ok_or_else(|| corrupt(at + 12, format!("unknown encoding tag {tag}")))?;
+        seen[tag as usize] += 1;
+        blocks.push(BlockEntry {
+            start: data_start + previous_end as usize,
+            end: data_start + end as usize,
+            checksum: u32::from_le_bytes(entry[8..12].try_into().expect("4 bytes")),
+            encoding,
+        });
+        previous_end = end;
+    }
+    if previous_end != data_length as u64 {
+        return Err(corrupt(
+            bytes.len(),
+            format!("blocks end at {previous_end} but the data is {data_length} bytes"),
+        ));
+    }
+    if seen != composition {
+        return Err(corrupt(
+            32,
+            "composition counts differ from the block table",
+        ));
+    }
+    Ok(Metadata {
+        value_type,
+        block_log2,
+        target_code,
+        value_count: usize::try_from(value_count)
+            .map_err(|_| corrupt(16, "value count exceeds the address space"))?,
+        composition,
+        blocks,
+    })
+}

@@ -1,0 +1,154 @@
+//! Frame-of-reference bit-packed vectors: the workhorse every integer scheme cascades into.
+//!
+//! Layout (starts 8-byte aligned within its block):
+//! `[width u8][7 zero bytes][reference u64 LE][ceil(count/1024) chunks of 128*width bytes]`.
+//! Each chunk holds 1024 offsets `value - reference` (wrapping) packed to `width` bits in the
+//! FastLanes transposed order, so the `fastlanes` kernels unpack it with SIMD-friendly loops;
+//! the last chunk is padded with zero offsets. `width <= lane bits` is checked when parsing and
+//! the chunk data length is exact, which is all the unchecked kernels require.
+
+use std::borrow::Cow;
+
+use crate::bytes::{pad8, ByteReader};
+use crate::error::{corrupt, Result};
+use crate::value::Lane;
+
+pub(crate) const CHUNK: usize = 1024;
+
+/// Bytes a packed vector of `count` values at `width` bits takes (with its 16-byte header,
+/// not counting the alignment padding before it).
+pub(crate) fn packed_size(count: usize, width: u32, lane_bytes: usize) -> usize {
+    let _ = lane_bytes;
+    16 + count.div_ceil(CHUNK) * 128 * width as usize
+}
+
+/// Writes `values` as offsets from `reference` in `width` bits each.
+/// Every `value - reference` must fit in `width` bits.
+pub(crate) fn write_packed<L: Lane>(out: &mut Vec<u8>, values: &[L], reference: L, width: u32) {
+    pad8(out);
+    out.push(width as u8);
+    out.extend_from_slice(&[0; 7]);
+    out.extend_from_slice(&reference.to_u64().to_le_bytes());
+    if width == 0 {
+        return;
+    }
+    let words = CHUNK * width as usize / L::BITS as usize;
+    let mut input = vec![L::default(); CHUNK];
+    let mut packed = vec![L::default(); words];
+    for chunk in values.chunks(CHUNK) {
+        for (slot, &value) in input.iter_mut().zip(chunk) {
+            *slot = value.wrapping_sub_(reference);
+        }
+        input[chunk.len()..].fill(L::default());
+        // SAFETY: input has exactly 1024 lanes, packed has 1024*width/BITS lanes, width <= BITS.
+        unsafe { L::unchecked_pack(width as usize, &input, &mut packed) };
+        crate::bytes::put_lanes(out, &packed);
+    }
+}
+
+/// Frame of reference for `values` under an order given by `key` (an involution):
+/// returns `(reference, width)` so that every value is `reference + offset`, offset < 2^width.
+pub(crate) fn frame_of<L: Lane>(values: &[L], key: impl Fn(L) -> L) -> (L, u32) {
+    let Some(&first) = values.first() else {
+        return (L::default(), 0);
+    };
+    let (mut low, mut high) = (key(first), key(first));
+    for &value in values {
+        let k = key(value);
+        low = low.min(k);
+        high = high.max(k);
+    }
+    (key(low), high.wrapping_sub_(low).bits_needed())
+}
+
+/// A parsed packed vector, borrowing the column when its words are aligned.
+pub(crate) struct PackedView<'a, L: Lane> {
+    width: u32,
+    reference: L,
+    count: usize,
+    words: Cow<'a, [L]>,
+}
+
+impl<'a, L: Lane> PackedView<'a, L> {
+    /// Parses a packed vector of `count` values at the reader's next 8-byte boundary.
+    pub(crate) fn parse(reader: &mut ByteReader<'a>, count: usize) -> Result<Self> {
+        reader.align8("padding before a packed vector")?;
+        let at = reader.offset();
+        let width = reader.u8("packed vector width")? as u32;
+        if width > L::BITS {
+            return Err(corrupt(
+                at,
+                format!("bit width {width} exceeds the {}-bit lane", L::BITS),
+            ));
+        }
+        reader.take(7, "packed vector padding")?;
+        let reference = L::truncate_u64(reader.u64("packed vector reference")?);
+        let word_count = count.div_ceil(CHUNK) * CHUNK * width as usize / L::BITS as usize;
+        let data = reader.take(word_count * L::BYTES, "bit-packed words")?;
+        // SAFETY: any bytes are valid lanes; align_to only yields a middle part that is aligned.
+        let (prefix, middle, _) = unsafe { data.align_to::<L>() };
+        let words = if prefix.is_empty() && middle.len() == word_count {
+            Cow::Borrowed(middle)
+        } else {
+            let mut owned = vec![L::default(); word_count];
+            crate::bytes::copy_lanes_from_le(data, &mut owned);
+            Cow::Owned(owned)
+        };
+        Ok(PackedView {
+            width,
+            reference,
+            count,
+            words,
+        })
+    }
+
+    fn chunk_words(&self, chunk: usize) -> &[L] {
+        let per_chunk = CHUNK * self.width as usize / L::BITS as usize;
+        &self.words[chunk * per_chunk..(chunk + 1) * per_chunk]
+    }
+
+    /// Value `index` (< count).
+    #[inline]
+    pub(crate) fn get(&self, index: usize) -> L {
+        debug_assert!(index < self.count);
+        if self.width == 0 {
+            return self.reference;
+        }
+        let words = self.chunk_words(index / CHUNK);
+        // SAFETY: words has exactly 1024*width/BITS lanes, width <= BITS, index % 1024 < 1024.
+        let offset =
+            unsafe { L::unchecked_unpack_single(self.width as usize, words, index % CHUNK) };
+        offset.wrapping_add_(self.reference)
+    }
+
+    /// Decodes all values into `out` (`out.len() == count`).
+    pub(crate) fn decode_into(&self, out: &mut [L]) {
+        assert_eq!(out.len(), self.count, "packed vector output length");
+        if self.width == 0 {
+            out.fill(self.reference);
+            return;
+        }
+        let width = self.width as usize;
+        let full = self.count / CHUNK;
+        for chunk in 0..full {
+            let words = self.chunk_words(chunk);
+            // SAFETY: exact input length (see chunk_words), output of exactly 1024 lanes.
+            unsafe {
+                L::unchecked_unfor_pack(
+                    width,
+                    words,
+                    self.reference,
+                    &mut out[chunk * CHUNK..(chunk + 1) * CHUNK],
+                )
+            };
+        }
+        let tail = self.count - full * CHUNK;
+        if tail > 0 {
+            let mut scratch = [L::default(); CHUNK];
+            let words = self.chunk_words(full);
+            // SAFETY: as above.
+            unsafe { L::unchecked_unfor_pack(width, words, self.reference, &mut scratch) };
+            out[full * CHUNK..].copy_from_slice(&scratch[..tail]);
+        }
+    }
+}

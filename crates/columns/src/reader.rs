@@ -1,0 +1,248 @@
+//! Reading a column: validated metadata up front, then whole-column decode, single values and
+//! sorted multi-row `take` that decodes only what it must.
+
+use crate::bytes::ByteReader;
+use crate::error::{corrupt, Error, Result};
+use crate::layout::{self, BlockEntry, Metadata};
+use crate::scheme::{self, Encoding};
+use crate::value::{ColumnValue, ValueType};
+
+/// A random-access `take` beats decoding the block when it reads fewer than 1 in this many
+/// of the block's values (a bit-packed `get` costs about as much as decoding 16 values).
+const GATHER_RATIO: usize = 16;
+
+/// An encoded column over any byte buffer (`Vec<u8>`, `&[u8]`, a memory map, ...).
+#[derive(Debug)]
+pub struct Column<B: AsRef<[u8]> = Vec<u8>> {
+    bytes: B,
+    metadata: Metadata,
+}
+
+impl<B: AsRef<[u8]>> Column<B> {
+    /// Opens a column, validating the header, block table and every block's checksum.
+    ///
+    /// # Errors
+    /// `Truncated`, `Corrupt` or `Checksum` naming the byte offset of the first problem.
+    pub fn open(bytes: B) -> Result<Self> {
+        let column = Self::open_without_block_checksums(bytes)?;
+        let data = column.bytes.as_ref();
+        for block in &column.metadata.blocks {
+            let computed = layout::checksum(&data[block.start..block.end]);
+            if computed != block.checksum {
+                return Err(Error::Checksum {
+                    region: "block",
+                    offset: block.start,
+                    stored: block.checksum,
+                    computed,
+                });
+            }
+        }
+        Ok(column)
+    }
+
+    /// Like `open` but trusts the block checksums (the metadata checksum is still checked).
+    /// Decoders stay memory-safe and report corrupt blocks as errors; this exists so tests
+    /// can feed them hostile blocks.
+    ///
+    /// # Errors
+    /// As `open`, except block checksum mismatches.
+    #[doc(hidden)]
+    pub fn open_without_block_checksums(bytes: B) -> Result<Self> {
+        let metadata = layout::parse(bytes.as_ref())?;
+        let data = bytes.as_ref();
+        for (index, block) in metadata.blocks.iter().enumerate() {
+            let tag = data.get(block.start).copied();
+            if block.start == block.end || tag != Some(block.encoding.tag()) {
+                return Err(corrupt(
+                    block.start,
+                    format!("block {index} does not start with its table tag"),
+                ));
+            }
+        }
+        Ok(Column { bytes, metadata })
+    }
+
+    /// The value type stored.
+    pub fn value_type(&self) -> ValueType {
+        self.metadata.value_type
+    }
+
+    /// Number of values.
+    pub fn len(&self) -> usize {
+        self.metadata.value_count
+    }
+
+    /// Whether the column holds no values.
+    pub fn is_empty(&self) -> bool {
+        self.metadata.value_count == 0
+    }
+
+    /// Values per block (the last block may hold fewer).
+    pub fn block_size(&self) -> usize {
+        1 << self.metadata.block_log2
+    }
+
+    /// Number of blocks.
+    pub fn block_count(&self) -> usize {
+        self.metadata.blocks.len()
+    }
+
+    /// Encoded size in bytes.
+    pub fn nbytes(&self) -> usize {
+        self.bytes.as_ref().len()
+    }
+
+    /// The encoding of block `index` (`None` past the end).
+    pub fn block_encoding(&self, index: usize) -> Option<Encoding> {
+        self.metadata.blocks.get(index).map(|b| b.encoding)
+    }
+
+    /// How many blocks use each encoding (encodings with no blocks omitted), in tag order.
+    pub fn composition(&self) -> Vec<(Encoding, usize)> {
+        Encoding::ALL
+            .iter()
+            .filter_map(|&e| {
+                let count = self.metadata.composition[e.tag() as usize] as usize;
+                (count > 0).then_some((e, count))
+            })
+            .collect()
+    }
+
+    /// The writer's target: `"smaller"`, `"balanced"`, `"faster"` or `"baseline"`.
+    pub fn target_name(&self) -> &'static str {
+        match self.metadata.target_code {
+            0 => "smaller",
+            1 => "balanced",
+            2 => "faster",
+            layout::BASELINE_TARGET => "baseline",
+            _ => "unknown",
+        }
+    }
+
+    fn check_type<T: ColumnValue>(&self) -> Result<()> {
+        if T::VALUE_TYPE != self.metadata.value_type {
+            return Err(Error::TypeMismatch {
+                stored: self.metadata.value_type.name(),
+                requested: T::VALUE_TYPE.name(),
+            });
+        }
+        Ok(())
+    }
+
+    fn block_values(&self, index: usize) -> usize {
+        let size = self.block_size();
+        (self.len() - index * size).min(size)
+    }
+
+    fn block_reader(&self, block: &BlockEntry) -> ByteReader<'_> {
+        ByteReader::new(&self.bytes.as_ref()[block.start..block.end], block.start)
+    }
+
+    fn decode_block<T: ColumnValue>(&self, index: usize, out: &mut [T]) -> Result<()> {
+        scheme::decode(self.block_reader(&self.metadata.blocks[index]), out)
+    }
+
+    /// Decodes every value into `out` (`out.len()` must equal `len()`).
+    ///
+    /// # Errors
+    /// `TypeMismatch`, `InvalidOption` for a wrong output length, or a decoding error.
+    pub fn decode_into<T: ColumnValue>(&self, out: &mut [T]) -> Result<()> {
+        self.check_type::<T>()?;
+        if out.len() != self.len() {
+            return Err(Error::InvalidOption(format!(
+                "output holds {} values, the column {}",
+                out.len(),
+                self.len()
+            )));
+        }
+        for (index, chunk) in out.chunks_mut(self.block_size()).enumerate() {
+            self.decode_block(index, chunk)?;
+        }
+        Ok(())
+    }
+
+    /// Decodes the whole column.
+    ///
+    /// # Errors
+    /// `TypeMismatch` or a decoding error.
+    pub fn decode<T: ColumnValue>(&self) -> Result<Vec<T>> {
+        let mut out = vec![T::default(); self.len()];
+        self.decode_into(&mut out)?;
+        Ok(out)
+    }
+
+    /// Value at `index`; reads only that value when the block's encoding allows
+    /// (bit-packed, byte-packed, constant, dictionary, ...), else decodes its block.
+    ///
+    /// # Errors
+    /// `TypeMismatch`, `IndexOutOfRange` or a decoding error.
+    pub fn get<T: ColumnValue>(&self, index: usize) -> Result<T> {
+        let mut out = Vec::with_capacity(1);
+        self.take_into(&[index], &mut out)?;
+        Ok(out[0])
+    }
+
+    /// Values at `indices` (non-decreasing, repeats allowed).
+    ///
+    /// # Errors
+    /// `TypeMismatch`, `UnsortedIndices`, `IndexOutOfRange` or a decoding error.
+    pub fn take<T: ColumnValue>(&self, indices: &[usize]) -> Result<Vec<T>> {
+        let mut out = Vec::with_capacity(indices.len());
+        self.take_into(indices, &mut out)?;
+        Ok(out)
+    }
+
+    /// Appends the values at `indices` (non-decreasing) to `out`.
+    ///
+    /// # Errors
+    /// As `take`.
+    pub fn take_into<T: ColumnValue>(&self, indices: &[usize], out: &mut Vec<T>) -> Result<()> {
+        self.check_type::<T>()?;
+        let mut previous = 0usize;
+        for (position, &index) in indices.iter().enumerate() {
+            if index < previous {
+                return Err(Error::UnsortedIndices {
+                    position,
+                    index: index as u64,
+                    previous: previous as u64,
+                });
+            }
+            previous = index;
+        }
+        if let Some(&last) = indices.last() {
+            if last >= self.len() {
+                return Err(Error::IndexOutOfRange {
+                    index: last as u64,
+                    len: self.len() as u64,
+                });
+            }
+        }
+        out.reserve(indices.len());
+        let log2 = self.metadata.block_log2;
+        let mut scratch: Vec<T> = Vec::new();
+        let mut positions: Vec<usize> = Vec::new();
+        let mut start = 0;
+        while start < indices.len() {
+            let block = indices[start] >> log2;
+            let mut end = start + 1;
+            while end < indices.len() && indices[end] >> log2 == block {
+                end += 1;
+            }
+            let block_start = block << log2;
+            let count = self.block_values(block);
+            let entry = &self.metadata.blocks[block];
+            positions.clear();
+            positions.extend(indices[start..end].iter().map(|&i| i - block_start));
+            let gathered = (end - start) * GATHER_RATIO < count
+                && entry.encoding.random_access()
+                && scheme::gather(self.block_reader(entry), count, &positions, out)?;
+            if !gathered {
+                scratch.resize(count, T::default());
+                self.decode_block(block, &mut scratch[..count])?;
+                out.extend(positions.iter().map(|&p| scratch[p]));
+            }
+            start = end;
+        }
+        Ok(())
+    }
+}

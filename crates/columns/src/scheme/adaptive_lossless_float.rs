@@ -1,0 +1,233 @@
+//! ALP-style decimal encoding of floats: a float `x` that is a decimal with `e` fractional
+//! digits is stored as the integer `n = round(x * 10^e)`, and decoded as `n / 10^e` (a correctly
+//! rounded division, so every double parsed from at most 15 significant digits comes back
+//! bit-exact). Every candidate is verified at encode time with the decoder's own arithmetic;
+//! values that do not round-trip (NaN, infinities, -0.0, too many digits) become exceptions.
+//!
+//! `[exponent u8][2 zero bytes][exceptions u32][packed integers (u64 lanes, signed order)]
+//! [exception positions u16 LE × exceptions][zero padding to 8][exception values, raw lanes]`.
+//! The exponent is chosen on the sample to minimise packed size plus exception cost.
+
+use super::{BlockInput, Estimate};
+use crate::bytes::{lane_from_le, pad8, put_lanes, ByteReader};
+use crate::error::{corrupt, Result};
+use crate::packed::{frame_of, packed_size, write_packed, PackedView};
+use crate::value::{as_lanes_mut, ColumnValue, Lane};
+
+const POW10: [f64; 19] = [
+    1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15, 1e16,
+    1e17, 1e18,
+];
+/// Integers beyond 2^52 lose exactness in the f64 arithmetic of the decoder.
+const MAX_DIGITS: f64 = 4_503_599_627_370_496.0;
+
+fn max_exponent<T: ColumnValue>() -> usize {
+    if T::Lane::BITS == 32 {
+        10
+    } else {
+        18
+    }
+}
+
+#[inline(always)]
+fn decode_one<T: ColumnValue>(digits: i64, exponent: usize) -> T {
+    T::from_f64(digits as f64 / POW10[exponent])
+}
+
+#[inline]
+fn digits_of<T: ColumnValue>(value: T, exponent: usize) -> Option<i64> {
+    let scaled = value.to_f64() * POW10[exponent];
+    if !(scaled.abs() <= MAX_DIGITS) {
+        return None;
+    }
+    let digits = scaled.round() as i64;
+    (decode_one::<T>(digits, exponent).to_lane() == value.to_lane()).then_some(digits)
+}
+
+/// Bits of the range of `digits`.
+fn range_width(digits: impl Iterator<Item = i64>) -> u32 {
+    let (mut low, mut high) = (i64::MAX, i64::MIN);
+    for d in digits {
+        low = low.min(d);
+        high = high.max(d);
+    }
+    if low > high {
+        0
+    } else {
+        (high.wrapping_sub(low) as u64).bits_needed()
+    }
+}
+
+/// `(exponent, estimated bytes for the whole block)` of the best exponent on the sample.
+fn choose<T: ColumnValue>(input: &BlockInput<'_, T>) -> Option<(usize, usize)> {
+    if !T::FLOAT {
+        return None;
+    }
+    let sample = &input.sample.values;
+    let count = input.values.len();
+    let mut best: Option<(usize, usize)> = None;
+    for exponent in 0..=max_exponent::<T>() {
+        let digits: Vec<Option<i64>> = sample.iter().map(|&v| digits_of(v, exponent)).collect();
+        let exceptions = digits.iter().filter(|d| d.is_none()).count();
+        if exceptions * 2 > sample.len() {
+            continue;
+        }
+        let width = range_width(digits.iter().flatten().copied());
+        let exception_share = exceptions as f64 / sample.len() as f64;
+        let bytes = 7
+            + packed_size(count, width, 8)
+            + (exception_share * count as f64 * (2 + T::Lane::BYTES) as f64) as usize;
+        if best.is_none_or(|(_, b)| bytes < b) {
+            best = Some((exponent, bytes));
+        }
+        if exceptions == 0 && width == 0 {
+            break;
+        }
+    }
+    best
+}
+
+pub(crate) fn estimate<T: ColumnValue>(input: &BlockInput<'_, T>) -> Option<Estimate> {
+    choose(input).map(|(_, bytes)| Estimate {
+        bytes,
+        exact: false,
+    })
+}
+
+pub(crate) fn encode<T: ColumnValue>(input: &BlockInput<'_, T>, out: &mut Vec<u8>) -> bool {
+    let Some((exponent, _)) = choose(input) else {
+        return false;
+    };
+    let values = input.values;
+    let mut digits = Vec::with_capacity(values.len());
+    let mut positions = Vec::new();
+    let mut exceptions = Vec::new();
+    let mut filler = None;
+    for (index, &value) in values.iter().enumerate() {
+        match digits_of(value, exponent) {
+            Some(d) => {
+                filler.get_or_insert(d);
+                digits.push(d as u64);
+            }
+            None => {
+                positions.push(index as u16);
+                exceptions.push(value.to_lane());
+                digits.push(u64::MAX); // patched below with a value inside the range
+            }
+        }
+    }
+    if exceptions.len() * 2 > values.len() {
+        return false;
+    }
+    let filler = filler.unwrap_or(0) as u64;
+    for &position in &positions {
+        digits[position as usize] = filler;
+    }
+    out.push(exponent as u8);
+    out.extend_from_slice(&[0; 2]);
+    out.extend_from_slice(&(exceptions.len() as u32).to_le_bytes());
+    let (reference, width) = frame_of(&digits, |lane: u64| lane ^ (1 << 63));
+    write_packed(out, &digits, reference, width);
+    for position in &positions {
+        out.extend_from_slice(&position.to_le_bytes());
+    }
+    pad8(out);
+    put_lanes(out, &exceptions);
+    true
+}
+
+struct Alp<'a> {
+    exponent: usize,
+    digits: PackedView<'a, u64>,
+    positions: &'a [u8],
+    positions_at: usize,
+    exceptions: &'a [u8],
+    count: usize,
+}
+
+fn parse<'a, T: ColumnValue>(reader: &mut ByteReader<'a>, count: usize) -> Result<Alp<'a>> {
+    let at = reader.offset();
+    if !T::FLOAT {
+        return Err(corrupt(at - 1, "ALP block in an integer column"));
+    }
+    let exponent = reader.u8("ALP exponent")? as usize;
+    if exponent > max_exponent::<T>() {
+        return Err(corrupt(at, format!("ALP exponent {exponent} is too large")));
+    }
+    reader.take(2, "ALP padding")?;
+    let exception_count = reader.count(count, "ALP exception count")?;
+    let digits = PackedView::parse(reader, count)?;
+    let positions_at = reader.offset();
+    let positions = reader.take(2 * exception_count, "ALP exception positions")?;
+    reader.align8("padding before ALP exceptions")?;
+    let exceptions = reader.take(exception_count * T::Lane::BYTES, "ALP exception values")?;
+    Ok(Alp {
+        exponent,
+        digits,
+        positions,
+        positions_at,
+        exceptions,
+        count: exception_count,
+    })
+}
+
+fn position(positions: &[u8], index: usize) -> usize {
+    u16::from_le_bytes([positions[2 * index], positions[2 * index + 1]]) as usize
+}
+
+pub(crate) fn decode<T: ColumnValue>(reader: &mut ByteReader<'_>, out: &mut [T]) -> Result<()> {
+    let alp = parse::<T>(reader, out.len())?;
+    let divisor = POW10[alp.exponent];
+    if T::Lane::BITS == 64 {
+        // Decode digits straight into the output's lanes, then convert in place.
+        let lanes = as_lanes_mut(out);
+        // SAFETY: T::Lane is u64 here (BITS == 64 and lanes are u32 or u64).
+        let lanes: &mut [u64] = unsafe {
+            std::slice::from_raw_parts_mut(lanes.as_mut_ptr().cast::<u64>(), lanes.len())
+        };
+        alp.digits.decode_into(lanes);
+        for slot in lanes.iter_mut() {
+            *slot = (*slot as i64 as f64 / divisor).to_bits();
+        }
+    } else {
+        let mut digits = vec![0u64; out.len()];
+        alp.digits.decode_into(&mut digits);
+        for (slot, &d) in out.iter_mut().zip(&digits) {
+            *slot = T::from_f64(d as i64 as f64 / divisor);
+        }
+    }
+    let width = T::Lane::BYTES;
+    for index in 0..alp.count {
+        let at = position(alp.positions, index);
+        let slot = out.get_mut(at).ok_or_else(|| {
+            corrupt(
+                alp.positions_at + 2 * index,
+                format!("ALP exception position {at} outside the block"),
+            )
+        })?;
+        *slot = T::from_lane(lane_from_le(&alp.exceptions[index * width..]));
+    }
+    Ok(())
+}
+
+pub(crate) fn gather<T: ColumnValue>(
+    reader: &mut ByteReader<'_>,
+    count: usize,
+    positions: &[usize],
+    out: &mut Vec<T>,
+) -> Result<()> {
+    let alp = parse::<T>(reader, count)?;
+    let width = T::Lane::BYTES;
+    let mut next = 0usize;
+    for &wanted in positions {
+        while next < alp.count && position(alp.positions, next) < wanted {
+            next += 1;
+        }
+        if next < alp.count && position(alp.positions, next) == wanted {
+            out.push(T::from_lane(lane_from_le(&alp.exceptions[next * width..])));
+        } else {
+            out.push(decode_one::<T>(alp.digits.get(wanted) as i64, alp.exponent));
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,129 @@
+//! Dictionary encoding: `[3 zero bytes][entries u32][packed sorted distinct values][packed
+//! codes]`. Codes are bit-packed with reference 0; a code outside the dictionary is reported
+//! as corruption. Chosen for low-cardinality blocks whose values are spread too widely for a
+//! frame of reference (prices, categories stored as numbers).
+
+use std::collections::HashSet;
+
+use super::{BlockInput, Estimate};
+use crate::bytes::ByteReader;
+use crate::error::{corrupt, Result};
+use crate::packed::{frame_of, packed_size, write_packed, PackedView};
+use crate::value::{as_lanes_mut, order_key, ColumnValue, Lane};
+
+/// More entries than this and codes stop paying for the dictionary.
+const MAX_ENTRIES: usize = 1 << 16;
+
+pub(crate) fn estimate<T: ColumnValue>(input: &BlockInput<'_, T>) -> Option<Estimate> {
+    let sample = &input.sample;
+    // A sample whose values repeat a lot has (nearly) seen the whole dictionary.
+    if sample.distinct * 4 > sample.values.len() || input.stats.is_constant() {
+        return None;
+    }
+    let entries = sample.distinct + sample.distinct / 4 + 1;
+    let code_width = (entries as u64 - 1).bits_needed();
+    let bytes = 7
+        + packed_size(entries, input.stats.range_width, T::Lane::BYTES)
+        + 8
+        + packed_size(input.lanes.len(), code_width, T::Lane::BYTES);
+    Some(Estimate {
+        bytes,
+        exact: false,
+    })
+}
+
+pub(crate) fn encode<T: ColumnValue>(input: &BlockInput<'_, T>, out: &mut Vec<u8>) -> bool {
+    let limit = MAX_ENTRIES.min(input.lanes.len() / 2);
+    let mut distinct = HashSet::new();
+    for &lane in input.lanes {
+        if distinct.insert(lane) && distinct.len() > limit {
+            return false;
+        }
+    }
+    let mut entries: Vec<T::Lane> = distinct.into_iter().collect();
+    entries.sort_unstable_by_key(|&lane| order_key::<T>(lane));
+    let codes: Vec<T::Lane> = input
+        .lanes
+        .iter()
+        .map(|&lane| {
+            let code = entries
+                .binary_search_by_key(&order_key::<T>(lane), |&e| order_key::<T>(e))
+                .expect("every lane is in the dictionary");
+            T::Lane::truncate_u64(code as u64)
+        })
+        .collect();
+    out.extend_from_slice(&[0; 3]);
+    out.extend_from_slice(&(entries.len() as u32).to_le_bytes());
+    let (reference, width) = frame_of(&entries, order_key::<T>);
+    write_packed(out, &entries, reference, width);
+    let code_width = (entries.len() as u64 - 1).bits_needed();
+    write_packed(out, &codes, T::Lane::default(), code_width);
+    true
+}
+
+struct Dictionary<'a, L: Lane> {
+    entries: Vec<L>,
+    codes: PackedView<'a, L>,
+    codes_at: usize,
+}
+
+fn parse<'a, L: Lane>(reader: &mut ByteReader<'a>, count: usize) -> Result<Dictionary<'a, L>> {
+    reader.take(3, "dictionary padding")?;
+    let at = reader.offset();
+    let size = reader.count(count.min(MAX_ENTRIES), "dictionary size")?;
+    if size == 0 && count > 0 {
+        return Err(corrupt(at, "empty dictionary for a non-empty block"));
+    }
+    let view = PackedView::<L>::parse(reader, size)?;
+    let mut entries = vec![L::default(); size];
+    view.decode_into(&mut entries);
+    let codes_at = reader.offset();
+    let codes = PackedView::parse(reader, count)?;
+    Ok(Dictionary {
+        entries,
+        codes,
+        codes_at,
+    })
+}
+
+fn bad_code(at: usize, code: u64, size: usize) -> crate::error::Error {
+    corrupt(
+        at,
+        format!("dictionary code {code} outside a dictionary of {size}"),
+    )
+}
+
+pub(crate) fn decode<T: ColumnValue>(reader: &mut ByteReader<'_>, out: &mut [T]) -> Result<()> {
+    let dictionary = parse::<T::Lane>(reader, out.len())?;
+    let out = as_lanes_mut(out);
+    dictionary.codes.decode_into(out);
+    let entries = &dictionary.entries;
+    let mut worst = 0u64;
+    for slot in out.iter_mut() {
+        let code = slot.to_u64();
+        worst = worst.max(code);
+        *slot = entries.get(code as usize).copied().unwrap_or_default();
+    }
+    if worst >= entries.len() as u64 {
+        return Err(bad_code(dictionary.codes_at, worst, entries.len()));
+    }
+    Ok(())
+}
+
+pub(crate) fn gather<T: ColumnValue>(
+    reader: &mut ByteReader<'_>,
+    count: usize,
+    positions: &[usize],
+    out: &mut Vec<T>,
+) -> Result<()> {
+    let dictionary = parse::<T::Lane>(reader, count)?;
+    for &position in positions {
+        let code = dictionary.codes.get(position).to_u64();
+        let entry = dictionary
+            .entries
+            .get(code as usize)
+            .ok_or_else(|| bad_code(dictionary.codes_at, code, dictionary.entries.len()))?;
+        out.push(T::from_lane(*entry));
+    }
+    Ok(())
+}

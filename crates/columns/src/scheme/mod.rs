@@ -1,0 +1,270 @@
+//! The set of block encodings ("schemes"). Each scheme lives in its own file and offers the
+//! same four functions to the encoding-agnostic engine in `selection`:
+//!
+//! * `estimate(input) -> Option<Estimate>`: encoded size from statistics or the sample,
+//!   `None` when the scheme cannot represent the block;
+//! * `encode(input, out) -> bool`: appends the payload after the tag byte (`false` = not
+//!   applicable after all, for example a dictionary that turned out too large);
+//! * `decode(reader, out)`: fills `out` (its length is the block's value count);
+//! * `gather(reader, count, positions, out)` (random-access schemes only): appends the values at
+//!   the sorted in-block `positions` without decoding the rest of the block.
+//!
+//! A block is `[tag u8][payload]`; structures holding bit-packed words start 8-byte aligned
+//! relative to the block start. Decoders check every length against the block's bytes and
+//! every count against the block's value count before allocating.
+
+use crate::bytes::ByteReader;
+use crate::error::{corrupt, Result};
+use crate::statistics::{BlockStats, Sample};
+use crate::value::ColumnValue;
+
+pub(crate) mod adaptive_lossless_float;
+pub(crate) mod byte_packed;
+pub(crate) mod compressed;
+pub(crate) mod constant;
+pub(crate) mod delta;
+pub(crate) mod dictionary;
+pub(crate) mod frame_of_reference;
+pub(crate) mod patched;
+pub(crate) mod pco_entropy;
+pub(crate) mod run_length;
+pub(crate) mod unencoded;
+pub(crate) mod zero;
+
+/// The encoding of one block; the discriminant is the block's tag byte.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[repr(u8)]
+pub enum Encoding {
+    /// Every value is zero (all bits clear); no payload.
+    Zero = 0,
+    /// Every value equals one stored value.
+    Constant = 1,
+    /// Frame of reference + FastLanes bit-packing in 1024-value chunks.
+    BitPacked = 2,
+    /// Frame of reference + whole bytes per value.
+    BytePacked = 3,
+    /// Run values and run ends, each bit-packed.
+    RunLength = 4,
+    /// First value + bit-packed consecutive differences.
+    Delta = 5,
+    /// Sorted distinct values + bit-packed codes.
+    Dictionary = 6,
+    /// Bit-packing at a narrow width with out-of-range values stored as exceptions (PFOR).
+    PatchedBitPacked = 7,
+    /// pcodec's entropy-coded form.
+    Pco = 8,
+    /// Plain little-endian values.
+    Unencoded = 9,
+    /// Floats as decimal integers `round(x * 10^e)` (ALP-style) + exceptions.
+    Alp = 10,
+    /// LZ4 over a byte-packed or unencoded block.
+    Lz4 = 11,
+    /// Zstandard over a byte-packed or unencoded block.
+    Zstd = 12,
+}
+
+/// Number of encodings (tags are `0..ENCODING_COUNT`).
+pub const ENCODING_COUNT: usize = 13;
+
+impl Encoding {
+    /// All encodings in tag order.
+    pub const ALL: [Encoding; ENCODING_COUNT] = [
+        Encoding::Zero,
+        Encoding::Constant,
+        Encoding::BitPacked,
+        Encoding::BytePacked,
+        Encoding::RunLength,
+        Encoding::Delta,
+        Encoding::Dictionary,
+        Encoding::PatchedBitPacked,
+        Encoding::Pco,
+        Encoding::Unencoded,
+        Encoding::Alp,
+        Encoding::Lz4,
+        Encoding::Zstd,
+    ];
+
+    /// The encoding with tag `tag`, if any.
+    pub fn from_tag(tag: u8) -> Option<Encoding> {
+        Encoding::ALL.get(tag as usize).copied()
+    }
+
+    /// Tag byte of the encoding.
+    pub fn tag(self) -> u8 {
+        self as u8
+    }
+
+    /// Short snake_case name (used by `composition()` and the Python API).
+    pub fn name(self) -> &'static str {
+        match self {
+            Encoding::Zero => "zero",
+            Encoding::Constant => "constant",
+            Encoding::BitPacked => "bit_packed",
+            Encoding::BytePacked => "byte_packed",
+            Encoding::RunLength => "run_length",
+            Encoding::Delta => "delta",
+            Encoding::Dictionary => "dictionary",
+            Encoding::PatchedBitPacked => "patched_bit_packed",
+            Encoding::Pco => "pco",
+            Encoding::Unencoded => "unencoded",
+            Encoding::Alp => "alp",
+            Encoding::Lz4 => "lz4",
+            Encoding::Zstd => "zstd",
+        }
+    }
+
+    /// Whether single values can be read without decoding the whole block.
+    pub fn random_access(self) -> bool {
+        matches!(
+            self,
+            Encoding::Zero
+                | Encoding::Constant
+                | Encoding::BitPacked
+                | Encoding::BytePacked
+                | Encoding::RunLength
+                | Encoding::Dictionary
+                | Encoding::PatchedBitPacked
+                | Encoding::Unencoded
+                | Encoding::Alp
+        )
+    }
+}
+
+/// Estimated payload size of a scheme for one block.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Estimate {
+    pub(crate) bytes: usize,
+    /// Computed from full-block statistics (exact) rather than scaled from the sample.
+    pub(crate) exact: bool,
+}
+
+impl Estimate {
+    pub(crate) fn exact(bytes: usize) -> Option<Estimate> {
+        Some(Estimate { bytes, exact: true })
+    }
+    pub(crate) fn sampled(sample_bytes: usize, fraction: f64) -> Option<Estimate> {
+        Some(Estimate {
+            bytes: (sample_bytes as f64 / fraction).ceil() as usize,
+            exact: false,
+        })
+    }
+}
+
+/// What schemes see of a block.
+pub(crate) struct BlockInput<'a, T: ColumnValue> {
+    pub(crate) values: &'a [T],
+    pub(crate) lanes: &'a [T::Lane],
+    pub(crate) stats: BlockStats<T::Lane>,
+    pub(crate) sample: Sample<T>,
+    pub(crate) zstd_level: i32,
+}
+
+pub(crate) fn estimate<T: ColumnValue>(
+    encoding: Encoding,
+    input: &BlockInput<'_, T>,
+) -> Option<Estimate> {
+    match encoding {
+        Encoding::Zero => zero::estimate(input),
+        Encoding::Constant => constant::estimate(input),
+        Encoding::BitPacked => frame_of_reference::estimate(input),
+        Encoding::BytePacked => byte_packed::estimate(input),
+        Encoding::RunLength => run_length::estimate(input),
+        Encoding::Delta => delta::estimate(input),
+        Encoding::Dictionary => dictionary::estimate(input),
+        Encoding::PatchedBitPacked => patched::estimate(input),
+        Encoding::Pco => pco_entropy::estimate(input),
+        Encoding::Unencoded => unencoded::estimate(input),
+        Encoding::Alp => adaptive_lossless_float::estimate(input),
+        Encoding::Lz4 | Encoding::Zstd => None, // priced per inner form by `compressed`
+    }
+}
+
+/// Appends the block `[tag][payload]` to `out`; `false` (and `out` unchanged) if the scheme
+/// turned out not to apply.
+pub(crate) fn encode<T: ColumnValue>(
+    encoding: Encoding,
+    inner: Option<Encoding>,
+    input: &BlockInput<'_, T>,
+    out: &mut Vec<u8>,
+) -> bool {
+    let start = out.len();
+    out.push(encoding.tag());
+    let done = match encoding {
+        Encoding::Zero => zero::encode(input, out),
+        Encoding::Constant => constant::encode(input, out),
+        Encoding::BitPacked => frame_of_reference::encode(input, out),
+        Encoding::BytePacked => byte_packed::encode(input, out),
+        Encoding::RunLength => run_length::encode(input, out),
+        Encoding::Delta => delta::encode(input, out),
+        Encoding::Dictionary => dictionary::encode(input, out),
+        Encoding::PatchedBitPacked => patched::encode(input, out),
+        Encoding::Pco => pco_entropy::encode(input, out),
+        Encoding::Unencoded => unencoded::encode(input, out),
+        Encoding::Alp => adaptive_lossless_float::encode(input, out),
+        Encoding::Lz4 | Encoding::Zstd => {
+            compressed::encode(encoding, inner.unwrap_or(Encoding::Unencoded), input, out)
+        }
+    };
+    if !done {
+        out.truncate(start);
+    }
+    done
+}
+
+fn read_tag(reader: &mut ByteReader<'_>) -> Result<Encoding> {
+    let at = reader.offset();
+    let tag = reader.u8("block encoding tag")?;
+    Encoding::from_tag(tag).ok_or_else(|| corrupt(at, format!("unknown block encoding tag {tag}")))
+}
+
+/// Decodes a whole block (`out.len()` values).
+pub(crate) fn decode<T: ColumnValue>(mut reader: ByteReader<'_>, out: &mut [T]) -> Result<()> {
+    let encoding = read_tag(&mut reader)?;
+    decode_payload(encoding, &mut reader, out)
+}
+
+pub(crate) fn decode_payload<T: ColumnValue>(
+    encoding: Encoding,
+    reader: &mut ByteReader<'_>,
+    out: &mut [T],
+) -> Result<()> {
+    match encoding {
+        Encoding::Zero => zero::decode(reader, out),
+        Encoding::Constant => constant::decode(reader, out),
+        Encoding::BitPacked => frame_of_reference::decode(reader, out),
+        Encoding::BytePacked => byte_packed::decode(reader, out),
+        Encoding::RunLength => run_length::decode(reader, out),
+        Encoding::Delta => delta::decode(reader, out),
+        Encoding::Dictionary => dictionary::decode(reader, out),
+        Encoding::PatchedBitPacked => patched::decode(reader, out),
+        Encoding::Pco => pco_entropy::decode(reader, out),
+        Encoding::Unencoded => unencoded::decode(reader, out),
+        Encoding::Alp => adaptive_lossless_float::decode(reader, out),
+        Encoding::Lz4 | Encoding::Zstd => compressed::decode(encoding, reader, out),
+    }
+}
+
+/// Appends the values at sorted in-block `positions` of a random-access block.
+/// Returns `Ok(false)` (nothing appended) when the block's encoding has no random access.
+pub(crate) fn gather<T: ColumnValue>(
+    mut reader: ByteReader<'_>,
+    count: usize,
+    positions: &[usize],
+    out: &mut Vec<T>,
+) -> Result<bool> {
+    let encoding = read_tag(&mut reader)?;
+    let r = &mut reader;
+    match encoding {
+        Encoding::Zero => zero::gather(r, count, positions, out)?,
+        Encoding::Constant => constant::gather(r, count, positions, out)?,
+        Encoding::BitPacked => frame_of_reference::gather(r, count, positions, out)?,
+        Encoding::BytePacked => byte_packed::gather(r, count, positions, out)?,
+        Encoding::RunLength => run_length::gather(r, count, positions, out)?,
+        Encoding::Dictionary => dictionary::gather(r, count, positions, out)?,
+        Encoding::PatchedBitPacked => patched::gather(r, count, positions, out)?,
+        Encoding::Unencoded => unencoded::gather(r, count, positions, out)?,
+        Encoding::Alp => adaptive_lossless_float::gather(r, count, positions, out)?,
+        Encoding::Delta | Encoding::Pco | Encoding::Lz4 | Encoding::Zstd => return Ok(false),
+    }
+    Ok(true)
+}

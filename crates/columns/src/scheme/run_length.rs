@@ -1,0 +1,124 @@
+//! Run-length encoding: `[3 zero bytes][run_count u32][packed run values][packed run ends]`.
+//! Run ends are exclusive positions, strictly increasing, the last equal to the block's
+//! count; a value is found by binary search over the ends, so blocks stay random-accessible.
+
+use super::{BlockInput, Estimate};
+use crate::bytes::ByteReader;
+use crate::error::{corrupt, Result};
+use crate::packed::{frame_of, packed_size, write_packed, PackedView};
+use crate::value::{as_lanes_mut, ColumnValue, Lane};
+
+pub(crate) fn estimate<T: ColumnValue>(input: &BlockInput<'_, T>) -> Option<Estimate> {
+    let stats = &input.stats;
+    if stats.runs * 2 > stats.count {
+        return None;
+    }
+    let end_width = (stats.count as u64).bits_needed();
+    Estimate::exact(
+        7 + packed_size(stats.runs, stats.range_width, T::Lane::BYTES)
+            + 8
+            + packed_size(stats.runs, end_width, T::Lane::BYTES),
+    )
+}
+
+pub(crate) fn encode<T: ColumnValue>(input: &BlockInput<'_, T>, out: &mut Vec<u8>) -> bool {
+    let lanes = input.lanes;
+    let mut values = Vec::with_capacity(input.stats.runs);
+    let mut ends = Vec::with_capacity(input.stats.runs);
+    for (index, &lane) in lanes.iter().enumerate() {
+        if index + 1 == lanes.len() || lanes[index + 1] != lane {
+            values.push(lane);
+            ends.push(T::Lane::truncate_u64(index as u64 + 1));
+        }
+    }
+    out.extend_from_slice(&[0; 3]);
+    out.extend_from_slice(&(values.len() as u32).to_le_bytes());
+    write_packed(out, &values, input.stats.min, input.stats.range_width);
+    let (reference, width) = frame_of(&ends, |lane| lane);
+    write_packed(out, &ends, reference, width);
+    true
+}
+
+struct Runs<'a, L: Lane> {
+    values: PackedView<'a, L>,
+    ends: PackedView<'a, L>,
+    runs: usize,
+    ends_at: usize,
+}
+
+fn parse<'a, L: Lane>(reader: &mut ByteReader<'a>, count: usize) -> Result<Runs<'a, L>> {
+    reader.take(3, "run-length padding")?;
+    let at = reader.offset();
+    let runs = reader.count(count, "run count")?;
+    if runs == 0 && count > 0 {
+        return Err(corrupt(at, "a non-empty block with no runs"));
+    }
+    let values = PackedView::parse(reader, runs)?;
+    let ends_at = reader.offset();
+    let ends = PackedView::parse(reader, runs)?;
+    Ok(Runs {
+        values,
+        ends,
+        runs,
+        ends_at,
+    })
+}
+
+pub(crate) fn decode<T: ColumnValue>(reader: &mut ByteReader<'_>, out: &mut [T]) -> Result<()> {
+    let runs = parse::<T::Lane>(reader, out.len())?;
+    let mut values = vec![T::Lane::default(); runs.runs];
+    let mut ends = vec![T::Lane::default(); runs.runs];
+    runs.values.decode_into(&mut values);
+    runs.ends.decode_into(&mut ends);
+    let out = as_lanes_mut(out);
+    let mut start = 0usize;
+    for (&value, &end) in values.iter().zip(&ends) {
+        let end = end.to_u64();
+        if end <= start as u64 || end > out.len() as u64 {
+            return Err(corrupt(
+                runs.ends_at,
+                format!("run end {end} after {start} in a block of {}", out.len()),
+            ));
+        }
+        out[start..end as usize].fill(value);
+        start = end as usize;
+    }
+    if start != out.len() {
+        return Err(corrupt(
+            runs.ends_at,
+            format!("runs cover {start} of {} values", out.len()),
+        ));
+    }
+    Ok(())
+}
+
+pub(crate) fn gather<T: ColumnValue>(
+    reader: &mut ByteReader<'_>,
+    count: usize,
+    positions: &[usize],
+    out: &mut Vec<T>,
+) -> Result<()> {
+    let runs = parse::<T::Lane>(reader, count)?;
+    let mut run = 0usize;
+    for &position in positions {
+        // Positions are sorted: continue the search from the previous run.
+        let (mut low, mut high) = (run, runs.runs);
+        while low < high {
+            let middle = low + (high - low) / 2;
+            if runs.ends.get(middle).to_u64() <= position as u64 {
+                low = middle + 1;
+            } else {
+                high = middle;
+            }
+        }
+        if low >= runs.runs {
+            return Err(corrupt(
+                runs.ends_at,
+                format!("no run covers position {position}"),
+            ));
+        }
+        run = low;
+        out.push(T::from_lane(runs.values.get(run)));
+    }
+    Ok(())
+}

@@ -1,0 +1,186 @@
+//! Encoding a column: split into blocks, let the selection engine rank schemes per block,
+//! encode the winner (and, when the winner was priced from the sample, the runner-up if it
+//! might really be better), assemble the container.
+
+use crate::bytes::pad8;
+use crate::error::{Error, Result};
+use crate::layout::{self, EncodedBlock, MAX_BLOCK_LOG2, MIN_BLOCK_LOG2};
+use crate::scheme::{self, byte_packed, compressed, BlockInput, Encoding, ENCODING_COUNT};
+use crate::selection::{self, Target};
+use crate::statistics::{BlockStats, Sample};
+use crate::value::{as_lanes, ColumnValue, Lane};
+
+/// How to encode a column.
+#[derive(Debug, Clone)]
+pub struct EncodeOptions {
+    /// Values per block: 4096, 8192, 16384, 32768 or 65536.
+    pub block_size: usize,
+    /// What the per-block choice optimises.
+    pub target: Target,
+    /// Encodings the selection may use (indexed by tag); `Unencoded` is always allowed.
+    pub allowed: [bool; ENCODING_COUNT],
+    /// Zstandard level for zstd-wrapped blocks.
+    pub zstd_level: i32,
+}
+
+impl Default for EncodeOptions {
+    fn default() -> Self {
+        EncodeOptions {
+            block_size: 1 << 16,
+            target: Target::Balanced,
+            allowed: [true; ENCODING_COUNT],
+            zstd_level: 3,
+        }
+    }
+}
+
+impl EncodeOptions {
+    /// Default options with the given target.
+    pub fn new(target: Target) -> Self {
+        EncodeOptions {
+            target,
+            ..Default::default()
+        }
+    }
+
+    /// Sets the block size (validated by `encode`).
+    pub fn with_block_size(mut self, block_size: usize) -> Self {
+        self.block_size = block_size;
+        self
+    }
+
+    /// Restricts the selection to `encodings` (plus `Unencoded`, the universal fallback).
+    pub fn with_only(mut self, encodings: &[Encoding]) -> Self {
+        self.allowed = [false; ENCODING_COUNT];
+        for encoding in encodings {
+            self.allowed[encoding.tag() as usize] = true;
+        }
+        self
+    }
+
+    fn block_log2(&self) -> Result<u8> {
+        let size = self.block_size;
+        let log2 = size.trailing_zeros() as u8;
+        if !size.is_power_of_two() || !(MIN_BLOCK_LOG2..=MAX_BLOCK_LOG2).contains(&log2) {
+            return Err(Error::InvalidOption(format!(
+                "block size {size} is not a power of two between 4096 and 65536"
+            )));
+        }
+        Ok(log2)
+    }
+}
+
+fn encode_block<T: ColumnValue>(values: &[T], options: &EncodeOptions) -> EncodedBlock {
+    let lanes = as_lanes(values);
+    let stats = BlockStats::compute::<T>(lanes);
+    let sample = if stats.is_constant() {
+        Sample {
+            values: values[..1].to_vec(),
+            fraction: 1.0 / values.len() as f64,
+            distinct: 1,
+        }
+    } else {
+        Sample::take(values)
+    };
+    let input = BlockInput {
+        values,
+        lanes,
+        stats,
+        sample,
+        zstd_level: options.zstd_level,
+    };
+    let mut allowed = options.allowed;
+    allowed[Encoding::Unencoded.tag() as usize] = true;
+    let candidates = selection::rank(&input, &allowed, options.target);
+    let count = values.len();
+    let bits = T::Lane::BITS;
+    let mut best: Option<(f64, EncodedBlock)> = None;
+    for candidate in &candidates {
+        if let Some((best_score, _)) = &best {
+            // Only a candidate priced from the sample can be worse than its estimate; stop
+            // once the next estimate cannot beat what is already encoded.
+            if candidate.score >= *best_score {
+                break;
+            }
+        }
+        let mut bytes = Vec::new();
+        if !scheme::encode(candidate.encoding, candidate.inner, &input, &mut bytes) {
+            continue;
+        }
+        let actual = selection::score(
+            options.target,
+            candidate.encoding,
+            candidate.inner,
+            bytes.len(),
+            count,
+            bits,
+        );
+        if best.as_ref().is_none_or(|(s, _)| actual < *s) {
+            best = Some((
+                actual,
+                EncodedBlock {
+                    encoding: candidate.encoding,
+                    bytes,
+                },
+            ));
+        }
+        if candidate.estimate.exact {
+            break;
+        }
+    }
+    let (_, mut block) = best.expect("unencoded always applies");
+    pad8(&mut block.bytes);
+    block
+}
+
+/// Encodes `values` as an adaptive column.
+///
+/// # Errors
+/// `Error::InvalidOption` when the block size is not a power of two in 4096..=65536.
+pub fn encode<T: ColumnValue>(values: &[T], options: &EncodeOptions) -> Result<Vec<u8>> {
+    let block_log2 = options.block_log2()?;
+    let blocks: Vec<EncodedBlock> = values
+        .chunks(options.block_size)
+        .map(|block| encode_block(block, options))
+        .collect();
+    Ok(layout::assemble(
+        T::VALUE_TYPE,
+        block_log2,
+        options.target.code(),
+        values.len(),
+        &blocks,
+    ))
+}
+
+/// Block size of the baseline: 8192 values (64 KiB of 64-bit values, Druid's block size).
+pub const BASELINE_BLOCK_SIZE: usize = 8192;
+
+/// Encodes `values` like Druid's default numeric columns: fixed blocks of 8192 values,
+/// each byte-packed to the bytes its largest value needs (reference 0, "VSize") and
+/// compressed with LZ4. Readable with `Column` like any other column.
+pub fn encode_baseline<T: ColumnValue>(values: &[T]) -> Vec<u8> {
+    let blocks: Vec<EncodedBlock> = values
+        .chunks(BASELINE_BLOCK_SIZE)
+        .map(|block| {
+            let lanes = as_lanes(block);
+            let largest = lanes.iter().copied().max().unwrap_or_default();
+            let per_value = largest.bits_needed().div_ceil(8) as usize;
+            let mut raw = vec![Encoding::BytePacked.tag()];
+            byte_packed::write(&mut raw, lanes, T::Lane::default(), per_value);
+            let mut bytes = vec![Encoding::Lz4.tag()];
+            compressed::write(&mut bytes, raw.len(), &lz4_flex::block::compress(&raw));
+            pad8(&mut bytes);
+            EncodedBlock {
+                encoding: Encoding::Lz4,
+                bytes,
+            }
+        })
+        .collect();
+    layout::assemble(
+        T::VALUE_TYPE,
+        BASELINE_BLOCK_SIZE.trailing_zeros() as u8,
+        layout::BASELINE_TARGET,
+        values.len(),
+        &blocks,
+    )
+}

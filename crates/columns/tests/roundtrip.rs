@@ -1,0 +1,170 @@
+//! Property: every column decodes to exactly the values encoded, whole, by `get` and by
+//! `take`, for every value type, distribution, block size and target.
+
+use proptest::prelude::*;
+use shapeshift_columns::{
+    encode, encode_baseline, Column, ColumnValue, EncodeOptions, Encoding, Target,
+};
+
+fn check<T: ColumnValue>(values: &[T], options: &EncodeOptions) -> Column {
+    let bytes = encode(values, options).unwrap();
+    let column = Column::open(bytes).unwrap();
+    assert_eq!(column.len(), values.len());
+    let decoded = column.decode::<T>().unwrap();
+    assert!(
+        decoded
+            .iter()
+            .zip(values)
+            .all(|(a, b)| a.to_lane() == b.to_lane()),
+        "decode differs ({:?})",
+        column.composition()
+    );
+    let indices: Vec<usize> = (0..values.len()).step_by(7).collect();
+    let taken = column.take::<T>(&indices).unwrap();
+    for (&i, v) in indices.iter().zip(&taken) {
+        assert_eq!(
+            v.to_lane(),
+            values[i].to_lane(),
+            "take at {i} ({:?})",
+            column.composition()
+        );
+    }
+    let dense: Vec<usize> = (0..values.len()).collect();
+    let all = column.take::<T>(&dense).unwrap();
+    assert!(all
+        .iter()
+        .zip(values)
+        .all(|(a, b)| a.to_lane() == b.to_lane()));
+    if !values.is_empty() {
+        let last = values.len() - 1;
+        assert_eq!(
+            column.get::<T>(last).unwrap().to_lane(),
+            values[last].to_lane()
+        );
+        assert_eq!(column.get::<T>(0).unwrap().to_lane(), values[0].to_lane());
+    }
+    let baseline = Column::open(encode_baseline(values)).unwrap();
+    let decoded = baseline.decode::<T>().unwrap();
+    assert!(decoded
+        .iter()
+        .zip(values)
+        .all(|(a, b)| a.to_lane() == b.to_lane()));
+    column
+}
+
+fn all_options() -> Vec<EncodeOptions> {
+    let mut out = Vec::new();
+    for target in [Target::Smaller, Target::Balanced, Target::Faster] {
+        for block_size in [4096, 65536] {
+            out.push(EncodeOptions::new(target).with_block_size(block_size));
+        }
+    }
+    out
+}
+
+/// Each encoding forced alone on data it can represent, so every decoder is exercised.
+#[test]
+fn every_encoding_round_trips_alone() {
+    let n = 10_000;
+    let ints: Vec<i64> = (0..n)
+        .map(|i| (i * 7919 % 1000) - 500 + if i % 97 == 0 { 1 << 40 } else { 0 })
+        .collect();
+    let runs: Vec<i64> = (0..n).map(|i| i / 300).collect();
+    let floats: Vec<f64> = (0..n).map(|i| ((i * 37 % 10_000) as f64) / 100.0).collect();
+    for encoding in Encoding::ALL {
+        let options = EncodeOptions::new(Target::Smaller)
+            .with_block_size(4096)
+            .with_only(&[encoding]);
+        for data in [&ints, &runs] {
+            let column = check(data, &options);
+            let used: Vec<Encoding> = column.composition().iter().map(|c| c.0).collect();
+            assert!(
+                used.iter()
+                    .all(|&e| e == encoding || e == Encoding::Unencoded),
+                "{used:?}"
+            );
+        }
+        check(&floats, &options);
+        let narrow: Vec<i32> = ints.iter().map(|&v| v as i32).collect();
+        check(&narrow, &options);
+        let floats32: Vec<f32> = floats.iter().map(|&v| v as f32).collect();
+        check(&floats32, &options);
+    }
+    let alp = EncodeOptions::new(Target::Smaller).with_only(&[Encoding::Alp]);
+    let column = check(&floats, &alp);
+    assert_eq!(column.composition(), vec![(Encoding::Alp, 1)]);
+}
+
+#[test]
+fn empty_and_tiny_columns() {
+    for options in all_options() {
+        check::<i32>(&[], &options);
+        check::<u64>(&[42], &options);
+        check::<f64>(&[f64::NAN, -0.0, f64::INFINITY], &options);
+        check::<i64>(&[i64::MIN, i64::MAX, 0, -1], &options);
+    }
+}
+
+#[test]
+fn special_blocks_short_circuit() {
+    let zeros = vec![0i64; 70_000];
+    let column = check(&zeros, &EncodeOptions::default());
+    assert_eq!(column.composition(), vec![(Encoding::Zero, 2)]);
+    let constant = vec![7u32; 70_000];
+    let column = check(&constant, &EncodeOptions::default());
+    assert_eq!(column.composition(), vec![(Encoding::Constant, 2)]);
+}
+
+fn distribution() -> impl Strategy<Value = Vec<i64>> {
+    prop_oneof![
+        prop::collection::vec(any::<i64>(), 0..5000),
+        prop::collection::vec(-1000i64..1000, 0..9000),
+        prop::collection::vec(prop_oneof![9 => Just(0i64), 1 => any::<i64>()], 0..9000),
+        (any::<i64>(), prop::collection::vec(0i64..100, 0..9000)).prop_map(|(start, steps)| {
+            steps
+                .iter()
+                .scan(start, |acc, s| {
+                    *acc = acc.wrapping_add(*s);
+                    Some(*acc)
+                })
+                .collect()
+        }),
+        prop::collection::vec((0i64..5, 1usize..500), 0..40).prop_map(|runs| runs
+            .iter()
+            .flat_map(|&(v, n)| std::iter::repeat_n(v * 1_000_003, n))
+            .collect()),
+    ]
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(48))]
+
+    #[test]
+    fn integers_round_trip(values in distribution(), target in 0..3usize, small in any::<bool>()) {
+        let target = [Target::Smaller, Target::Balanced, Target::Faster][target];
+        let options = EncodeOptions::new(target).with_block_size(if small { 4096 } else { 16384 });
+        check(&values, &options);
+        let narrow: Vec<i32> = values.iter().map(|&v| v as i32).collect();
+        check(&narrow, &options);
+        let unsigned: Vec<u64> = values.iter().map(|&v| v as u64).collect();
+        check(&unsigned, &options);
+        let unsigned32: Vec<u32> = values.iter().map(|&v| v as u32).collect();
+        check(&unsigned32, &options);
+    }
+
+    #[test]
+    fn floats_round_trip(
+        values in prop_oneof![
+            prop::collection::vec(any::<f64>(), 0..5000),
+            prop::collection::vec((0i64..1_000_000).prop_map(|c| c as f64 / 100.0), 0..9000),
+            prop::collection::vec(prop_oneof![Just(f64::NAN), Just(-0.0), Just(1.5), (0i32..100).prop_map(f64::from)], 0..5000),
+        ],
+        target in 0..3usize,
+    ) {
+        let target = [Target::Smaller, Target::Balanced, Target::Faster][target];
+        let options = EncodeOptions::new(target).with_block_size(4096);
+        check(&values, &options);
+        let narrow: Vec<f32> = values.iter().map(|&v| v as f32).collect();
+        check(&narrow, &options);
+    }
+}
