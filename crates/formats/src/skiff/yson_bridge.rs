@@ -3,20 +3,20 @@
 use shapeshift_types::Node;
 
 use super::error::{SkiffError, SkiffErrorKind};
+use crate::yson::{self, YsonFormat};
 
-/// Parses a yson32 payload (binary or text YSON, as YT accepts both).
+/// Parses a yson32 payload (binary or text YSON: YT writes binary, some peers write text).
 pub(crate) fn parse(bytes: &[u8]) -> Result<Node, SkiffError> {
-    let _ = bytes;
-    Err(SkiffError::new(
-        SkiffErrorKind::Corrupt,
-        "yson32 payload: YSON decoding is not wired yet",
-    ))
+    yson::from_slice(bytes).map_err(|e| {
+        SkiffError::new(
+            SkiffErrorKind::Corrupt,
+            format!("bad YSON in yson32 payload: {e}"),
+        )
+    })
 }
 
-/// Encodes a node as binary YSON for a yson32 field.
+/// Appends a node as binary YSON (what YT writes into yson32 fields).
 pub(crate) fn encode(node: &Node, out: &mut Vec<u8>) -> Result<(), SkiffError> {
-    let _ = (node, out);
-    Err(SkiffError::value(
-        "yson32 value: YSON encoding is not wired yet",
-    ))
+    out.extend_from_slice(&yson::to_vec(node, YsonFormat::Binary));
+    Ok(())
 }
