@@ -63,7 +63,7 @@ fn top_magnitude(bits: usize, below: u64) -> Magnitude {
     // 2^(bits-1) - 1: all ones in the low bits-1 bits.
     for (i, limb) in m.iter_mut().enumerate() {
         let lo = i * 64;
-        if bits - 1 >= lo + 64 {
+        if bits > lo + 64 {
             *limb = u64::MAX;
         } else if bits - 1 > lo {
             *limb = (1u64 << (bits - 1 - lo)) - 1;
