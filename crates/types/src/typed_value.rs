@@ -12,15 +12,15 @@
 //! | decimal(p, s)                     | string: the binary form (see [`crate::decimal_text_to_binary`]) |
 //! | null, void                        | `#`                                                |
 //! | yson                              | the node itself                                    |
-//! | optional<T>, T not nullable       | `#` or the T node                                  |
-//! | optional<T>, T nullable           | `#` or `[T node]`                                  |
-//! | list<T>                           | list                                               |
+//! | `optional<T>`, T not nullable     | `#` or the T node                                  |
+//! | `optional<T>`, T nullable         | `#` or `[T node]`                                  |
+//! | `list<T>`                         | list                                               |
 //! | struct                            | map `{name=v;...}` (named) or list `[v;...]` (positional) |
 //! | tuple                             | list                                               |
 //! | variant over elements             | `[index; v]`                                       |
 //! | variant over members              | `[name; v]` (named) or `[index; v]` (positional)   |
-//! | dict<K, V>                        | `[[k; v]; ...]`                                    |
-//! | tagged<_, T>                      | as T                                               |
+//! | `dict<K, V>`                      | `[[k; v]; ...]`                                    |
+//! | `tagged<_, T>`                    | as T                                               |
 //!
 //! Reading is as lenient as YT: a struct may come as a map or a list; members of a nullable
 //! type may be left out (they read as null); variant alternatives may be named by index or

@@ -47,6 +47,24 @@ proptest! {
         }
     }
 
+    /// Corruption: one subnode of a valid value's node replaced by an arbitrary node. The
+    /// result reads as an error or as a valid value, never a panic.
+    #[test]
+    fn corrupted_value_nodes_are_rejected_or_valid(
+        (ty, value) in arb_typed_value(3),
+        replacement in arb_node(2),
+        position in any::<prop::sample::Index>(),
+        positional in any::<bool>(),
+    ) {
+        let form = if positional { StructForm::Positional } else { StructForm::Named };
+        let mut node = value_to_node(&value, &ty, form).unwrap();
+        let target = position.index(count_subnodes(&node));
+        replace_subnode(&mut node, &mut { target }, &replacement);
+        if let Ok(read) = value_from_node(&node, &ty) {
+            prop_assert_eq!(check_value(&read, &ty), Ok(()));
+        }
+    }
+
     /// A value of one type checked against another: an error or fine, never a panic, and
     /// value_to_node agrees with check_value.
     #[test]
@@ -552,4 +570,26 @@ fn yson_values_keep_every_node_kind() {
         value_from_node(&Node::new(NodeValue::Double(f64::NAN)), &ty),
         Ok(Value::Any(_))
     ));
+}
+
+fn count_subnodes(node: &Node) -> usize {
+    1 + match &node.value {
+        NodeValue::List(items) => items.iter().map(count_subnodes).sum(),
+        NodeValue::Map(entries) => entries.iter().map(|(_, v)| count_subnodes(v)).sum(),
+        _ => 0,
+    }
+}
+
+/// Replaces the `n`-th subnode in pre-order; returns whether it did.
+fn replace_subnode(node: &mut Node, n: &mut usize, with: &Node) -> bool {
+    if *n == 0 {
+        *node = with.clone();
+        return true;
+    }
+    *n -= 1;
+    match &mut node.value {
+        NodeValue::List(items) => items.iter_mut().any(|item| replace_subnode(item, n, with)),
+        NodeValue::Map(entries) => entries.iter_mut().any(|(_, v)| replace_subnode(v, n, with)),
+        _ => false,
+    }
 }
