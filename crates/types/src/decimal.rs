@@ -119,8 +119,8 @@ pub fn decimal_text_to_binary(text: &str, precision: u8, scale: u8) -> Result<Ve
             Decoded::PlusInf
         }
     } else if body.eq_ignore_ascii_case("nan") {
-        if text.starts_with(['-', '+']) {
-            return Err(invalid("nan takes no sign"));
+        if negative {
+            return Err(invalid("nan has no sign"));
         }
         Decoded::Nan
     } else {
@@ -386,6 +386,11 @@ mod tests {
         assert!(decimal_text_to_binary("", 5, 2).is_err());
         assert!(decimal_text_to_binary("-", 5, 2).is_err());
         assert!(decimal_text_to_binary("-nan", 5, 2).is_err());
+        // YT accepts a plus sign on nan, like on inf.
+        assert_eq!(
+            decimal_text_to_binary("+NaN", 3, 2).unwrap(),
+            vec![0xFF, 0xFF, 0xFF, 0xFF]
+        );
         assert!(decimal_text_to_binary("1", 0, 0).is_err());
         assert!(decimal_text_to_binary("1", 77, 0).is_err());
         assert!(decimal_text_to_binary("1", 5, 6).is_err());
