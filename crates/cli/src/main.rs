@@ -2,17 +2,46 @@
 
 use clap::{Parser, Subcommand};
 
+mod bench_command;
+mod convert_command;
+mod records_command;
+mod table_rows;
+
 #[derive(Parser)]
-#[command(name = "shapeshift", version, about = "Choose and use data formats well")]
+#[command(
+    name = "shapeshift",
+    version,
+    about = "Choose and use data formats well"
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
 }
 
 #[derive(Subcommand)]
-enum Command {}
+enum Command {
+    /// Show the rows of a YSON or Skiff table stream readably (one row per line).
+    Cat(convert_command::CatArgs),
+    /// Convert a table stream between formats, standard input to standard output.
+    Convert(convert_command::ConvertArgs),
+    /// ArrayRecord files: info, cat, write.
+    #[command(subcommand)]
+    Records(records_command::RecordsCommand),
+    /// Native measurements for the lab (JSON on standard output).
+    #[command(subcommand)]
+    Bench(bench_command::BenchCommand),
+}
 
 fn main() {
     let cli = Cli::parse();
-    match cli.command {}
+    let result = match cli.command {
+        Command::Cat(args) => convert_command::cat(args),
+        Command::Convert(args) => convert_command::convert(args),
+        Command::Records(command) => records_command::run(command),
+        Command::Bench(command) => bench_command::run(command),
+    };
+    if let Err(message) = result {
+        eprintln!("shapeshift: {message}");
+        std::process::exit(1);
+    }
 }

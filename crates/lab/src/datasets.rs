@@ -10,7 +10,7 @@
 //! The same seed gives the same rows on every machine; `Cardinality::Low` draws every column
 //! from a small pool of values (the study's low-cardinality remark).
 
-use rand::{Rng, RngExt, SeedableRng};
+use rand::{RngExt, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use shapeshift_types::{ColumnSchema, Member, PrimitiveType, TableSchema, Type, Value};
 

@@ -2,4 +2,5 @@
 //! run without Python in the way. Statistics and the report live in the Python package
 //! (`shapeshift.lab`), which calls these through the `shapeshift` CLI's JSON output.
 
+pub mod codec_bench;
 pub mod datasets;
