@@ -3,4 +3,5 @@
 //! Each format is a module with its own public low-level API (its fast path).
 
 pub mod skiff;
+pub mod table;
 pub mod yson;
