@@ -1,7 +1,238 @@
-//! `shapeshift._native.columns`.
+//! `shapeshift._native.columns`: adaptive numeric columns for numpy arrays.
+//! Encoding and decoding run with the GIL released.
 
+use numpy::{PyArray1, PyReadonlyArray1};
+use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
+use pyo3::types::{PyBytes, PyDict};
+use shapeshift_columns::{
+    encode as encode_column, encode_baseline as encode_baseline_column, Column, ColumnValue,
+    EncodeOptions, Target, ValueType,
+};
 
-pub fn register(_module: &Bound<'_, PyModule>) -> PyResult<()> {
+fn value_error(error: shapeshift_columns::Error) -> PyErr {
+    PyValueError::new_err(error.to_string())
+}
+
+fn options(target: &str, block_size: usize) -> PyResult<EncodeOptions> {
+    let target = Target::from_name(target).ok_or_else(|| {
+        PyValueError::new_err(format!(
+            "target must be 'smaller', 'balanced' or 'faster', not {target:?}"
+        ))
+    })?;
+    Ok(EncodeOptions::new(target).with_block_size(block_size))
+}
+
+fn encode_typed<'py, T: ColumnValue + numpy::Element>(
+    py: Python<'py>,
+    array: &Bound<'py, PyAny>,
+    options: Option<&EncodeOptions>,
+) -> PyResult<Option<Bound<'py, PyBytes>>> {
+    let Ok(array) = array.extract::<PyReadonlyArray1<'py, T>>() else {
+        return Ok(None);
+    };
+    let values = array
+        .as_slice()
+        .map_err(|_| PyValueError::new_err("the array must be C-contiguous"))?;
+    let bytes = py.detach(|| match options {
+        Some(options) => encode_column(values, options),
+        None => Ok(encode_baseline_column(values)),
+    });
+    Ok(Some(PyBytes::new(py, &bytes.map_err(value_error)?)))
+}
+
+fn encode_any<'py>(
+    py: Python<'py>,
+    array: &Bound<'py, PyAny>,
+    options: Option<EncodeOptions>,
+) -> PyResult<Bound<'py, PyBytes>> {
+    let options = options.as_ref();
+    if let Some(bytes) = encode_typed::<i32>(py, array, options)? {
+        return Ok(bytes);
+    }
+    if let Some(bytes) = encode_typed::<i64>(py, array, options)? {
+        return Ok(bytes);
+    }
+    if let Some(bytes) = encode_typed::<u32>(py, array, options)? {
+        return Ok(bytes);
+    }
+    if let Some(bytes) = encode_typed::<u64>(py, array, options)? {
+        return Ok(bytes);
+    }
+    if let Some(bytes) = encode_typed::<f32>(py, array, options)? {
+        return Ok(bytes);
+    }
+    if let Some(bytes) = encode_typed::<f64>(py, array, options)? {
+        return Ok(bytes);
+    }
+    Err(PyTypeError::new_err(
+        "expected a 1-D numpy array of int32, int64, uint32, uint64, float32 or float64",
+    ))
+}
+
+/// encode(array, target="balanced", block_size=65536) -> bytes
+#[pyfunction]
+#[pyo3(signature = (array, target = "balanced", block_size = 65536))]
+fn encode<'py>(
+    py: Python<'py>,
+    array: &Bound<'py, PyAny>,
+    target: &str,
+    block_size: usize,
+) -> PyResult<Bound<'py, PyBytes>> {
+    encode_any(py, array, Some(options(target, block_size)?))
+}
+
+/// encode_baseline(array) -> bytes: Druid-like byte-packing + LZ4 in blocks of 8192.
+#[pyfunction]
+fn encode_baseline<'py>(
+    py: Python<'py>,
+    array: &Bound<'py, PyAny>,
+) -> PyResult<Bound<'py, PyBytes>> {
+    encode_any(py, array, None)
+}
+
+/// An encoded column (a copy of the bytes, validated and checksum-verified on construction).
+#[pyclass(frozen, name = "Column", module = "shapeshift._native.columns")]
+struct PyColumn {
+    column: Column<Vec<u8>>,
+}
+
+macro_rules! dispatch {
+    ($column:expr, $t:ident => $body:expr) => {
+        match $column.value_type() {
+            ValueType::I32 => {
+                type $t = i32;
+                $body
+            }
+            ValueType::I64 => {
+                type $t = i64;
+                $body
+            }
+            ValueType::U32 => {
+                type $t = u32;
+                $body
+            }
+            ValueType::U64 => {
+                type $t = u64;
+                $body
+            }
+            ValueType::F32 => {
+                type $t = f32;
+                $body
+            }
+            ValueType::F64 => {
+                type $t = f64;
+                $body
+            }
+        }
+    };
+}
+
+#[pymethods]
+impl PyColumn {
+    #[new]
+    fn new(py: Python<'_>, data: &[u8]) -> PyResult<Self> {
+        let bytes = data.to_vec();
+        let column = py.detach(|| Column::open(bytes)).map_err(value_error)?;
+        Ok(PyColumn { column })
+    }
+
+    /// Value type name: "i32", "i64", "u32", "u64", "f32" or "f64".
+    #[getter]
+    fn value_type(&self) -> &'static str {
+        self.column.value_type().name()
+    }
+
+    #[getter]
+    fn nbytes(&self) -> usize {
+        self.column.nbytes()
+    }
+
+    #[getter]
+    fn block_size(&self) -> usize {
+        self.column.block_size()
+    }
+
+    #[getter]
+    fn block_count(&self) -> usize {
+        self.column.block_count()
+    }
+
+    #[getter]
+    fn target(&self) -> &'static str {
+        self.column.target_name()
+    }
+
+    fn __len__(&self) -> usize {
+        self.column.len()
+    }
+
+    /// {encoding name: number of blocks}
+    fn composition<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let dict = PyDict::new(py);
+        for (encoding, count) in self.column.composition() {
+            dict.set_item(encoding.name(), count)?;
+        }
+        Ok(dict)
+    }
+
+    /// Encoding name of every block, in order.
+    fn block_encodings(&self) -> Vec<&'static str> {
+        (0..self.column.block_count())
+            .filter_map(|i| self.column.block_encoding(i).map(|e| e.name()))
+            .collect()
+    }
+
+    /// The whole column as a new numpy array.
+    fn to_numpy<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        let column = &self.column;
+        dispatch!(column, T => {
+            let values = py.detach(|| column.decode::<T>()).map_err(value_error)?;
+            Ok(PyArray1::from_vec(py, values).into_any())
+        })
+    }
+
+    /// Values at sorted (non-decreasing) row indices, as a numpy array.
+    fn take<'py>(
+        &self,
+        py: Python<'py>,
+        indices: PyReadonlyArray1<'py, i64>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let indices = indices
+            .as_slice()
+            .map_err(|_| PyValueError::new_err("indices must be C-contiguous"))?;
+        let column = &self.column;
+        let rows: Vec<usize> = py.detach(|| {
+            indices
+                .iter()
+                .map(|&i| usize::try_from(i).map_err(|_| i))
+                .collect::<Result<_, i64>>()
+        })
+        .map_err(|i| PyValueError::new_err(format!("negative row index {i}")))?;
+        dispatch!(column, T => {
+            let values = py.detach(|| column.take::<T>(&rows)).map_err(value_error)?;
+            Ok(PyArray1::from_vec(py, values).into_any())
+        })
+    }
+
+    /// The value at row `index` as a Python int or float.
+    fn get<'py>(&self, py: Python<'py>, index: usize) -> PyResult<Bound<'py, PyAny>> {
+        let column = &self.column;
+        dispatch!(column, T => {
+            let value = column.get::<T>(index).map_err(|e| match e {
+                shapeshift_columns::Error::IndexOutOfRange { .. } => {
+                    pyo3::exceptions::PyIndexError::new_err(e.to_string())
+                }
+                other => value_error(other),
+            })?;
+            Ok(value.into_pyobject(py)?.into_any())
+        })
+    }
+}
+
+pub fn register(module: &Bound<'_, PyModule>) -> PyResult<()> {
+    module.add_function(wrap_pyfunction!(encode, module)?)?;
+    module.add_function(wrap_pyfunction!(encode_baseline, module)?)?;
+    module.add_class::<PyColumn>()?;
     Ok(())
 }

@@ -5,7 +5,8 @@
 //! cargo run --release -p shapeshift-columns --example calibrate
 //! ```
 //!
-//! which prints this table. The selection engine only needs the *relative* costs to be right;
+//! which prints this table (figures below: 2026-11-21, the 2-core development VM, 1M values
+//! per scheme, output buffers larger than the caches, so cheap schemes are memory-bound). The selection engine only needs the *relative* costs to be right;
 //! the absolute values shift with the CPU. For `lz4` and `zstd` the figure is the extra cost
 //! on top of the wrapped scheme's own.
 
@@ -13,19 +14,19 @@ use crate::scheme::{Encoding, ENCODING_COUNT};
 
 /// `[ns/value for 32-bit lanes, ns/value for 64-bit lanes]`, indexed by encoding tag.
 pub(crate) const DECODE_NS_PER_VALUE: [[f64; 2]; ENCODING_COUNT] = [
-    [0.02, 0.04], // zero
-    [0.02, 0.04], // constant
-    [0.15, 0.30], // bit_packed
-    [0.30, 0.50], // byte_packed
-    [0.40, 0.60], // run_length
-    [0.60, 0.80], // delta
-    [0.80, 1.00], // dictionary
-    [0.40, 0.60], // patched_bit_packed
-    [2.00, 2.50], // pco
-    [0.10, 0.20], // unencoded
-    [1.00, 1.20], // alp
-    [0.50, 1.00], // lz4
-    [1.00, 2.00], // zstd
+    [0.123, 0.273], // zero
+    [0.130, 0.285], // constant
+    [0.249, 0.591], // bit_packed
+    [0.185, 0.327], // byte_packed
+    [0.172, 0.373], // run_length
+    [0.565, 1.244], // delta
+    [1.062, 1.405], // dictionary
+    [0.301, 0.809], // patched_bit_packed
+    [1.600, 2.115], // pco
+    [0.248, 0.543], // unencoded
+    [1.046, 1.184], // alp
+    [1.388, 1.324], // lz4
+    [3.361, 3.177], // zstd
 ];
 
 pub(crate) fn decode_ns_per_value(encoding: Encoding, lane_bits: u32) -> f64 {
