@@ -1,7 +1,356 @@
-//! `shapeshift._native.records`.
+//! `shapeshift._native.records`: ArrayRecord-compatible files for Python.
+//!
+//! Decoding runs with the GIL released; records become `bytes` with one copy (straight
+//! from the decompressor into the `bytes` object for one-record chunks).
 
+use std::sync::{Arc, Mutex, TryLockError};
+
+use pyo3::create_exception;
+use pyo3::exceptions::{
+    PyFileNotFoundError, PyIndexError, PyOSError, PyRuntimeError, PyValueError,
+};
 use pyo3::prelude::*;
+use pyo3::types::{PyBytes, PyDict, PyList, PyString};
+use shapeshift_records::{Error, Reader, ReaderOptions, RecordBatch, SequentialReader, Writer};
 
-pub fn register(_module: &Bound<'_, PyModule>) -> PyResult<()> {
+create_exception!(
+    records,
+    CorruptRecordsError,
+    PyValueError,
+    "A record file is damaged or not an ArrayRecord file; the message names file and byte offset."
+);
+
+fn to_py_error(error: Error) -> PyErr {
+    let message = error.to_string();
+    match error {
+        Error::OutOfRange { .. } => PyIndexError::new_err(message),
+        Error::Options { .. } => PyValueError::new_err(message),
+        Error::Corrupt { .. } => CorruptRecordsError::new_err(message),
+        Error::Io { source, .. } if source.kind() == std::io::ErrorKind::NotFound => {
+            PyFileNotFoundError::new_err(message)
+        }
+        Error::Io { .. } => PyOSError::new_err(message),
+        Error::State { .. } => PyRuntimeError::new_err(message),
+        _ => PyRuntimeError::new_err(message),
+    }
+}
+
+fn path_string(path: &Bound<'_, PyAny>) -> PyResult<String> {
+    let fspath = path.py().import("os")?.getattr("fspath")?.call1((path,))?;
+    if let Ok(text) = fspath.cast::<PyString>() {
+        return Ok(text.to_str()?.to_owned());
+    }
+    let raw: Vec<u8> = fspath.extract()?;
+    String::from_utf8(raw).map_err(|_| PyValueError::new_err("path is not valid UTF-8"))
+}
+
+/// Writes an ArrayRecord file: `Writer(path, options="")`, `write(bytes)`, `close()`.
+#[pyclass(name = "Writer", module = "shapeshift._native.records")]
+struct PyWriter {
+    inner: Option<Writer>,
+    path: String,
+}
+
+#[pymethods]
+impl PyWriter {
+    #[new]
+    #[pyo3(signature = (path, options = ""))]
+    fn new(py: Python<'_>, path: &Bound<'_, PyAny>, options: &str) -> PyResult<Self> {
+        let path = path_string(path)?;
+        let writer = py
+            .detach(|| Writer::create(&path, options))
+            .map_err(to_py_error)?;
+        Ok(PyWriter {
+            inner: Some(writer),
+            path,
+        })
+    }
+
+    /// Appends one record (bytes, or str as UTF-8).
+    fn write(&mut self, py: Python<'_>, record: &Bound<'_, PyAny>) -> PyResult<()> {
+        let writer = self.inner.as_mut().ok_or_else(|| {
+            PyRuntimeError::new_err(format!("{}: the writer is closed", self.path))
+        })?;
+        let due = if let Ok(bytes) = record.cast::<PyBytes>() {
+            writer.buffer_record(bytes.as_bytes())
+        } else if let Ok(text) = record.cast::<PyString>() {
+            writer.buffer_record(text.to_str()?.as_bytes())
+        } else {
+            let bytes: Vec<u8> = record.extract()?;
+            writer.buffer_record(&bytes)
+        }
+        .map_err(to_py_error)?;
+        if due {
+            py.detach(|| writer.encode_buffered())
+                .map_err(to_py_error)?;
+        }
+        Ok(())
+    }
+
+    /// Finishes the file (footer, postscript) and renames it to its final name.
+    fn close(&mut self, py: Python<'_>) -> PyResult<()> {
+        match self.inner.as_mut() {
+            Some(writer) => {
+                let result = py.detach(|| writer.close());
+                self.inner = None;
+                result.map_err(to_py_error)
+            }
+            None => Ok(()),
+        }
+    }
+
+    fn ok(&self) -> bool {
+        self.inner.as_ref().is_none_or(Writer::is_open)
+    }
+
+    fn is_open(&self) -> bool {
+        self.inner.as_ref().is_some_and(Writer::is_open)
+    }
+
+    fn __enter__(slf: Py<Self>) -> Py<Self> {
+        slf
+    }
+
+    #[pyo3(signature = (*_args))]
+    fn __exit__(
+        &mut self,
+        py: Python<'_>,
+        _args: &Bound<'_, pyo3::types::PyTuple>,
+    ) -> PyResult<bool> {
+        self.close(py)?;
+        Ok(false)
+    }
+}
+
+impl Drop for PyWriter {
+    /// Like array_record's writer, an unclosed writer finishes its file when collected.
+    fn drop(&mut self) {
+        if let Some(mut writer) = self.inner.take() {
+            let _ = writer.close();
+        }
+    }
+}
+
+/// Reads an ArrayRecord file; random reads may run from several threads at once.
+#[pyclass(frozen, name = "Reader", module = "shapeshift._native.records")]
+struct PyReader {
+    reader: Arc<Reader>,
+    sequential: Mutex<SequentialReader>,
+    path: String,
+    options: String,
+}
+
+fn batch_to_list<'py>(py: Python<'py>, batch: &RecordBatch) -> PyResult<Bound<'py, PyList>> {
+    PyList::new(py, batch.iter().map(|record| PyBytes::new(py, record)))
+}
+
+impl PyReader {
+    /// Locks the sequential state without blocking while holding the GIL (the holder may be
+    /// waiting for the GIL itself).
+    fn lock_sequential(&self, py: Python<'_>) -> std::sync::MutexGuard<'_, SequentialReader> {
+        loop {
+            match self.sequential.try_lock() {
+                Ok(guard) => return guard,
+                Err(TryLockError::Poisoned(poison)) => return poison.into_inner(),
+                Err(TryLockError::WouldBlock) => py.detach(std::thread::yield_now),
+            }
+        }
+    }
+
+    fn read_one<'py>(&self, py: Python<'py>, index: u64) -> PyResult<Bound<'py, PyBytes>> {
+        let reader = &self.reader;
+        if let Some(size) = reader.known_record_size(index) {
+            return PyBytes::new_with(py, size as usize, |buffer| {
+                py.detach(|| reader.read_into(index, buffer))
+                    .map_err(to_py_error)
+            });
+        }
+        let batch = py
+            .detach(|| reader.read_batch(&[index]))
+            .map_err(to_py_error)?;
+        Ok(PyBytes::new(py, batch.get(0)))
+    }
+
+    fn read_next<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyBytes>> {
+        let mut sequential = self.lock_sequential(py);
+        if let Some(record) = sequential.current() {
+            let bytes = PyBytes::new(py, record);
+            sequential.advance();
+            return Ok(bytes);
+        }
+        let state: &mut SequentialReader = &mut sequential;
+        let ready = py.detach(|| state.prepare()).map_err(to_py_error)?;
+        if !ready {
+            return Err(PyIndexError::new_err(format!(
+                "{}: no record at position {} (the file has {})",
+                self.path,
+                sequential.position(),
+                self.reader.num_records()
+            )));
+        }
+        let bytes = PyBytes::new(py, sequential.current().expect("prepared"));
+        sequential.advance();
+        Ok(bytes)
+    }
+}
+
+#[pymethods]
+impl PyReader {
+    #[new]
+    #[pyo3(signature = (path, options = ""))]
+    fn new(py: Python<'_>, path: &Bound<'_, PyAny>, options: &str) -> PyResult<Self> {
+        let path = path_string(path)?;
+        let reader_options = ReaderOptions::parse(options).map_err(to_py_error)?;
+        let reader = py
+            .detach(|| Reader::open_with_options(&path, reader_options))
+            .map_err(to_py_error)?;
+        let reader = Arc::new(reader);
+        Ok(PyReader {
+            sequential: Mutex::new(SequentialReader::new(Arc::clone(&reader))),
+            reader,
+            path,
+            options: options.to_owned(),
+        })
+    }
+
+    /// `read()`: next record; `read(i)`: record i; `read([i, ...])`: those records;
+    /// `read(begin, end)`: records begin..end.
+    #[pyo3(signature = (first = None, second = None))]
+    fn read<'py>(
+        &self,
+        py: Python<'py>,
+        first: Option<&Bound<'py, PyAny>>,
+        second: Option<u64>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        match (first, second) {
+            (None, None) => Ok(self.read_next(py)?.into_any()),
+            (Some(begin), Some(end)) => {
+                let begin: u64 = begin.extract()?;
+                let reader = &self.reader;
+                let batch = py
+                    .detach(|| reader.read_range(begin, end))
+                    .map_err(to_py_error)?;
+                Ok(batch_to_list(py, &batch)?.into_any())
+            }
+            (Some(first), None) => {
+                if let Ok(index) = first.extract::<u64>() {
+                    return Ok(self.read_one(py, index)?.into_any());
+                }
+                let indices: Vec<u64> = first.extract()?;
+                let reader = &self.reader;
+                let batch = py
+                    .detach(|| reader.read_batch(&indices))
+                    .map_err(to_py_error)?;
+                Ok(batch_to_list(py, &batch)?.into_any())
+            }
+            (None, Some(_)) => Err(PyValueError::new_err("read(begin, end) needs both bounds")),
+        }
+    }
+
+    /// All records, decoded in parallel.
+    fn read_all<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
+        let reader = &self.reader;
+        let batch = py.detach(|| reader.read_all()).map_err(to_py_error)?;
+        batch_to_list(py, &batch)
+    }
+
+    fn num_records(&self) -> u64 {
+        self.reader.num_records()
+    }
+
+    /// Moves the sequential position to record `index`.
+    fn seek(&self, py: Python<'_>, index: u64) -> PyResult<()> {
+        self.lock_sequential(py).seek(index).map_err(to_py_error)
+    }
+
+    /// The sequential position.
+    fn record_index(&self, py: Python<'_>) -> u64 {
+        self.lock_sequential(py).position()
+    }
+
+    fn writer_options_string(&self) -> String {
+        self.reader.writer_options().to_owned()
+    }
+
+    fn ok(&self) -> bool {
+        true
+    }
+
+    fn is_open(&self) -> bool {
+        true
+    }
+
+    fn close(&self) {}
+
+    /// Records, chunks, group size, compression and sizes.
+    fn info<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let info = self.reader.info();
+        let dict = PyDict::new(py);
+        dict.set_item("path", info.path.display().to_string())?;
+        dict.set_item("file_size", info.file_size)?;
+        dict.set_item("num_records", info.num_records)?;
+        dict.set_item("num_chunks", info.num_chunks)?;
+        dict.set_item("group_size", info.group_size)?;
+        dict.set_item("compression", info.compression)?;
+        dict.set_item("writer_options", info.writer_options)?;
+        dict.set_item("decoded_size", info.decoded_size)?;
+        dict.set_item("footer_offset", info.footer_offset)?;
+        dict.set_item("zstd_dictionary_size", info.zstd_dictionary_size)?;
+        Ok(dict)
+    }
+
+    fn __len__(&self) -> usize {
+        self.reader.num_records() as usize
+    }
+
+    fn __getitem__<'py>(&self, py: Python<'py>, index: i64) -> PyResult<Bound<'py, PyBytes>> {
+        let length = self.reader.num_records() as i64;
+        let resolved = if index < 0 { index + length } else { index };
+        if resolved < 0 {
+            return Err(PyIndexError::new_err(format!(
+                "{}: record index {index} is out of range (the file has {length} records)",
+                self.path
+            )));
+        }
+        self.read_one(py, resolved as u64)
+    }
+
+    fn __getitems__<'py>(
+        &self,
+        py: Python<'py>,
+        indices: Vec<u64>,
+    ) -> PyResult<Bound<'py, PyList>> {
+        let reader = &self.reader;
+        let batch = py
+            .detach(|| reader.read_batch(&indices))
+            .map_err(to_py_error)?;
+        batch_to_list(py, &batch)
+    }
+
+    fn __getnewargs__(&self) -> (String, String) {
+        (self.path.clone(), self.options.clone())
+    }
+
+    #[getter]
+    fn path(&self) -> &str {
+        &self.path
+    }
+
+    fn __repr__(&self) -> String {
+        format!(
+            "Reader(path={:?}, num_records={})",
+            self.path,
+            self.reader.num_records()
+        )
+    }
+}
+
+pub fn register(module: &Bound<'_, PyModule>) -> PyResult<()> {
+    module.add_class::<PyWriter>()?;
+    module.add_class::<PyReader>()?;
+    module.add(
+        "CorruptRecordsError",
+        module.py().get_type::<CorruptRecordsError>(),
+    )?;
     Ok(())
 }

@@ -1,0 +1,321 @@
+//! Riegeli's physical layout: 64 KiB blocks, block headers and chunk headers.
+//!
+//! Invariants this module keeps, for writing and reading alike:
+//! - A 24-byte block header sits at every multiple of 65,536; it may interrupt any chunk,
+//!   including its 40-byte header. Chunk contents are "logical" bytes: the file bytes with
+//!   the block headers taken out.
+//! - A chunk starting at `begin` ends at [`chunk_end`]: after its header, data and
+//!   intervening block headers, padded so that it spans at least `num_records` bytes and
+//!   never ends inside or right after a block header. Writers pad with zeros; readers never
+//!   look at padding.
+//! - Every length read from a file is checked against the file size before it is used to
+//!   slice or allocate, so a hostile header yields [`Malformed`] and not a panic.
+
+use std::borrow::Cow;
+
+use crate::error::Malformed;
+use crate::hash::riegeli_hash;
+
+pub(crate) const BLOCK_SIZE: u64 = 1 << 16;
+pub(crate) const BLOCK_HEADER_SIZE: u64 = 24;
+pub(crate) const USABLE_BLOCK_SIZE: u64 = BLOCK_SIZE - BLOCK_HEADER_SIZE;
+pub(crate) const CHUNK_HEADER_SIZE: u64 = 40;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum ChunkType {
+    Signature,
+    Metadata,
+    Padding,
+    Simple,
+    Transposed,
+    /// shapeshift's extension: a shared zstd dictionary (not readable by array_record).
+    ZstdDictionary,
+    Unknown(u8),
+}
+
+impl ChunkType {
+    pub fn from_byte(byte: u8) -> ChunkType {
+        match byte {
+            b's' => ChunkType::Signature,
+            b'm' => ChunkType::Metadata,
+            b'p' => ChunkType::Padding,
+            b'r' => ChunkType::Simple,
+            b't' => ChunkType::Transposed,
+            b'D' => ChunkType::ZstdDictionary,
+            other => ChunkType::Unknown(other),
+        }
+    }
+
+    pub fn byte(self) -> u8 {
+        match self {
+            ChunkType::Signature => b's',
+            ChunkType::Metadata => b'm',
+            ChunkType::Padding => b'p',
+            ChunkType::Simple => b'r',
+            ChunkType::Transposed => b't',
+            ChunkType::ZstdDictionary => b'D',
+            ChunkType::Unknown(other) => other,
+        }
+    }
+}
+
+/// The fields of a 40-byte chunk header (its two hashes are checked, not kept).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct ChunkHeader {
+    pub data_size: u64,
+    pub data_hash: u64,
+    pub chunk_type: ChunkType,
+    pub num_records: u64,
+    pub decoded_data_size: u64,
+}
+
+impl ChunkHeader {
+    pub fn for_data(
+        data: &[u8],
+        chunk_type: ChunkType,
+        num_records: u64,
+        decoded_data_size: u64,
+    ) -> Self {
+        ChunkHeader {
+            data_size: data.len() as u64,
+            data_hash: riegeli_hash(data),
+            chunk_type,
+            num_records,
+            decoded_data_size,
+        }
+    }
+
+    pub fn encode(&self) -> [u8; CHUNK_HEADER_SIZE as usize] {
+        let mut out = [0u8; CHUNK_HEADER_SIZE as usize];
+        out[8..16].copy_from_slice(&self.data_size.to_le_bytes());
+        out[16..24].copy_from_slice(&self.data_hash.to_le_bytes());
+        let type_and_count = u64::from(self.chunk_type.byte()) | (self.num_records << 8);
+        out[24..32].copy_from_slice(&type_and_count.to_le_bytes());
+        out[32..40].copy_from_slice(&self.decoded_data_size.to_le_bytes());
+        let header_hash = riegeli_hash(&out[8..]);
+        out[0..8].copy_from_slice(&header_hash.to_le_bytes());
+        out
+    }
+
+    /// Parses and verifies a header; `offset` is where the chunk begins, for errors.
+    pub fn decode(
+        bytes: &[u8; CHUNK_HEADER_SIZE as usize],
+        offset: u64,
+    ) -> Result<Self, Malformed> {
+        let word = |i: usize| u64::from_le_bytes(bytes[i..i + 8].try_into().expect("8 bytes"));
+        if riegeli_hash(&bytes[8..]) != word(0) {
+            return Err(Malformed::new(
+                offset,
+                "chunk header hash mismatch (corrupt chunk header, or no chunk starts here)",
+            ));
+        }
+        let type_and_count = word(24);
+        Ok(ChunkHeader {
+            data_size: word(8),
+            data_hash: word(16),
+            chunk_type: ChunkType::from_byte(type_and_count as u8),
+            num_records: type_and_count >> 8,
+            decoded_data_size: word(32),
+        })
+    }
+}
+
+pub(crate) fn block_header(
+    previous_chunk: u64,
+    next_chunk: u64,
+) -> [u8; BLOCK_HEADER_SIZE as usize] {
+    let mut out = [0u8; BLOCK_HEADER_SIZE as usize];
+    out[8..16].copy_from_slice(&previous_chunk.to_le_bytes());
+    out[16..24].copy_from_slice(&next_chunk.to_le_bytes());
+    let hash = riegeli_hash(&out[8..]);
+    out[0..8].copy_from_slice(&hash.to_le_bytes());
+    out
+}
+
+pub(crate) fn remaining_in_block(pos: u64) -> u64 {
+    (BLOCK_SIZE - pos % BLOCK_SIZE) % BLOCK_SIZE
+}
+
+pub(crate) fn is_block_boundary(pos: u64) -> bool {
+    pos % BLOCK_SIZE == 0
+}
+
+/// `pos + size` logical bytes later, counting the block headers crossed; `None` on overflow.
+pub(crate) fn add_with_overhead(pos: u64, size: u64) -> Option<u64> {
+    let overhead_blocks =
+        size.checked_add((pos + USABLE_BLOCK_SIZE - 1) % BLOCK_SIZE)? / USABLE_BLOCK_SIZE;
+    pos.checked_add(size)?
+        .checked_add(overhead_blocks.checked_mul(BLOCK_HEADER_SIZE)?)
+}
+
+fn round_up_to_possible_chunk_boundary(pos: u64) -> Option<u64> {
+    pos.checked_add(remaining_in_block(pos).saturating_sub(USABLE_BLOCK_SIZE - 1))
+}
+
+/// Where a chunk beginning at `begin` ends (the next chunk's beginning).
+pub(crate) fn chunk_end(begin: u64, data_size: u64, num_records: u64) -> Option<u64> {
+    let content_end = add_with_overhead(begin, CHUNK_HEADER_SIZE.checked_add(data_size)?)?;
+    let record_end = round_up_to_possible_chunk_boundary(begin.checked_add(num_records)?)?;
+    Some(content_end.max(record_end))
+}
+
+/// Appends a chunk to `out`, which holds the file from byte `base` on; block headers and
+/// padding included. Returns the chunk's end position.
+pub(crate) fn append_chunk(out: &mut Vec<u8>, base: u64, header: &ChunkHeader, data: &[u8]) -> u64 {
+    let begin = base + out.len() as u64;
+    let end = chunk_end(begin, header.data_size, header.num_records)
+        .expect("a chunk built in memory has a representable end");
+    let mut pos = begin;
+    let encoded_header = header.encode();
+    let mut pieces: [&[u8]; 2] = [&encoded_header, data];
+    for piece in pieces.iter_mut() {
+        while !piece.is_empty() {
+            if is_block_boundary(pos) {
+                out.extend_from_slice(&block_header(pos - begin, end - pos));
+                pos += BLOCK_HEADER_SIZE;
+            }
+            let take = (remaining_in_block(pos) as usize).min(piece.len());
+            out.extend_from_slice(&piece[..take]);
+            *piece = &piece[take..];
+            pos += take as u64;
+        }
+    }
+    while pos < end {
+        if is_block_boundary(pos) {
+            out.extend_from_slice(&block_header(pos - begin, end - pos));
+            pos += BLOCK_HEADER_SIZE;
+        }
+        let take = remaining_in_block(pos).min(end - pos);
+        out.resize(out.len() + take as usize, 0);
+        pos += take;
+    }
+    end
+}
+
+/// Appends a padding chunk bringing the position to a block boundary (nothing if already
+/// there); a gap too short for a chunk header extends into the next block.
+pub(crate) fn append_padding_to_block_boundary(out: &mut Vec<u8>, base: u64) -> u64 {
+    let pos = base + out.len() as u64;
+    let mut length = remaining_in_block(pos);
+    if length == 0 {
+        return pos;
+    }
+    if length < CHUNK_HEADER_SIZE {
+        length += USABLE_BLOCK_SIZE;
+    }
+    let zeros = vec![0u8; (length - CHUNK_HEADER_SIZE) as usize];
+    let header = ChunkHeader::for_data(&zeros, ChunkType::Padding, 0, 0);
+    append_chunk(out, base, &header, &zeros)
+}
+
+/// A chunk read from a file: verified header and verified data.
+pub(crate) struct RawChunk<'a> {
+    pub header: ChunkHeader,
+    /// The data with block headers removed: borrowed when it lies inside one block.
+    pub data: Cow<'a, [u8]>,
+    /// File offset of the first data byte (after any block header), for error messages.
+    pub data_offset: u64,
+}
+
+/// Reads `len` logical bytes at physical position `pos`, skipping block headers.
+fn read_logical(
+    file: &[u8],
+    mut pos: u64,
+    len: u64,
+) -> Result<(Cow<'_, [u8]>, u64, u64), Malformed> {
+    let file_len = file.len() as u64;
+    if is_block_boundary(pos) && len > 0 {
+        pos += BLOCK_HEADER_SIZE;
+    }
+    let first = pos;
+    let end = add_with_overhead(pos, len)
+        .filter(|&end| end <= file_len)
+        .ok_or_else(|| {
+            Malformed::new(
+                pos,
+                format!("truncated: {len} bytes needed here, the file has {file_len} bytes"),
+            )
+        })?;
+    if len <= remaining_in_block(pos) {
+        let slice = &file[pos as usize..(pos + len) as usize];
+        return Ok((Cow::Borrowed(slice), first, pos + len));
+    }
+    let mut out = Vec::with_capacity(len as usize);
+    let mut left = len;
+    while left > 0 {
+        if is_block_boundary(pos) {
+            pos += BLOCK_HEADER_SIZE;
+        }
+        let take = remaining_in_block(pos).min(left);
+        out.extend_from_slice(&file[pos as usize..(pos + take) as usize]);
+        pos += take;
+        left -= take;
+    }
+    debug_assert!(pos <= end);
+    Ok((Cow::Owned(out), first, pos))
+}
+
+/// Reads and verifies the chunk beginning at `begin`.
+pub(crate) fn read_chunk(file: &[u8], begin: u64) -> Result<RawChunk<'_>, Malformed> {
+    if !is_block_boundary(begin) && (begin % BLOCK_SIZE) < BLOCK_HEADER_SIZE {
+        return Err(Malformed::new(
+            begin,
+            "a chunk cannot begin inside a block header",
+        ));
+    }
+    let (header_bytes, _, after_header) = read_logical(file, begin, CHUNK_HEADER_SIZE)?;
+    let header_bytes: &[u8; CHUNK_HEADER_SIZE as usize] = header_bytes
+        .as_ref()
+        .try_into()
+        .expect("40 bytes were read");
+    let header = ChunkHeader::decode(header_bytes, begin)?;
+    let (data, data_offset, _) = read_logical(file, after_header, header.data_size)?;
+    if riegeli_hash(&data) != header.data_hash {
+        return Err(Malformed::new(
+            data_offset,
+            format!(
+                "chunk data hash mismatch ({} data bytes of the chunk at byte {begin} are corrupt)",
+                header.data_size
+            ),
+        ));
+    }
+    Ok(RawChunk {
+        header,
+        data,
+        data_offset,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn chunk_end_follows_the_specification_examples() {
+        // The signature chunk: 40 header bytes after the first block header.
+        assert_eq!(chunk_end(0, 0, 0), Some(64));
+        assert_eq!(chunk_end(64, 42, 1), Some(146));
+        // Many tiny records force padding up to num_records bytes.
+        assert_eq!(chunk_end(64, 10, 1000), Some(1064));
+        // A chunk never ends right after a block header.
+        assert_eq!(
+            chunk_end(64, 0, BLOCK_SIZE - 64 + 10),
+            Some(BLOCK_SIZE + 25)
+        );
+    }
+
+    #[test]
+    fn written_chunks_read_back_across_block_boundaries() {
+        let mut out = Vec::new();
+        let data: Vec<u8> = (0..200_000u32).map(|i| (i * 7) as u8).collect();
+        let header = ChunkHeader::for_data(&data, ChunkType::Simple, 3, 9);
+        let end = append_chunk(&mut out, 0, &header, &data);
+        assert_eq!(end, out.len() as u64);
+        let chunk = read_chunk(&out, 0).unwrap();
+        assert_eq!(chunk.header, header);
+        assert_eq!(chunk.data.as_ref(), &data[..]);
+        let end = append_padding_to_block_boundary(&mut out, 0);
+        assert_eq!(end % BLOCK_SIZE, 0);
+        assert_eq!(end, out.len() as u64);
+    }
+}

@@ -1,0 +1,866 @@
+//! Reading ArrayRecord files: random access by index, batches, ranges, and sequential reads
+//! with read-ahead.
+//!
+//! Invariants: the file is memory-mapped once and never copied as a whole; the index (one
+//! entry per chunk, from the footer) is validated at open so every later lookup stays inside
+//! the file; each chunk read verifies both hashes and every size it decodes, so a damaged
+//! chunk yields an error naming its offset while other chunks stay readable; decoded
+//! records are borrowed from the decoded chunk (or the map itself when uncompressed) until
+//! the caller copies them out.
+
+use std::collections::VecDeque;
+use std::fs::File;
+use std::path::{Path, PathBuf};
+use std::sync::mpsc::{channel, Receiver};
+use std::sync::{Arc, Mutex};
+
+use memmap2::Mmap;
+use prost::Message;
+use rayon::prelude::*;
+
+use crate::block::{read_chunk, ChunkType, BLOCK_SIZE};
+use crate::compression::Dictionary;
+use crate::error::{io_error, Error, Malformed, Result};
+use crate::footer::{
+    ArrayRecordFooter, RiegeliFooterMetadata, RiegeliPostscript, ARRAY_RECORD_MAGIC,
+};
+use crate::options::ReaderOptions;
+use crate::simple_chunk::{self, DecodedValues};
+
+/// The first 64 bytes of every Riegeli file: block header and signature chunk.
+const SIGNATURE: [u8; 64] = [
+    0x83, 0xaf, 0x70, 0xd1, 0x0d, 0x88, 0x4a, 0x3f, 0, 0, 0, 0, 0, 0, 0, 0, //
+    0x40, 0, 0, 0, 0, 0, 0, 0, 0x91, 0xba, 0xc2, 0x3c, 0x92, 0x87, 0xe1, 0xa9, //
+    0, 0, 0, 0, 0, 0, 0, 0, 0xe1, 0x9f, 0x13, 0xc0, 0xe9, 0xb1, 0xc3, 0x72, //
+    0x73, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+];
+
+/// Decoded chunks kept for reads of single records from chunks of several records.
+const CACHED_CHUNKS: usize = 16;
+
+#[derive(Debug, Clone, Copy)]
+struct ChunkEntry {
+    offset: u64,
+    num_records: u64,
+    decoded_size: u64,
+}
+
+enum Values {
+    Mapped {
+        map: Arc<Mmap>,
+        start: usize,
+        len: usize,
+    },
+    Owned(Vec<u8>),
+}
+
+/// One decoded data chunk.
+struct DecodedChunk {
+    values: Values,
+    ends: Vec<u64>,
+}
+
+impl DecodedChunk {
+    fn values(&self) -> &[u8] {
+        match &self.values {
+            Values::Mapped { map, start, len } => &map[*start..*start + *len],
+            Values::Owned(values) => values,
+        }
+    }
+
+    fn record(&self, index: usize) -> &[u8] {
+        let start = if index == 0 {
+            0
+        } else {
+            self.ends[index - 1] as usize
+        };
+        &self.values()[start..self.ends[index] as usize]
+    }
+}
+
+/// Records decoded by a batch or range read, borrowed from their decoded chunks.
+pub struct RecordBatch {
+    chunks: Vec<Arc<DecodedChunk>>,
+    /// (position in `chunks`, record index within that chunk) per requested record.
+    items: Vec<(u32, u32)>,
+}
+
+impl RecordBatch {
+    /// Number of records.
+    pub fn len(&self) -> usize {
+        self.items.len()
+    }
+
+    /// Whether the batch holds no record.
+    pub fn is_empty(&self) -> bool {
+        self.items.is_empty()
+    }
+
+    /// The `position`-th record of the batch.
+    ///
+    /// # Panics
+    /// If `position >= self.len()`.
+    pub fn get(&self, position: usize) -> &[u8] {
+        let (chunk, record) = self.items[position];
+        self.chunks[chunk as usize].record(record as usize)
+    }
+
+    /// The records in order.
+    pub fn iter(&self) -> impl ExactSizeIterator<Item = &[u8]> + '_ {
+        (0..self.items.len()).map(|position| self.get(position))
+    }
+
+    /// Owned copies of the records.
+    pub fn to_vecs(&self) -> Vec<Vec<u8>> {
+        self.iter().map(<[u8]>::to_vec).collect()
+    }
+}
+
+/// What `records info` shows about a file.
+#[derive(Debug, Clone)]
+pub struct FileInfo {
+    pub path: PathBuf,
+    pub file_size: u64,
+    pub num_records: u64,
+    pub num_chunks: u64,
+    /// Records per chunk when every chunk but the last holds the same number.
+    pub group_size: Option<u64>,
+    /// Name of the compression of the first data chunk ("zstd", "brotli", "snappy",
+    /// "uncompressed", "zstd+dictionary"), or "none" for a file without records.
+    pub compression: String,
+    /// The writer's option string from the footer.
+    pub writer_options: String,
+    /// Sum of the record sizes.
+    pub decoded_size: u64,
+    /// Where the footer chunk begins.
+    pub footer_offset: u64,
+    /// Size of the shared zstd dictionary (shapeshift extension), if any.
+    pub zstd_dictionary_size: Option<u64>,
+}
+
+/// An open ArrayRecord file. Reads take `&self` and may run from many threads at once.
+pub struct Reader {
+    path: PathBuf,
+    map: Arc<Mmap>,
+    chunks: Vec<ChunkEntry>,
+    /// `record_starts[c]` is the index of chunk `c`'s first record; one extra entry at the end.
+    record_starts: Vec<u64>,
+    group_size: Option<u64>,
+    writer_options: String,
+    footer_offset: u64,
+    dictionary: Option<Arc<Dictionary>>,
+    options: ReaderOptions,
+    cache: Mutex<VecDeque<(usize, Arc<DecodedChunk>)>>,
+}
+
+impl Reader {
+    /// Opens `path` with default options.
+    ///
+    /// # Errors
+    /// [`Error::Io`] if the file cannot be opened or mapped; [`Error::Corrupt`] with the
+    /// offset if it is not an ArrayRecord file or its postscript or footer is damaged.
+    pub fn open(path: impl AsRef<Path>) -> Result<Reader> {
+        Reader::open_with_options(path, ReaderOptions::default())
+    }
+
+    /// Opens `path` with reader options (see [`ReaderOptions::parse`]).
+    ///
+    /// # Errors
+    /// As [`Reader::open`].
+    pub fn open_with_options(path: impl AsRef<Path>, options: ReaderOptions) -> Result<Reader> {
+        let path = path.as_ref().to_path_buf();
+        let file = File::open(&path).map_err(|error| io_error(&path, error))?;
+        let size = file
+            .metadata()
+            .map_err(|error| io_error(&path, error))?
+            .len();
+        let corrupt = |offset: u64, what: String| Malformed::new(offset, what).in_file(&path);
+        if size < BLOCK_SIZE {
+            return Err(corrupt(
+                size,
+                format!(
+                    "file of {size} bytes is too short for an ArrayRecord file (at least 65536)"
+                ),
+            ));
+        }
+        // SAFETY: the map is read-only; a file changed underneath by another process can
+        // yield wrong bytes, which the chunk hashes then report as corruption.
+        let map = unsafe { Mmap::map(&file) }.map_err(|error| io_error(&path, error))?;
+        #[cfg(unix)]
+        let _ = map.advise(memmap2::Advice::Random);
+        if map[..SIGNATURE.len()] != SIGNATURE {
+            return Err(corrupt(
+                0,
+                "wrong magic: the file does not start with a Riegeli signature".into(),
+            ));
+        }
+        if size % BLOCK_SIZE != 0 {
+            return Err(corrupt(
+                size,
+                format!("file size {size} is not a multiple of 65536: the file is truncated or incomplete"),
+            ));
+        }
+        let map = Arc::new(map);
+        let postscript_offset = size - BLOCK_SIZE;
+        let footer_offset =
+            read_postscript(&map, postscript_offset).map_err(|m| m.in_file(&path))?;
+        let (metadata, entries) = read_footer(&map, footer_offset).map_err(|m| m.in_file(&path))?;
+        let mut chunks = Vec::with_capacity(entries.len());
+        let mut record_starts = Vec::with_capacity(entries.len() + 1);
+        let mut total = 0u64;
+        let mut previous_end = SIGNATURE.len() as u64;
+        for entry in &entries {
+            let chunk = ChunkEntry {
+                offset: entry.chunk_offset.unwrap_or(0),
+                num_records: entry.num_records.unwrap_or(0),
+                decoded_size: entry.decoded_data_size.unwrap_or(0),
+            };
+            if chunk.offset < previous_end || chunk.offset >= footer_offset {
+                return Err(corrupt(
+                    footer_offset,
+                    format!(
+                        "footer entry {} points at byte {}, outside the data section {previous_end}..{footer_offset}",
+                        chunks.len(),
+                        chunk.offset
+                    ),
+                ));
+            }
+            previous_end = chunk.offset + 1;
+            record_starts.push(total);
+            total = total
+                .checked_add(chunk.num_records)
+                .ok_or_else(|| corrupt(footer_offset, "record counts overflow".into()))?;
+            chunks.push(chunk);
+        }
+        record_starts.push(total);
+        let array_metadata = metadata.array_record_metadata.unwrap_or_default();
+        if array_metadata.num_records.unwrap_or(total) != total {
+            return Err(corrupt(
+                footer_offset,
+                format!(
+                    "footer declares {} records, its chunk entries add up to {total}",
+                    array_metadata.num_records.unwrap_or(0)
+                ),
+            ));
+        }
+        let writer_options = array_metadata.writer_options.unwrap_or_default();
+        let dictionary = if writer_options
+            .split(',')
+            .any(|option| option.starts_with("zstd_dictionary"))
+        {
+            Some(Arc::new(
+                read_dictionary(&map).map_err(|m| m.in_file(&path))?,
+            ))
+        } else {
+            None
+        };
+        let group_size = uniform_group_size(&chunks);
+        Ok(Reader {
+            path,
+            map,
+            chunks,
+            record_starts,
+            group_size,
+            writer_options,
+            footer_offset,
+            dictionary,
+            options,
+            cache: Mutex::new(VecDeque::with_capacity(CACHED_CHUNKS)),
+        })
+    }
+
+    /// The file's path.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Number of records in the file.
+    pub fn num_records(&self) -> u64 {
+        *self
+            .record_starts
+            .last()
+            .expect("one entry more than chunks")
+    }
+
+    /// The writer's option string stored in the footer.
+    pub fn writer_options(&self) -> &str {
+        &self.writer_options
+    }
+
+    /// The reader options in use.
+    pub fn options(&self) -> &ReaderOptions {
+        &self.options
+    }
+
+    /// Summary of the file for `records info`.
+    pub fn info(&self) -> FileInfo {
+        let compression = match self.chunks.first() {
+            None => "none".to_string(),
+            Some(chunk) => match read_chunk(&self.map, chunk.offset) {
+                Ok(raw) => match raw.data.first() {
+                    Some(0) => "uncompressed".into(),
+                    Some(b'z') => "zstd".into(),
+                    Some(b'b') => "brotli".into(),
+                    Some(b's') => "snappy".into(),
+                    Some(b'Z') => "zstd+dictionary".into(),
+                    Some(other) => format!("unknown (0x{other:02x})"),
+                    None => "unknown (empty chunk)".into(),
+                },
+                Err(_) => "unknown (first chunk is corrupt)".into(),
+            },
+        };
+        FileInfo {
+            path: self.path.clone(),
+            file_size: self.map.len() as u64,
+            num_records: self.num_records(),
+            num_chunks: self.chunks.len() as u64,
+            group_size: self.group_size,
+            compression,
+            writer_options: self.writer_options.clone(),
+            decoded_size: self.chunks.iter().map(|chunk| chunk.decoded_size).sum(),
+            footer_offset: self.footer_offset,
+            zstd_dictionary_size: self.dictionary.as_ref().map(|d| d.raw.len() as u64),
+        }
+    }
+
+    fn out_of_range(&self, index: u64) -> Error {
+        Error::OutOfRange {
+            path: self.path.clone(),
+            index,
+            num_records: self.num_records(),
+        }
+    }
+
+    /// (chunk, record within chunk) of record `index`, which must be in range.
+    fn locate(&self, index: u64) -> (usize, usize) {
+        if let Some(group_size) = self.group_size {
+            return ((index / group_size) as usize, (index % group_size) as usize);
+        }
+        let chunk = self.record_starts.partition_point(|&start| start <= index) - 1;
+        (chunk, (index - self.record_starts[chunk]) as usize)
+    }
+
+    fn decode_chunk(&self, chunk_index: usize) -> Result<Arc<DecodedChunk>> {
+        let entry = self.chunks[chunk_index];
+        let raw = read_chunk(&self.map, entry.offset).map_err(|m| m.in_file(&self.path))?;
+        self.check_entry(&raw.header, entry)?;
+        let decoded = simple_chunk::decode(
+            &raw.data,
+            raw.data_offset,
+            entry.num_records,
+            entry.decoded_size,
+            self.dictionary.as_deref(),
+        )
+        .map_err(|m| m.in_file(&self.path))?;
+        let values = match decoded.values {
+            DecodedValues::Owned(values) => Values::Owned(values),
+            DecodedValues::InData(range) => match raw.data {
+                std::borrow::Cow::Borrowed(_) => Values::Mapped {
+                    map: Arc::clone(&self.map),
+                    start: raw.data_offset as usize + range.start,
+                    len: range.len(),
+                },
+                std::borrow::Cow::Owned(data) => Values::Owned(data[range].to_vec()),
+            },
+        };
+        Ok(Arc::new(DecodedChunk {
+            values,
+            ends: decoded.ends,
+        }))
+    }
+
+    fn check_entry(&self, header: &crate::block::ChunkHeader, entry: ChunkEntry) -> Result<()> {
+        if header.chunk_type != ChunkType::Simple {
+            return Err(Malformed::new(
+                entry.offset,
+                format!(
+                    "expected a simple chunk ('r'), found chunk type 0x{:02x}",
+                    header.chunk_type.byte()
+                ),
+            )
+            .in_file(&self.path));
+        }
+        if header.num_records != entry.num_records || header.decoded_data_size != entry.decoded_size
+        {
+            return Err(Malformed::new(
+                entry.offset,
+                format!(
+                    "chunk holds {} records of {} bytes, the footer says {} records of {} bytes",
+                    header.num_records,
+                    header.decoded_data_size,
+                    entry.num_records,
+                    entry.decoded_size
+                ),
+            )
+            .in_file(&self.path));
+        }
+        Ok(())
+    }
+
+    fn decode_chunk_cached(&self, chunk_index: usize) -> Result<Arc<DecodedChunk>> {
+        {
+            let cache = self
+                .cache
+                .lock()
+                .unwrap_or_else(|poison| poison.into_inner());
+            if let Some((_, chunk)) = cache.iter().find(|(index, _)| *index == chunk_index) {
+                return Ok(Arc::clone(chunk));
+            }
+        }
+        let chunk = self.decode_chunk(chunk_index)?;
+        let mut cache = self
+            .cache
+            .lock()
+            .unwrap_or_else(|poison| poison.into_inner());
+        if cache.len() >= CACHED_CHUNKS {
+            cache.pop_back();
+        }
+        cache.push_front((chunk_index, Arc::clone(&chunk)));
+        Ok(chunk)
+    }
+
+    /// The size of record `index` when it can be known without decoding (its chunk holds
+    /// only it); used to allocate the destination of [`Reader::read_into`].
+    pub fn known_record_size(&self, index: u64) -> Option<u64> {
+        if index >= self.num_records() {
+            return None;
+        }
+        let (chunk, _) = self.locate(index);
+        let entry = self.chunks[chunk];
+        (entry.num_records == 1).then_some(entry.decoded_size)
+    }
+
+    /// Decodes record `index` into `out`, whose length must be
+    /// [`Reader::known_record_size`]: no intermediate buffer for one-record chunks.
+    ///
+    /// # Errors
+    /// [`Error::OutOfRange`]; [`Error::Corrupt`] if the chunk is damaged; [`Error::State`]
+    /// if `out` has the wrong length.
+    pub fn read_into(&self, index: u64, out: &mut [u8]) -> Result<()> {
+        if index >= self.num_records() {
+            return Err(self.out_of_range(index));
+        }
+        let (chunk_index, within) = self.locate(index);
+        let entry = self.chunks[chunk_index];
+        if entry.num_records != 1 {
+            return self.read_with(index, |record| {
+                if record.len() == out.len() {
+                    out.copy_from_slice(record);
+                    Ok(())
+                } else {
+                    Err(self.wrong_length(index, record.len(), out.len()))
+                }
+            })?;
+        }
+        debug_assert_eq!(within, 0);
+        if entry.decoded_size != out.len() as u64 {
+            return Err(self.wrong_length(index, entry.decoded_size as usize, out.len()));
+        }
+        let raw = read_chunk(&self.map, entry.offset).map_err(|m| m.in_file(&self.path))?;
+        self.check_entry(&raw.header, entry)?;
+        simple_chunk::decode_single_into(
+            &raw.data,
+            raw.data_offset,
+            self.dictionary.as_deref(),
+            out,
+        )
+        .map_err(|m| m.in_file(&self.path))
+    }
+
+    fn wrong_length(&self, index: u64, actual: usize, given: usize) -> Error {
+        Error::State {
+            path: self.path.clone(),
+            what: format!("record {index} has {actual} bytes, the destination {given}"),
+        }
+    }
+
+    /// Calls `f` with record `index`, borrowed from its decoded chunk.
+    ///
+    /// # Errors
+    /// [`Error::OutOfRange`] or [`Error::Corrupt`].
+    pub fn read_with<R>(&self, index: u64, f: impl FnOnce(&[u8]) -> R) -> Result<R> {
+        if index >= self.num_records() {
+            return Err(self.out_of_range(index));
+        }
+        let (chunk_index, within) = self.locate(index);
+        let chunk = if self.chunks[chunk_index].num_records > 1 {
+            self.decode_chunk_cached(chunk_index)?
+        } else {
+            self.decode_chunk(chunk_index)?
+        };
+        Ok(f(chunk.record(within)))
+    }
+
+    /// Record `index` as an owned vector.
+    ///
+    /// # Errors
+    /// [`Error::OutOfRange`] or [`Error::Corrupt`].
+    pub fn read(&self, index: u64) -> Result<Vec<u8>> {
+        if let Some(size) = self.known_record_size(index) {
+            let mut out = vec![0u8; size as usize];
+            self.read_into(index, &mut out)?;
+            return Ok(out);
+        }
+        self.read_with(index, <[u8]>::to_vec)
+    }
+
+    fn decode_many(&self, chunk_indices: &[usize]) -> Result<Vec<Arc<DecodedChunk>>> {
+        if self.options.parallel() && chunk_indices.len() > 1 {
+            chunk_indices
+                .par_iter()
+                .with_min_len(8)
+                .map(|&chunk| self.decode_chunk(chunk))
+                .collect()
+        } else {
+            chunk_indices
+                .iter()
+                .map(|&chunk| self.decode_chunk(chunk))
+                .collect()
+        }
+    }
+
+    /// The records at `indices` (any order, repeats allowed), chunks decoded in parallel.
+    ///
+    /// # Errors
+    /// [`Error::OutOfRange`] for the first bad index; [`Error::Corrupt`] if a needed chunk
+    /// is damaged.
+    pub fn read_batch(&self, indices: &[u64]) -> Result<RecordBatch> {
+        let num_records = self.num_records();
+        let mut located: Vec<(usize, u32, u32)> = Vec::with_capacity(indices.len());
+        for (position, &index) in indices.iter().enumerate() {
+            if index >= num_records {
+                return Err(self.out_of_range(index));
+            }
+            let (chunk, within) = self.locate(index);
+            located.push((chunk, within as u32, position as u32));
+        }
+        located.sort_unstable_by_key(|&(chunk, _, _)| chunk);
+        let mut unique: Vec<usize> = Vec::new();
+        let mut items = vec![(0u32, 0u32); indices.len()];
+        for &(chunk, within, position) in &located {
+            if unique.last() != Some(&chunk) {
+                unique.push(chunk);
+            }
+            items[position as usize] = ((unique.len() - 1) as u32, within);
+        }
+        let chunks = self.decode_many(&unique)?;
+        Ok(RecordBatch { chunks, items })
+    }
+
+    /// Records `begin..end`.
+    ///
+    /// # Errors
+    /// [`Error::OutOfRange`] if `end` exceeds the record count or `begin > end`;
+    /// [`Error::Corrupt`] if a needed chunk is damaged.
+    pub fn read_range(&self, begin: u64, end: u64) -> Result<RecordBatch> {
+        if end > self.num_records() {
+            return Err(self.out_of_range(end.saturating_sub(1).max(begin)));
+        }
+        if begin > end {
+            return Err(self.out_of_range(begin));
+        }
+        if begin == end {
+            return Ok(RecordBatch {
+                chunks: Vec::new(),
+                items: Vec::new(),
+            });
+        }
+        let (first_chunk, first_within) = self.locate(begin);
+        let (last_chunk, _) = self.locate(end - 1);
+        let unique: Vec<usize> = (first_chunk..=last_chunk).collect();
+        let chunks = self.decode_many(&unique)?;
+        let mut items = Vec::with_capacity((end - begin) as usize);
+        let mut slot = 0usize;
+        let mut within = first_within;
+        for _ in begin..end {
+            while within >= self.chunks[first_chunk + slot].num_records as usize {
+                slot += 1;
+                within = 0;
+            }
+            items.push((slot as u32, within as u32));
+            within += 1;
+        }
+        Ok(RecordBatch { chunks, items })
+    }
+
+    /// Every record of the file.
+    ///
+    /// # Errors
+    /// [`Error::Corrupt`] if a chunk is damaged.
+    pub fn read_all(&self) -> Result<RecordBatch> {
+        self.read_range(0, self.num_records())
+    }
+
+    /// Where the read-ahead window starting at record `begin` ends: whole chunks, about
+    /// `readahead_buffer_size` decoded bytes, at least one chunk.
+    fn window_end(&self, begin: u64) -> u64 {
+        let (mut chunk, _) = self.locate(begin);
+        let mut bytes = 0u64;
+        loop {
+            bytes += self.chunks[chunk].decoded_size;
+            chunk += 1;
+            if chunk >= self.chunks.len() || bytes >= self.options.readahead_buffer_size {
+                return self.record_starts[chunk];
+            }
+        }
+    }
+}
+
+fn uniform_group_size(chunks: &[ChunkEntry]) -> Option<u64> {
+    let first = chunks.first()?.num_records;
+    let (last, middle) = chunks.split_last()?;
+    let uniform = first > 0
+        && middle.iter().all(|chunk| chunk.num_records == first)
+        && last.num_records >= 1
+        && last.num_records <= first;
+    uniform.then_some(first)
+}
+
+fn decode_records(map: &[u8], offset: u64, what: &str) -> Result<Vec<Vec<u8>>, Malformed> {
+    let raw = read_chunk(map, offset)?;
+    if raw.header.chunk_type != ChunkType::Simple {
+        return Err(Malformed::new(
+            offset,
+            format!(
+                "the {what} is not a simple chunk (type 0x{:02x})",
+                raw.header.chunk_type.byte()
+            ),
+        ));
+    }
+    let decoded = simple_chunk::decode(
+        &raw.data,
+        raw.data_offset,
+        raw.header.num_records,
+        raw.header.decoded_data_size,
+        None,
+    )?;
+    let values: &[u8] = match &decoded.values {
+        DecodedValues::InData(range) => &raw.data[range.clone()],
+        DecodedValues::Owned(values) => values,
+    };
+    let mut start = 0usize;
+    Ok(decoded
+        .ends
+        .iter()
+        .map(|&end| {
+            let record = values[start..end as usize].to_vec();
+            start = end as usize;
+            record
+        })
+        .collect())
+}
+
+fn read_postscript(map: &[u8], offset: u64) -> Result<u64, Malformed> {
+    let records = decode_records(map, offset, "postscript")?;
+    for record in &records {
+        if let Ok(postscript) = RiegeliPostscript::decode(record.as_slice()) {
+            if postscript.magic == Some(ARRAY_RECORD_MAGIC) {
+                let footer_offset = postscript.footer_offset.unwrap_or(u64::MAX);
+                if footer_offset >= offset {
+                    return Err(Malformed::new(
+                        offset,
+                        format!("postscript points at byte {footer_offset}, past the footer's possible end"),
+                    ));
+                }
+                return Ok(footer_offset);
+            }
+        }
+    }
+    Err(Malformed::new(
+        offset,
+        "postscript has no record with ArrayRecord's magic number: not an ArrayRecord file",
+    ))
+}
+
+fn read_footer(
+    map: &[u8],
+    offset: u64,
+) -> Result<(RiegeliFooterMetadata, Vec<ArrayRecordFooter>), Malformed> {
+    let records = decode_records(map, offset, "footer")?;
+    let Some((first, rest)) = records.split_first() else {
+        return Err(Malformed::new(offset, "footer chunk holds no records"));
+    };
+    let metadata = RiegeliFooterMetadata::decode(first.as_slice()).map_err(|error| {
+        Malformed::new(offset, format!("footer metadata does not parse: {error}"))
+    })?;
+    let Some(array_metadata) = &metadata.array_record_metadata else {
+        return Err(Malformed::new(
+            offset,
+            "footer metadata lacks array_record_metadata",
+        ));
+    };
+    if array_metadata.version.unwrap_or(0) != 1 {
+        return Err(Malformed::new(
+            offset,
+            format!(
+                "unsupported ArrayRecord version {:?}",
+                array_metadata.version
+            ),
+        ));
+    }
+    if array_metadata.num_chunks.unwrap_or(0) != rest.len() as u64 {
+        return Err(Malformed::new(
+            offset,
+            format!(
+                "footer declares {} chunks but holds {} entries",
+                array_metadata.num_chunks.unwrap_or(0),
+                rest.len()
+            ),
+        ));
+    }
+    let entries = rest
+        .iter()
+        .enumerate()
+        .map(|(position, record)| {
+            ArrayRecordFooter::decode(record.as_slice()).map_err(|error| {
+                Malformed::new(
+                    offset,
+                    format!("footer entry {position} does not parse: {error}"),
+                )
+            })
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok((metadata, entries))
+}
+
+fn read_dictionary(map: &[u8]) -> Result<Dictionary, Malformed> {
+    let offset = SIGNATURE.len() as u64;
+    let raw = read_chunk(map, offset)?;
+    if raw.header.chunk_type != ChunkType::ZstdDictionary {
+        return Err(Malformed::new(
+            offset,
+            "the writer options announce a zstd dictionary but no dictionary chunk follows the signature",
+        ));
+    }
+    Ok(Dictionary::new(raw.data.into_owned()))
+}
+
+/// Sequential reading with read-ahead: the window after the current one is decoded in the
+/// background while the current one is consumed.
+pub struct SequentialReader {
+    reader: Arc<Reader>,
+    position: u64,
+    window_start: u64,
+    window: Option<RecordBatch>,
+    prefetch: Option<(u64, Receiver<Result<RecordBatch>>)>,
+}
+
+impl SequentialReader {
+    /// Starts at record 0.
+    pub fn new(reader: Arc<Reader>) -> SequentialReader {
+        SequentialReader {
+            reader,
+            position: 0,
+            window_start: 0,
+            window: None,
+            prefetch: None,
+        }
+    }
+
+    /// The reader read from.
+    pub fn reader(&self) -> &Arc<Reader> {
+        &self.reader
+    }
+
+    /// Index of the record the next [`SequentialReader::next_record`] returns.
+    pub fn position(&self) -> u64 {
+        self.position
+    }
+
+    /// Moves to record `index` (`num_records()` is allowed: the end).
+    ///
+    /// # Errors
+    /// [`Error::OutOfRange`] past the end.
+    pub fn seek(&mut self, index: u64) -> Result<()> {
+        if index > self.reader.num_records() {
+            return Err(self.reader.out_of_range(index));
+        }
+        self.position = index;
+        Ok(())
+    }
+
+    fn window_covers(&self, index: u64) -> bool {
+        self.window.as_ref().is_some_and(|window| {
+            index >= self.window_start && index < self.window_start + window.len() as u64
+        })
+    }
+
+    fn start_prefetch(&mut self, begin: u64) {
+        if begin >= self.reader.num_records()
+            || self.reader.options.readahead_buffer_size == 0
+            || !self.reader.options.parallel()
+        {
+            return;
+        }
+        let end = self.reader.window_end(begin);
+        let (sender, receiver) = channel();
+        let reader = Arc::clone(&self.reader);
+        rayon::spawn(move || {
+            let _ = sender.send(reader.read_range(begin, end));
+        });
+        self.prefetch = Some((begin, receiver));
+    }
+
+    fn load_window(&mut self) -> Result<()> {
+        let begin = self.position;
+        let prefetched = match self.prefetch.take() {
+            Some((start, receiver)) if start == begin => receiver.recv().ok(),
+            _ => None,
+        };
+        let window = match prefetched {
+            Some(window) => window?,
+            None => {
+                let end = self.reader.window_end(begin);
+                self.reader.read_range(begin, end)?
+            }
+        };
+        let next = begin + window.len() as u64;
+        self.window_start = begin;
+        self.window = Some(window);
+        self.start_prefetch(next);
+        Ok(())
+    }
+
+    /// Makes sure the record at the current position is decoded, blocking on read-ahead if
+    /// needed (callers release interpreter locks around this).
+    ///
+    /// # Errors
+    /// [`Error::Corrupt`] if the needed chunk is damaged.
+    pub fn prepare(&mut self) -> Result<bool> {
+        if self.position >= self.reader.num_records() {
+            return Ok(false);
+        }
+        if !self.window_covers(self.position) {
+            self.load_window()?;
+        }
+        Ok(true)
+    }
+
+    /// The record at the current position, which then advances; `None` at the end.
+    pub fn next_record(&mut self) -> Option<Result<&[u8]>> {
+        match self.prepare() {
+            Ok(false) => None,
+            Err(error) => Some(Err(error)),
+            Ok(true) => {
+                let index = (self.position - self.window_start) as usize;
+                self.position += 1;
+                Some(Ok(self.window.as_ref().expect("prepared").get(index)))
+            }
+        }
+    }
+
+    /// After a successful [`SequentialReader::prepare`], the current record without
+    /// advancing.
+    pub fn current(&self) -> Option<&[u8]> {
+        if !self.window_covers(self.position) {
+            return None;
+        }
+        let index = (self.position - self.window_start) as usize;
+        Some(self.window.as_ref()?.get(index))
+    }
+
+    /// Advances by one record (after [`SequentialReader::current`]).
+    pub fn advance(&mut self) {
+        self.position += 1;
+    }
+}

@@ -1,0 +1,252 @@
+//! Simple chunks ('r'): the record sizes and the concatenated record values, each in one
+//! (possibly compressed) buffer.
+//!
+//! Layout of the chunk data: compression byte, `varint64(len(sizes buffer))`, the sizes
+//! buffer (num_records varint64s once decompressed), the values buffer (decoded_data_size
+//! bytes once decompressed). Decoding checks that the sizes add up to decoded_data_size and
+//! that each buffer decodes to exactly its declared length, so a chunk that passed its hash
+//! but disagrees with itself is rejected instead of producing shifted records.
+
+use std::ops::Range;
+
+use crate::compression::{
+    decompress, decompress_payload, plausible_size, Compressor, Dictionary, ZSTD_WITH_DICTIONARY,
+};
+use crate::error::Malformed;
+use crate::varint::{get_varint, put_varint};
+
+/// Encodes records given as concatenated `values` and their `sizes` into chunk data.
+pub(crate) fn encode(values: &[u8], sizes: &[u64], compressor: &Compressor) -> Vec<u8> {
+    let mut size_bytes = Vec::with_capacity(sizes.len() * 2);
+    for &size in sizes {
+        put_varint(&mut size_bytes, size);
+    }
+    let compressed_sizes = if compressor.dictionary.is_some() {
+        // The dictionary extension keeps sizes raw: a zstd frame around one or two bytes
+        // would cost more than it saves.
+        size_bytes
+    } else {
+        let mut compressed = Vec::with_capacity(size_bytes.len() + 16);
+        compressor.compress_into(&size_bytes, &mut compressed);
+        compressed
+    };
+    let mut out = Vec::with_capacity(values.len() / 2 + compressed_sizes.len() + 32);
+    out.push(compressor.type_byte());
+    put_varint(&mut out, compressed_sizes.len() as u64);
+    out.extend_from_slice(&compressed_sizes);
+    compressor.compress_into(values, &mut out);
+    out
+}
+
+/// Where the decoded values of a chunk live.
+pub(crate) enum DecodedValues {
+    /// Uncompressed: this range of the chunk data.
+    InData(Range<usize>),
+    /// Decompressed into a buffer of its own.
+    Owned(Vec<u8>),
+}
+
+/// A decoded simple chunk: values and the end offset of every record in them.
+pub(crate) struct DecodedSimpleChunk {
+    pub values: DecodedValues,
+    pub ends: Vec<u64>,
+}
+
+/// The sections of simple chunk data.
+struct Sections<'d> {
+    compression_byte: u8,
+    sizes: &'d [u8],
+    sizes_offset: u64,
+    values_start: usize,
+    values_offset: u64,
+}
+
+fn sections(data: &[u8], offset: u64) -> Result<Sections<'_>, Malformed> {
+    let Some((&compression_byte, rest)) = data.split_first() else {
+        return Err(Malformed::new(
+            offset,
+            "simple chunk has no compression byte",
+        ));
+    };
+    let (sizes_len, prefix) = get_varint(rest, offset + 1)?;
+    let sizes_start = 1 + prefix;
+    if sizes_len > (data.len() - sizes_start) as u64 {
+        return Err(Malformed::new(
+            offset + 1,
+            format!(
+                "sizes buffer of {sizes_len} bytes overruns the chunk data ({} bytes)",
+                data.len()
+            ),
+        ));
+    }
+    let sizes_end = sizes_start + sizes_len as usize;
+    Ok(Sections {
+        compression_byte,
+        sizes: &data[sizes_start..sizes_end],
+        sizes_offset: offset + sizes_start as u64,
+        values_start: sizes_end,
+        values_offset: offset + sizes_end as u64,
+    })
+}
+
+/// Decodes the sizes section into record end offsets, checking them against the header.
+fn record_ends(
+    sections: &Sections<'_>,
+    num_records: u64,
+    decoded_data_size: u64,
+    dictionary: Option<&Dictionary>,
+) -> Result<Vec<u64>, Malformed> {
+    let sizes_offset = sections.sizes_offset;
+    let size_bytes: std::borrow::Cow<'_, [u8]> =
+        if sections.compression_byte == 0 || sections.compression_byte == ZSTD_WITH_DICTIONARY {
+            std::borrow::Cow::Borrowed(sections.sizes)
+        } else {
+            std::borrow::Cow::Owned(decompress(
+                sections.compression_byte,
+                sections.sizes,
+                sizes_offset,
+                dictionary,
+            )?)
+        };
+    // Every varint takes at least one byte: this bounds the allocation below.
+    if num_records > size_bytes.len() as u64 {
+        return Err(Malformed::new(
+            sizes_offset,
+            format!(
+                "chunk declares {num_records} records but its sizes buffer has only {} bytes",
+                size_bytes.len()
+            ),
+        ));
+    }
+    let mut ends = Vec::with_capacity(num_records as usize);
+    let mut cursor = 0usize;
+    let mut total = 0u64;
+    for _ in 0..num_records {
+        let (size, len) = get_varint(&size_bytes[cursor..], sizes_offset)?;
+        cursor += len;
+        total = total
+            .checked_add(size)
+            .filter(|&t| t <= decoded_data_size)
+            .ok_or_else(|| {
+                Malformed::new(
+                    sizes_offset,
+                    format!(
+                        "record sizes exceed the chunk's decoded size of {decoded_data_size} bytes"
+                    ),
+                )
+            })?;
+        ends.push(total);
+    }
+    if cursor != size_bytes.len() {
+        return Err(Malformed::new(
+            sizes_offset,
+            format!(
+                "sizes buffer has {} bytes left after {num_records} sizes",
+                size_bytes.len() - cursor
+            ),
+        ));
+    }
+    if total != decoded_data_size {
+        return Err(Malformed::new(
+            sizes_offset,
+            format!("record sizes add up to {total} bytes, the chunk declares {decoded_data_size}"),
+        ));
+    }
+    Ok(ends)
+}
+
+/// The values payload: its declared decoded size, the payload bytes and their offset.
+fn values_payload<'d>(
+    data: &'d [u8],
+    sections: &Sections<'_>,
+) -> Result<(u64, &'d [u8], u64), Malformed> {
+    let values = &data[sections.values_start..];
+    if sections.compression_byte == 0 {
+        return Ok((values.len() as u64, values, sections.values_offset));
+    }
+    let (size, prefix) = get_varint(values, sections.values_offset)?;
+    Ok((
+        size,
+        &values[prefix..],
+        sections.values_offset + prefix as u64,
+    ))
+}
+
+fn check_values_size(
+    sections: &Sections<'_>,
+    declared: u64,
+    payload_len: usize,
+    decoded_data_size: u64,
+) -> Result<(), Malformed> {
+    if declared != decoded_data_size {
+        return Err(Malformed::new(
+            sections.values_offset,
+            format!("values buffer holds {declared} bytes, the chunk declares {decoded_data_size}"),
+        ));
+    }
+    if declared > plausible_size(sections.compression_byte, payload_len) {
+        return Err(Malformed::new(
+            sections.values_offset,
+            format!("a compressed buffer of {payload_len} bytes cannot decode to {declared} bytes"),
+        ));
+    }
+    Ok(())
+}
+
+/// Decodes simple chunk `data` (verified by its hash) declaring `num_records` records
+/// of `decoded_data_size` bytes in total. `offset` is the file offset of `data[0]`.
+pub(crate) fn decode(
+    data: &[u8],
+    offset: u64,
+    num_records: u64,
+    decoded_data_size: u64,
+    dictionary: Option<&Dictionary>,
+) -> Result<DecodedSimpleChunk, Malformed> {
+    let sections = sections(data, offset)?;
+    let ends = record_ends(&sections, num_records, decoded_data_size, dictionary)?;
+    let (declared, payload, payload_offset) = values_payload(data, &sections)?;
+    check_values_size(&sections, declared, payload.len(), decoded_data_size)?;
+    let values = if sections.compression_byte == 0 {
+        DecodedValues::InData(sections.values_start..data.len())
+    } else if sections.compression_byte == b'b' {
+        DecodedValues::Owned(decompress(
+            b'b',
+            &data[sections.values_start..],
+            sections.values_offset,
+            None,
+        )?)
+    } else {
+        let mut out = vec![0u8; declared as usize];
+        decompress_payload(
+            sections.compression_byte,
+            payload,
+            payload_offset,
+            dictionary,
+            &mut out,
+        )?;
+        DecodedValues::Owned(out)
+    };
+    Ok(DecodedSimpleChunk { values, ends })
+}
+
+/// Decodes a one-record chunk straight into `out` (whose length is the chunk's decoded
+/// size), with the same checks as [`decode`].
+pub(crate) fn decode_single_into(
+    data: &[u8],
+    offset: u64,
+    dictionary: Option<&Dictionary>,
+    out: &mut [u8],
+) -> Result<(), Malformed> {
+    let decoded_data_size = out.len() as u64;
+    let sections = sections(data, offset)?;
+    record_ends(&sections, 1, decoded_data_size, dictionary)?;
+    let (declared, payload, payload_offset) = values_payload(data, &sections)?;
+    check_values_size(&sections, declared, payload.len(), decoded_data_size)?;
+    decompress_payload(
+        sections.compression_byte,
+        payload,
+        payload_offset,
+        dictionary,
+        out,
+    )
+}

@@ -1,0 +1,144 @@
+//! Damaged files: every single-byte change of a small file either reads back the original
+//! records or fails with an error; never wrong data, never a panic.
+
+use std::path::Path;
+
+use shapeshift_records::{Error, Reader, Writer};
+
+fn write(path: &Path, options: &str, records: &[Vec<u8>]) {
+    let mut writer = Writer::create(path, options).unwrap();
+    for record in records {
+        writer.write(record).unwrap();
+    }
+    writer.close().unwrap();
+}
+
+fn sample() -> Vec<Vec<u8>> {
+    (0..12u32)
+        .map(|i| format!("record number {i} {}", "x".repeat(i as usize * 3)).into_bytes())
+        .collect()
+}
+
+/// Every readable record must be the original; errors are fine.
+fn check_reads(path: &Path, original: &[Vec<u8>]) {
+    let Ok(reader) = Reader::open(path) else {
+        return;
+    };
+    assert_eq!(
+        reader.num_records(),
+        original.len() as u64,
+        "index changed yet accepted"
+    );
+    for (index, record) in original.iter().enumerate() {
+        if let Ok(read) = reader.read(index as u64) {
+            assert_eq!(&read, record, "record {index} returned wrong data");
+        }
+    }
+    if let Ok(all) = reader.read_all() {
+        assert_eq!(all.to_vecs(), original);
+    }
+    if let Ok(batch) = reader.read_batch(&[11, 0, 5]) {
+        assert_eq!(batch.get(0), original[11].as_slice());
+    }
+}
+
+/// The meaningful part of the file: everything before the final padding, and the
+/// postscript block's first bytes.
+fn interesting_offsets(bytes: &[u8]) -> Vec<usize> {
+    let postscript = bytes.len() - 65536;
+    let last_nonzero = bytes[..postscript]
+        .iter()
+        .rposition(|&b| b != 0)
+        .unwrap_or(0);
+    (0..=last_nonzero + 64)
+        .chain(postscript..postscript + 200)
+        .collect()
+}
+
+#[test]
+fn flipping_any_byte_never_yields_wrong_records() {
+    let dir = tempfile::tempdir().unwrap();
+    let original = sample();
+    for options in [
+        "group_size:1,uncompressed",
+        "group_size:4,zstd:3",
+        "group_size:1,snappy",
+        "group_size:5,brotli:3",
+    ] {
+        let path = dir.path().join("file.array_record");
+        write(&path, options, &original);
+        let bytes = std::fs::read(&path).unwrap();
+        let damaged = dir.path().join("damaged.array_record");
+        for offset in interesting_offsets(&bytes) {
+            for flip in [0x01u8, 0x80] {
+                let mut copy = bytes.clone();
+                copy[offset] ^= flip;
+                std::fs::write(&damaged, &copy).unwrap();
+                check_reads(&damaged, &original);
+            }
+        }
+    }
+}
+
+#[test]
+fn a_corrupt_chunk_does_not_stop_reads_of_healthy_chunks() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("file.array_record");
+    let original = sample();
+    write(&path, "group_size:1,zstd:3", &original);
+    let mut bytes = std::fs::read(&path).unwrap();
+    // Record 0's chunk starts at byte 64; damage its data.
+    bytes[64 + 40 + 3] ^= 0xff;
+    std::fs::write(&path, &bytes).unwrap();
+    let reader = Reader::open(&path).unwrap();
+    let error = reader.read(0).unwrap_err();
+    assert!(matches!(error, Error::Corrupt { .. }));
+    let message = error.to_string();
+    assert!(
+        message.contains("file.array_record") && message.contains("at byte"),
+        "{message}"
+    );
+    for index in 1..original.len() {
+        assert_eq!(reader.read(index as u64).unwrap(), original[index]);
+    }
+    assert!(reader.read_all().is_err());
+}
+
+#[test]
+fn truncation_and_wrong_magic_are_reported_with_offsets() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("file.array_record");
+    write(&path, "group_size:2", &sample());
+    let bytes = std::fs::read(&path).unwrap();
+    for cut in [0usize, 10, 64, 1000, 65536, bytes.len() - 1] {
+        std::fs::write(&path, &bytes[..cut]).unwrap();
+        let error = Reader::open(&path).err().expect("truncated file must fail");
+        assert!(error.to_string().contains("at byte"), "{error}");
+    }
+    let mut wrong = bytes.clone();
+    wrong[0] ^= 1;
+    std::fs::write(&path, &wrong).unwrap();
+    let message = Reader::open(&path).err().unwrap().to_string();
+    assert!(message.contains("wrong magic"), "{message}");
+    let missing = Reader::open(dir.path().join("missing")).err().unwrap();
+    assert!(matches!(missing, Error::Io { .. }));
+}
+
+#[test]
+fn random_garbage_is_rejected_without_panic() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("garbage");
+    let mut state = 0x1234_5678_9abc_def0u64;
+    for length in [65536usize, 131072] {
+        let bytes: Vec<u8> = (0..length)
+            .map(|_| {
+                state ^= state << 13;
+                state ^= state >> 7;
+                state ^= state << 17;
+                state as u8
+            })
+            .collect();
+        std::fs::write(&path, &bytes).unwrap();
+        assert!(Reader::open(&path).is_err());
+    }
+}
