@@ -41,7 +41,7 @@ mod yson_bridge;
 
 pub use error::{SkiffError, SkiffErrorKind};
 pub use mapping::{skiff_schema_for_table, skiff_schema_for_type, MappingOptions};
-pub use plan::{Codec, FieldPlan, TablePlan};
+pub use plan::{Codec, FieldPlan, TablePlan, ValueShape};
 pub use reader::{SliceReader, StreamReader};
 pub use row::{
     FieldRef, LazyField, OwnedRow, RepeatedItems, RowBuffer, RowView, SystemFields, TupleFields,

@@ -7,7 +7,7 @@
 use shapeshift_types::{Value, ValueRef};
 
 use super::error::SkiffError;
-use super::plan::{FieldPlan, Kind, Shape, WideAs};
+use super::plan::{FieldPlan, Kind, ValueShape, WideAs};
 use super::scan::{read_bytes32, read_u16, read_u32, read_u64};
 use super::yson_bridge;
 
@@ -98,7 +98,7 @@ pub(crate) fn decode(
             };
             let (value, end) = decode(&plan.children[tag], data, at)?;
             let value = match plan.shape {
-                Shape::Optional { nullable_item } => match (tag, nullable_item) {
+                ValueShape::Optional { nullable_item } => match (tag, nullable_item) {
                     (0, _) => Value::Null,
                     (_, true) => Value::Some(Box::new(value)),
                     (_, false) => value,
@@ -130,12 +130,12 @@ pub(crate) fn decode(
                 let (value, next) = decode(&plan.children[tag], data, at)?;
                 at = next;
                 items.push(match plan.shape {
-                    Shape::ListOfVariants => Value::Variant(tag as u32, Box::new(value)),
+                    ValueShape::ListOfVariants => Value::Variant(tag as u32, Box::new(value)),
                     _ => value,
                 });
             }
             let value = match plan.shape {
-                Shape::Dict => Value::Dict(
+                ValueShape::Dict => Value::Dict(
                     items
                         .into_iter()
                         .map(|entry| match entry {

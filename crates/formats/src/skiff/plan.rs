@@ -1,7 +1,7 @@
 //! Compiled plans: a Skiff schema (and, when known, the column types) turned into the small
 //! tree the readers and writers walk.
 //!
-//! Each node knows its wire type, how a value of it looks as a [`Value`] (its [`Shape`]), how
+//! Each node knows its wire type, how a value of it looks as a `Value` (its [`ValueShape`]), how
 //! to interpret wide integers (decimal, uuid, raw), and its fixed byte size when it has one.
 //! A table plan adds what the row readers need: which children are system fields, which are
 //! data columns, and the offsets of the *fixed prefix* — the leading children whose sizes do
@@ -47,14 +47,14 @@ pub(crate) enum WideAs {
     /// The little-endian wire bytes themselves.
     Raw,
     /// YT's decimal bytes: big-endian two's complement of `width` bytes with the top bit flipped.
-    Decimal { width: u8 },
+    Decimal { width: u8, precision: u8, scale: u8 },
     /// A uuid's 16 bytes (the uint128 holds them reversed).
     Uuid,
 }
 
 /// How the value of a node looks as a [`shapeshift_types::Value`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Shape {
+pub enum ValueShape {
     Scalar,
     /// `variant8<nothing; T>`: `Null` or the value (`Some(v)` when `T` is nullable).
     Optional {
@@ -74,12 +74,14 @@ pub(crate) enum Shape {
 pub struct FieldPlan {
     pub(crate) wire: WireType,
     pub(crate) kind: Kind,
-    pub(crate) shape: Shape,
+    pub(crate) shape: ValueShape,
     pub(crate) wide_as: WideAs,
     /// Byte size when it does not depend on the data.
     pub(crate) fixed_size: Option<u32>,
     /// Whether a reader can hand the value out as a `ValueRef` with no conversion.
     pub(crate) borrowable: bool,
+    /// The column type says the bytes are text (`utf8`, `json`).
+    pub(crate) text: bool,
     pub(crate) name: String,
     pub(crate) children: Vec<FieldPlan>,
 }
@@ -91,6 +93,36 @@ impl FieldPlan {
 
     pub fn name(&self) -> &str {
         &self.name
+    }
+
+    /// The child nodes (tuple members, variant alternatives, repeated items).
+    pub fn children(&self) -> &[FieldPlan] {
+        &self.children
+    }
+
+    /// How a value of this node looks as a `Value`.
+    pub fn value_shape(&self) -> ValueShape {
+        self.shape
+    }
+
+    /// Whether the column type marks the bytes as text (`utf8`, `json`).
+    pub fn is_text(&self) -> bool {
+        self.text
+    }
+
+    /// For a decimal column: `(precision, scale)`.
+    pub fn decimal(&self) -> Option<(u8, u8)> {
+        match self.wide_as {
+            WideAs::Decimal {
+                precision, scale, ..
+            } => Some((precision, scale)),
+            _ => None,
+        }
+    }
+
+    /// Whether this wide-integer node holds a uuid (uint128, bytes reversed).
+    pub fn is_uuid(&self) -> bool {
+        self.wide_as == WideAs::Uuid
     }
 
     /// The fixed byte size of a value of this node, if it has one.
@@ -147,7 +179,7 @@ impl FieldPlan {
                 let children =
                     compile_children(Some(vec![&Type::Primitive(PrimitiveType::Null), &**item]))?;
                 (
-                    Shape::Optional {
+                    ValueShape::Optional {
                         nullable_item: item.is_nullable(),
                     },
                     children,
@@ -157,7 +189,7 @@ impl FieldPlan {
                 if !is_repeated(wire) || schema.children.len() != 1 {
                     return Err(mismatch(", expected repeated_variant8<T>"));
                 }
-                (Shape::List, compile_children(Some(vec![&**item]))?)
+                (ValueShape::List, compile_children(Some(vec![&**item]))?)
             }
             Some(Type::Dict { key, value }) => {
                 let entry_ok = schema.children.len() == 1
@@ -167,7 +199,7 @@ impl FieldPlan {
                     return Err(mismatch(", expected repeated_variant8<tuple<K; V>>"));
                 }
                 let entry = Type::Tuple(vec![(**key).clone(), (**value).clone()]);
-                (Shape::Dict, compile_children(Some(vec![&entry]))?)
+                (ValueShape::Dict, compile_children(Some(vec![&entry]))?)
             }
             Some(Type::Struct(members)) => {
                 if wire != WireType::Tuple || schema.children.len() != members.len() {
@@ -177,7 +209,7 @@ impl FieldPlan {
                     )));
                 }
                 (
-                    Shape::Tuple,
+                    ValueShape::Tuple,
                     compile_children(Some(members.iter().map(|m| &m.ty).collect()))?,
                 )
             }
@@ -189,7 +221,7 @@ impl FieldPlan {
                     )));
                 }
                 (
-                    Shape::Tuple,
+                    ValueShape::Tuple,
                     compile_children(Some(elements.iter().collect()))?,
                 )
             }
@@ -201,7 +233,7 @@ impl FieldPlan {
                     )));
                 }
                 (
-                    Shape::Variant,
+                    ValueShape::Variant,
                     compile_children(Some(members.iter().map(|m| &m.ty).collect()))?,
                 )
             }
@@ -213,11 +245,11 @@ impl FieldPlan {
                     )));
                 }
                 (
-                    Shape::Variant,
+                    ValueShape::Variant,
                     compile_children(Some(elements.iter().collect()))?,
                 )
             }
-            Some(Type::Decimal { precision, .. }) => {
+            Some(Type::Decimal { precision, scale }) => {
                 let width = Type::decimal_byte_width(*precision);
                 let expected = match width {
                     4 => WireType::Int32,
@@ -228,8 +260,12 @@ impl FieldPlan {
                 if wire != expected {
                     return Err(mismatch(&format!(", expected {expected}")));
                 }
-                wide_as = WideAs::Decimal { width: width as u8 };
-                (Shape::Scalar, Vec::new())
+                wide_as = WideAs::Decimal {
+                    width: width as u8,
+                    precision: *precision,
+                    scale: *scale,
+                };
+                (ValueShape::Scalar, Vec::new())
             }
             Some(Type::Primitive(primitive)) => {
                 let ok = match primitive.physical() {
@@ -256,7 +292,7 @@ impl FieldPlan {
                 if *primitive == PrimitiveType::Uuid && wire == WireType::Uint128 {
                     wide_as = WideAs::Uuid;
                 }
-                (Shape::Scalar, Vec::new())
+                (ValueShape::Scalar, Vec::new())
             }
             Some(Type::Tagged { .. }) => unreachable!("untagged above"),
         };
@@ -298,10 +334,14 @@ impl FieldPlan {
             other => other.fixed_width().map(|w| w as u32),
         };
         let borrowable = match shape {
-            Shape::Scalar => kind != Kind::Wide,
-            Shape::Optional { nullable_item } => !nullable_item && children[1].borrowable,
+            ValueShape::Scalar => kind != Kind::Wide,
+            ValueShape::Optional { nullable_item } => !nullable_item && children[1].borrowable,
             _ => false,
         };
+        let text = matches!(
+            ty,
+            Some(Type::Primitive(PrimitiveType::Utf8 | PrimitiveType::Json))
+        );
         Ok(FieldPlan {
             wire,
             kind,
@@ -309,6 +349,7 @@ impl FieldPlan {
             wide_as,
             fixed_size,
             borrowable,
+            text,
             name: schema.name.clone(),
             children,
         })
@@ -341,25 +382,25 @@ fn describe_type(ty: &Type) -> String {
 }
 
 /// The value shape of a node when no column type is known.
-fn infer_shape(wire: WireType, children: &[FieldPlan]) -> Shape {
+fn infer_shape(wire: WireType, children: &[FieldPlan]) -> ValueShape {
     match wire {
         WireType::Variant8 if children.len() == 2 && children[0].wire == WireType::Nothing => {
             let item = &children[1];
-            Shape::Optional {
-                nullable_item: matches!(item.shape, Shape::Optional { .. })
+            ValueShape::Optional {
+                nullable_item: matches!(item.shape, ValueShape::Optional { .. })
                     || item.wire == WireType::Nothing,
             }
         }
-        WireType::Variant8 | WireType::Variant16 => Shape::Variant,
+        WireType::Variant8 | WireType::Variant16 => ValueShape::Variant,
         WireType::RepeatedVariant8 | WireType::RepeatedVariant16 => {
             if children.len() == 1 {
-                Shape::List
+                ValueShape::List
             } else {
-                Shape::ListOfVariants
+                ValueShape::ListOfVariants
             }
         }
-        WireType::Tuple => Shape::Tuple,
-        _ => Shape::Scalar,
+        WireType::Tuple => ValueShape::Tuple,
+        _ => ValueShape::Scalar,
     }
 }
 
@@ -393,6 +434,18 @@ pub struct TablePlan {
     pub(crate) prefix_booleans: Vec<u32>,
     /// Row size when every child is fixed-size.
     pub(crate) fixed_row_size: Option<u32>,
+    /// Per data column, the compact form the hot loops read: 8 bytes instead of a whole
+    /// [`FieldPlan`], so walking a 1000-column row touches 8 KB of plan, not 100 KB.
+    pub(crate) fast: Vec<FastColumn>,
+}
+
+/// A data column as the fast paths see it: a simple non-optional scalar in the fixed prefix
+/// (read at `offset` by `kind`), or not (`direct == false`: take the general path).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct FastColumn {
+    pub offset: u32,
+    pub kind: Kind,
+    pub direct: bool,
 }
 
 impl TablePlan {
@@ -541,6 +594,21 @@ impl TablePlan {
             fixed_prefix += 1;
         }
         let fixed_row_size = (fixed_prefix == fields.len()).then_some(offset);
+        let fast = columns
+            .iter()
+            .map(|&child| {
+                let field = &fields[child];
+                let direct = child < fixed_prefix
+                    && field.borrowable
+                    && field.shape == ValueShape::Scalar
+                    && !matches!(field.kind, Kind::String32 | Kind::Yson32);
+                FastColumn {
+                    offset: prefix_offsets.get(child).copied().unwrap_or(0),
+                    kind: field.kind,
+                    direct,
+                }
+            })
+            .collect();
         Ok(TablePlan {
             schema: schema.clone(),
             fields,
@@ -550,6 +618,7 @@ impl TablePlan {
             prefix_offsets,
             prefix_booleans,
             fixed_row_size,
+            fast,
         })
     }
 
@@ -652,10 +721,11 @@ fn compile_sparse(
     Ok(FieldPlan {
         wire: WireType::RepeatedVariant16,
         kind: Kind::Repeated16,
-        shape: Shape::ListOfVariants,
+        shape: ValueShape::ListOfVariants,
         wide_as: WideAs::Raw,
         fixed_size: None,
         borrowable: false,
+        text: false,
         name: schema.name.clone(),
         children,
     })

@@ -67,6 +67,35 @@ fn value_ref_to_value(value: ValueRef<'_>) -> Result<Value, SkiffError> {
     })
 }
 
+/// Reads a simple fixed-width scalar (never string, yson, variant or wide) of the fixed prefix.
+///
+/// Only called for [`FastColumn`](super::plan::FastColumn)s marked `direct`: such a column lies
+/// in the table's fixed prefix, so `at + width <= prefix end`, and a [`RowView`] exists only for
+/// a row the scanner found to be at least that long. That invariant is what makes the
+/// unchecked loads below sound; it is also asserted in debug builds.
+#[inline(always)]
+fn read_direct(kind: Kind, row: &[u8], at: usize) -> ValueRef<'_> {
+    #[inline(always)]
+    fn load<const N: usize>(row: &[u8], at: usize) -> [u8; N] {
+        debug_assert!(at + N <= row.len());
+        // SAFETY: `at + N <= row.len()` by the fixed-prefix invariant documented above.
+        unsafe { std::ptr::read_unaligned(row.as_ptr().add(at) as *const [u8; N]) }
+    }
+    match kind {
+        Kind::I8 => ValueRef::Int64(i8::from_le_bytes(load::<1>(row, at)) as i64),
+        Kind::I16 => ValueRef::Int64(i16::from_le_bytes(load::<2>(row, at)) as i64),
+        Kind::I32 => ValueRef::Int64(i32::from_le_bytes(load::<4>(row, at)) as i64),
+        Kind::I64 => ValueRef::Int64(i64::from_le_bytes(load::<8>(row, at))),
+        Kind::U8 => ValueRef::Uint64(u8::from_le_bytes(load::<1>(row, at)) as u64),
+        Kind::U16 => ValueRef::Uint64(u16::from_le_bytes(load::<2>(row, at)) as u64),
+        Kind::U32 => ValueRef::Uint64(u32::from_le_bytes(load::<4>(row, at)) as u64),
+        Kind::U64 => ValueRef::Uint64(u64::from_le_bytes(load::<8>(row, at))),
+        Kind::Double => ValueRef::Double(f64::from_le_bytes(load::<8>(row, at))),
+        Kind::Bool => ValueRef::Bool(load::<1>(row, at)[0] == 1),
+        _ => ValueRef::Null,
+    }
+}
+
 /// A composite (or wide) value still in Skiff bytes: a cursor over a validated sub-slice.
 #[derive(Clone, Copy, Debug)]
 pub struct LazyField<'a> {
@@ -272,13 +301,24 @@ impl<'a> RowView<'a> {
     /// Data column `column`, or `None` past the last column.
     #[inline]
     pub fn get(&self, column: usize) -> Option<FieldRef<'a>> {
-        let child = *self.table.columns.get(column)?;
-        Some(self.child(child))
+        let fast = self.table.fast.get(column)?;
+        if fast.direct {
+            return Some(FieldRef::Value(read_direct(
+                fast.kind,
+                self.row,
+                fast.offset as usize,
+            )));
+        }
+        Some(self.child(self.table.columns[column]))
     }
 
     /// Data column `column` as a borrowed value, when it is not lazy.
     #[inline]
     pub fn value_ref(&self, column: usize) -> Option<ValueRef<'a>> {
+        let fast = self.table.fast.get(column)?;
+        if fast.direct {
+            return Some(read_direct(fast.kind, self.row, fast.offset as usize));
+        }
         self.get(column)?.as_value_ref()
     }
 
@@ -293,6 +333,30 @@ impl<'a> RowView<'a> {
             .columns
             .iter()
             .map(move |&child| self.child(child))
+    }
+
+    /// Calls `f(column, value)` for every data column, in order, with the borrowed value of
+    /// each non-lazy field (lazy ones are skipped). The fastest way through a row: scalars of
+    /// the fixed prefix are read straight from their precomputed offsets.
+    #[inline]
+    pub fn for_each_value(&self, mut f: impl FnMut(usize, ValueRef<'a>)) {
+        let table = self.table;
+        for (column, fast) in table.fast.iter().enumerate() {
+            if fast.direct {
+                f(
+                    column,
+                    read_direct(fast.kind, self.row, fast.offset as usize),
+                );
+            } else {
+                let plan = &table.fields[table.columns[column]];
+                if plan.borrowable {
+                    f(
+                        column,
+                        scalar_ref(plan, self.row, self.child_offset(table.columns[column])),
+                    );
+                }
+            }
+        }
     }
 
     pub fn key_switch(&self) -> bool {

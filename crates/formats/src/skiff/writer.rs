@@ -10,7 +10,7 @@ use shapeshift_types::{Value, ValueRef};
 
 use super::convert::value_bytes_to_wide;
 use super::error::SkiffError;
-use super::plan::{Codec, FieldPlan, Kind, Shape, TablePlan};
+use super::plan::{Codec, FieldPlan, Kind, TablePlan, ValueShape};
 use super::row::{OwnedRow, SystemFields};
 use super::yson_bridge;
 
@@ -88,15 +88,15 @@ pub fn encode_value(plan: &FieldPlan, value: &Value, out: &mut Vec<u8>) -> Resul
         },
         Kind::Variant8 | Kind::Variant16 => {
             let (tag, item) = match (plan.shape, value) {
-                (Shape::Optional { .. }, Value::Null) => (0usize, &Value::Null),
+                (ValueShape::Optional { .. }, Value::Null) => (0usize, &Value::Null),
                 (
-                    Shape::Optional {
+                    ValueShape::Optional {
                         nullable_item: true,
                     },
                     Value::Some(item),
                 ) => (1, &**item),
                 (
-                    Shape::Optional {
+                    ValueShape::Optional {
                         nullable_item: true,
                     },
                     other,
@@ -107,7 +107,7 @@ pub fn encode_value(plan: &FieldPlan, value: &Value, out: &mut Vec<u8>) -> Resul
                     ))
                 }
                 (
-                    Shape::Optional {
+                    ValueShape::Optional {
                         nullable_item: false,
                     },
                     item,
@@ -127,7 +127,7 @@ pub fn encode_value(plan: &FieldPlan, value: &Value, out: &mut Vec<u8>) -> Resul
         Kind::Repeated8 | Kind::Repeated16 => {
             let wide_tag = plan.kind == Kind::Repeated16;
             match (plan.shape, value) {
-                (Shape::Dict, Value::Dict(entries)) => {
+                (ValueShape::Dict, Value::Dict(entries)) => {
                     let entry = &plan.children[0];
                     for (key, value) in entries {
                         write_tag(wide_tag, 0, out);
@@ -138,7 +138,7 @@ pub fn encode_value(plan: &FieldPlan, value: &Value, out: &mut Vec<u8>) -> Resul
                         encode_value(&entry.children[1], value, out)?;
                     }
                 }
-                (Shape::ListOfVariants, Value::List(items)) => {
+                (ValueShape::ListOfVariants, Value::List(items)) => {
                     for item in items {
                         let Value::Variant(tag, inner) = item else {
                             return Err(expected("a list of variants", item));
@@ -151,7 +151,7 @@ pub fn encode_value(plan: &FieldPlan, value: &Value, out: &mut Vec<u8>) -> Resul
                         encode_value(child, inner, out)?;
                     }
                 }
-                (Shape::List | Shape::Dict, Value::List(items)) => {
+                (ValueShape::List | ValueShape::Dict, Value::List(items)) => {
                     let child = plan
                         .children
                         .first()
@@ -189,7 +189,7 @@ pub fn encode_value_ref(
         (Kind::Variant8, ValueRef::String(_) | ValueRef::Any(_))
             if matches!(
                 plan.shape,
-                Shape::Optional {
+                ValueShape::Optional {
                     nullable_item: false
                 }
             ) =>
