@@ -680,13 +680,15 @@ impl<S: Source> PullParser<S> {
                             .extend_from_slice(c.encode_utf8(&mut utf8).as_bytes());
                         return Ok(());
                     }
-                    None => return Err(YsonError::new(
-                        self.source.offset(),
-                        format!(
+                    None => {
+                        return Err(YsonError::new(
+                            self.source.offset(),
+                            format!(
                             "expected {wanted} hex digits of a Unicode code point in a \\{} escape",
                             byte as char
                         ),
-                    )),
+                        ))
+                    }
                 }
             }
             other => other,

@@ -19,6 +19,8 @@ use super::{YsonFormat, YsonType};
 pub struct FragmentReader<R: Read> {
     parser: PullParser<ReadSource<R>>,
     yson_type: YsonType,
+    /// Set once an error was returned: the iterator then ends.
+    failed: bool,
 }
 
 impl<R: Read> FragmentReader<R> {
@@ -28,6 +30,7 @@ impl<R: Read> FragmentReader<R> {
         FragmentReader {
             parser: PullParser::from_reader(reader, yson_type),
             yson_type,
+            failed: false,
         }
     }
 
@@ -85,8 +88,14 @@ impl<R: Read> FragmentReader<R> {
 
 impl<R: Read> Iterator for FragmentReader<R> {
     type Item = Result<Node, YsonError>;
+    /// Ends after the first error.
     fn next(&mut self) -> Option<Self::Item> {
-        self.next_item().transpose()
+        if self.failed {
+            return None;
+        }
+        let item = self.next_item().transpose();
+        self.failed = matches!(item, Some(Err(_)));
+        item
     }
 }
 
@@ -180,8 +189,14 @@ impl<R: Read> TableReader<R> {
 
 impl<R: Read> Iterator for TableReader<R> {
     type Item = Result<TableItem, YsonError>;
+    /// Ends after the first error.
     fn next(&mut self) -> Option<Self::Item> {
-        self.next_item().transpose()
+        if self.fragments.failed {
+            return None;
+        }
+        let item = self.next_item().transpose();
+        self.fragments.failed = matches!(item, Some(Err(_)));
+        item
     }
 }
 
