@@ -1,11 +1,15 @@
 //! Frame-of-reference bit-packed vectors: the workhorse every integer scheme cascades into.
 //!
 //! Layout (starts 8-byte aligned within its block):
-//! `[width u8][7 zero bytes][reference u64 LE][ceil(count/1024) chunks of 128*width bytes]`.
+//! `[width u8][7 zero bytes][reference u64 LE][floor(count/1024) chunks of 128*width bytes]
+//! [tail bit stream]`.
 //! Each chunk holds 1024 offsets `value - reference` (wrapping) packed to `width` bits in the
-//! FastLanes transposed order, so the `fastlanes` kernels unpack it with SIMD-friendly loops;
-//! the last chunk is padded with zero offsets. `width <= lane bits` is checked when parsing and
-//! the chunk data length is exact, which is all the unchecked kernels require.
+//! FastLanes transposed order, so the `fastlanes` kernels unpack it with SIMD-friendly loops.
+//! The `count % 1024` values after the last full chunk (the "tail") follow as a plain
+//! LSB-first bit stream of `ceil(tail * width / 8)` bytes, so short vectors (dictionaries,
+//! run lists, exceptions, block tails) do not pay for a whole 1024-value chunk.
+//! `width <= lane bits` is checked when parsing and the chunk data length is exact, which is
+//! all the unchecked kernels require.
 
 use std::borrow::Cow;
 
@@ -19,7 +23,26 @@ pub(crate) const CHUNK: usize = 1024;
 /// not counting the alignment padding before it).
 pub(crate) fn packed_size(count: usize, width: u32, lane_bytes: usize) -> usize {
     let _ = lane_bytes;
-    16 + count.div_ceil(CHUNK) * 128 * width as usize
+    16 + count / CHUNK * 128 * width as usize + tail_bytes(count % CHUNK, width)
+}
+
+fn tail_bytes(tail: usize, width: u32) -> usize {
+    (tail * width as usize).div_ceil(8)
+}
+
+/// Reads `width` bits at `bit` of an LSB-first stream (bytes past the end read as zero).
+#[inline]
+fn read_bits(data: &[u8], bit: usize, width: u32) -> u64 {
+    let start = bit / 8;
+    let mut window = [0u8; 16];
+    let available = data.len().saturating_sub(start).min(16);
+    window[..available].copy_from_slice(&data[start..start + available]);
+    let word = u128::from_le_bytes(window) >> (bit % 8);
+    if width >= 64 {
+        word as u64
+    } else {
+        (word as u64) & ((1u64 << width) - 1)
+    }
 }
 
 /// Writes `values` as offsets from `reference` in `width` bits each.
@@ -35,14 +58,29 @@ pub(crate) fn write_packed<L: Lane>(out: &mut Vec<u8>, values: &[L], reference: 
     let words = CHUNK * width as usize / L::BITS as usize;
     let mut input = vec![L::default(); CHUNK];
     let mut packed = vec![L::default(); words];
-    for chunk in values.chunks(CHUNK) {
+    let full = values.len() / CHUNK * CHUNK;
+    for chunk in values[..full].chunks_exact(CHUNK) {
         for (slot, &value) in input.iter_mut().zip(chunk) {
             *slot = value.wrapping_sub_(reference);
         }
-        input[chunk.len()..].fill(L::default());
         // SAFETY: input has exactly 1024 lanes, packed has 1024*width/BITS lanes, width <= BITS.
         unsafe { L::unchecked_pack(width as usize, &input, &mut packed) };
         crate::bytes::put_lanes(out, &packed);
+    }
+    // Tail: LSB-first bit stream.
+    let mut buffer: u128 = 0;
+    let mut filled = 0u32;
+    for &value in &values[full..] {
+        buffer |= (value.wrapping_sub_(reference).to_u64() as u128) << filled;
+        filled += width;
+        while filled >= 8 {
+            out.push(buffer as u8);
+            buffer >>= 8;
+            filled -= 8;
+        }
+    }
+    if filled > 0 {
+        out.push(buffer as u8);
     }
 }
 
@@ -67,6 +105,7 @@ pub(crate) struct PackedView<'a, L: Lane> {
     reference: L,
     count: usize,
     words: Cow<'a, [L]>,
+    tail: &'a [u8],
 }
 
 impl<'a, L: Lane> PackedView<'a, L> {
@@ -83,8 +122,9 @@ impl<'a, L: Lane> PackedView<'a, L> {
         }
         reader.take(7, "packed vector padding")?;
         let reference = L::truncate_u64(reader.u64("packed vector reference")?);
-        let word_count = count.div_ceil(CHUNK) * CHUNK * width as usize / L::BITS as usize;
+        let word_count = count / CHUNK * CHUNK * width as usize / L::BITS as usize;
         let data = reader.take(word_count * L::BYTES, "bit-packed words")?;
+        let tail = reader.take(tail_bytes(count % CHUNK, width), "bit-packed tail")?;
         // SAFETY: any bytes are valid lanes; align_to only yields a middle part that is aligned.
         let (prefix, middle, _) = unsafe { data.align_to::<L>() };
         let words = if prefix.is_empty() && middle.len() == word_count {
@@ -99,6 +139,7 @@ impl<'a, L: Lane> PackedView<'a, L> {
             reference,
             count,
             words,
+            tail,
         })
     }
 
@@ -113,6 +154,11 @@ impl<'a, L: Lane> PackedView<'a, L> {
         debug_assert!(index < self.count);
         if self.width == 0 {
             return self.reference;
+        }
+        let full = self.count / CHUNK * CHUNK;
+        if index >= full {
+            let bits = read_bits(self.tail, (index - full) * self.width as usize, self.width);
+            return L::truncate_u64(bits).wrapping_add_(self.reference);
         }
         let words = self.chunk_words(index / CHUNK);
         // SAFETY: words has exactly 1024*width/BITS lanes, width <= BITS, index % 1024 < 1024.
@@ -142,13 +188,9 @@ impl<'a, L: Lane> PackedView<'a, L> {
                 )
             };
         }
-        let tail = self.count - full * CHUNK;
-        if tail > 0 {
-            let mut scratch = [L::default(); CHUNK];
-            let words = self.chunk_words(full);
-            // SAFETY: as above.
-            unsafe { L::unchecked_unfor_pack(width, words, self.reference, &mut scratch) };
-            out[full * CHUNK..].copy_from_slice(&scratch[..tail]);
+        for (position, slot) in out[full * CHUNK..].iter_mut().enumerate() {
+            let bits = read_bits(self.tail, position * width, self.width);
+            *slot = L::truncate_u64(bits).wrapping_add_(self.reference);
         }
     }
 }

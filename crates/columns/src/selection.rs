@@ -4,9 +4,11 @@
 //! `score = bytes × byte_weight + decode_ns_per_value × count × time_weight`
 //!
 //! (decode cost from the calibrated table in `cost_table`), and returns the candidates best
-//! first. Weights per target model the medium the column is read from: `Smaller` counts bytes
-//! only (decode time breaks ties), `Balanced` charges 1 byte per 2 ns of decoding (a 0.5 GB/s
-//! medium), `Faster` charges 1 byte per 0.125 ns (an 8 GB/s medium: bytes barely matter).
+//! first. Weights per target model the medium the column is read from, as "one byte read costs
+//! as much as 1/time_weight ns of decoding": `Smaller` counts bytes only (decode time breaks
+//! ties), `Balanced` uses 0.25 bytes/ns (a byte costs 4 ns: a ~250 MB/s medium such as a
+//! network or object store), `Faster` uses 2 bytes/ns (a byte costs 0.5 ns: a ~2 GB/s medium,
+//! decode time dominates but a much smaller form still wins).
 //! Zero and constant blocks short-circuit before any sampling. Candidates priced from the
 //! sample (dictionary, ALP, pco, LZ4/zstd) are skipped when their decode time alone already
 //! loses to the best exactly-priced candidate.
@@ -20,7 +22,7 @@ use crate::value::{ColumnValue, Lane};
 pub enum Target {
     /// Smallest encoded size; decode speed only breaks ties.
     Smaller,
-    /// Trade size against decode time (a byte is worth 2 ns of decoding).
+    /// Trade size against decode time (a byte is worth 4 ns of decoding).
     #[default]
     Balanced,
     /// Fastest decode; size matters only when the difference is large.
@@ -59,8 +61,8 @@ impl Target {
     fn weights(self) -> (f64, f64) {
         match self {
             Target::Smaller => (1.0, 1e-4),
-            Target::Balanced => (1.0, 0.5),
-            Target::Faster => (1.0, 8.0),
+            Target::Balanced => (1.0, 0.25),
+            Target::Faster => (1.0, 2.0),
         }
     }
 }

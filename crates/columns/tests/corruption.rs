@@ -1,0 +1,147 @@
+//! Property: hostile input never panics, hangs or over-allocates; it yields an `Error` that
+//! names a byte offset. Covers truncations, bit flips and random bytes of whole columns
+//! (caught by structure or checksums), and hostile *block contents* behind valid checksums
+//! (`open_without_block_checksums`), which exercise every decoder's own bounds checks.
+
+use proptest::prelude::*;
+use shapeshift_columns::{encode, Column, EncodeOptions, Encoding, Error, Target};
+
+fn sample_columns() -> Vec<Vec<u8>> {
+    let n = 9000;
+    let mut out = Vec::new();
+    let ints: Vec<i64> = (0..n)
+        .map(|i| (i * 7919 % 1000) - 500 + if i % 97 == 0 { 1 << 40 } else { 0 })
+        .collect();
+    let runs: Vec<i64> = (0..n).map(|i| i / 300).collect();
+    let floats: Vec<f64> = (0..n).map(|i| ((i * 37 % 10_000) as f64) / 100.0).collect();
+    for encoding in Encoding::ALL {
+        let options = EncodeOptions::new(Target::Smaller)
+            .with_block_size(4096)
+            .with_only(&[encoding]);
+        out.push(encode(&ints, &options).unwrap());
+        out.push(encode(&runs, &options).unwrap());
+        out.push(encode(&floats, &options).unwrap());
+    }
+    out
+}
+
+/// Decodes everything every way; returns the first error. Must never panic.
+fn read_all(column: &Column<Vec<u8>>) -> Result<(), Error> {
+    match column.value_type() {
+        shapeshift_columns::ValueType::I64 => {
+            column.decode::<i64>()?;
+            let rows: Vec<usize> = (0..column.len()).step_by(13).collect();
+            column.take::<i64>(&rows)?;
+        }
+        shapeshift_columns::ValueType::F64 => {
+            column.decode::<f64>()?;
+            let rows: Vec<usize> = (0..column.len()).step_by(13).collect();
+            column.take::<f64>(&rows)?;
+        }
+        _ => {}
+    }
+    Ok(())
+}
+
+fn assert_reports_offset(error: &Error, length: usize) {
+    let offset = match error {
+        Error::Truncated { offset, .. } | Error::Corrupt { offset, .. } => *offset,
+        Error::Checksum { offset, .. } => *offset,
+        other => panic!("unexpected error kind {other:?}"),
+    };
+    assert!(offset <= length, "offset {offset} beyond {length}");
+    assert!(error.to_string().contains("byte"), "{error}");
+}
+
+#[test]
+fn every_truncation_is_an_error() {
+    for bytes in sample_columns() {
+        for cut in (0..bytes.len()).step_by(7) {
+            let error = Column::open(bytes[..cut].to_vec()).unwrap_err();
+            assert_reports_offset(&error, bytes.len());
+        }
+    }
+}
+
+#[test]
+fn bit_flips_are_detected() {
+    for bytes in sample_columns() {
+        for position in (0..bytes.len()).step_by(11) {
+            let mut flipped = bytes.clone();
+            flipped[position] ^= 0x10;
+            let error = Column::open(flipped).unwrap_err();
+            assert_reports_offset(&error, bytes.len());
+        }
+    }
+}
+
+#[test]
+fn wrong_type_and_bad_indices_are_errors() {
+    let bytes = encode(&[1i64, 2, 3], &EncodeOptions::default()).unwrap();
+    let column = Column::open(bytes).unwrap();
+    assert!(matches!(
+        column.decode::<f64>(),
+        Err(Error::TypeMismatch { .. })
+    ));
+    assert!(matches!(
+        column.get::<i64>(3),
+        Err(Error::IndexOutOfRange { .. })
+    ));
+    assert!(matches!(
+        column.take::<i64>(&[2, 1]),
+        Err(Error::UnsortedIndices { .. })
+    ));
+    assert!(matches!(
+        encode(&[1i64], &EncodeOptions::default().with_block_size(100)),
+        Err(Error::InvalidOption(_))
+    ));
+}
+
+/// Byte offset where the blocks start (header 96 + 16 per block + 8).
+fn data_start(bytes: &[u8]) -> usize {
+    let blocks = u32::from_le_bytes(bytes[24..28].try_into().unwrap()) as usize;
+    96 + 16 * blocks + 8
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(256))]
+
+    #[test]
+    fn random_bytes_never_panic(bytes in prop::collection::vec(any::<u8>(), 0..2000), magic in any::<bool>()) {
+        let mut bytes = bytes;
+        if magic && bytes.len() >= 10 {
+            bytes[..8].copy_from_slice(b"SSCOLUMN");
+            bytes[8] = 1;
+            bytes[9] = 0;
+        }
+        if let Ok(column) = Column::open(bytes.clone()) {
+            let _ = read_all(&column);
+        }
+    }
+
+    /// Hostile block contents behind a valid metadata checksum: every decoder must bound-check.
+    #[test]
+    fn hostile_blocks_never_panic(
+        which in 0usize..39,
+        edits in prop::collection::vec((any::<prop::sample::Index>(), any::<u8>()), 1..8),
+    ) {
+        let columns = sample_columns();
+        let mut bytes = columns[which % columns.len()].clone();
+        let start = data_start(&bytes);
+        for (index, value) in edits {
+            let position = start + index.index(bytes.len() - start);
+            // Keep the block tags (they are checked against the table); mutate payloads.
+            if bytes[position..].len() > 0 {
+                bytes[position] = value;
+            }
+        }
+        match Column::open_without_block_checksums(bytes.clone()) {
+            Ok(column) => {
+                if let Err(error) = read_all(&column) {
+                    assert_reports_offset(&error, bytes.len());
+                }
+            }
+            Err(error) => assert_reports_offset(&error, bytes.len()),
+        }
+    }
+}

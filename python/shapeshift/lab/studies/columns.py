@@ -1,0 +1,411 @@
+"""Adaptive per-block numeric columns against Druid's default, pcodec, Vortex and Parquet.
+
+For every column (synthetic distributions and TPC-H lineitem columns) and every system the
+study measures the encoded size, encode speed, full decode time per value and the time to
+select n rows (sorted random rows at 0.1%, 1%, 10%, 50%, 100% of the column). Each system
+decodes from its own in-memory encoded form into a numpy array:
+
+* ours (``smaller``/``balanced``/``faster``) and the Druid-like baseline: ``Column(bytes)``
+  (which verifies all checksums) then ``to_numpy()`` / ``take(rows)``;
+* pcodec: ``standalone.simple_decompress`` (no random access: take = decode + numpy index);
+* Vortex: ``vortex.compress`` result, ``to_arrow_array().to_numpy()`` / ``take``;
+* Parquet (pyarrow, zstd, one row group): ``read_table`` from the buffer (take = decode + take).
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+import numpy as np
+
+from shapeshift.lab.study import StudyResult, Table, Target
+
+TITLE = "Numeric columns: adaptive per-block encodings vs pcodec, Vortex, Parquet, Druid"
+
+FRACTIONS = (0.001, 0.01, 0.1, 0.5, 1.0)
+OURS = ("smaller", "balanced", "faster")
+
+
+# ---------------------------------------------------------------------------------------
+# Data
+
+
+def synthetic_columns(n: int, rng: np.random.Generator) -> dict[str, np.ndarray]:
+    runs = rng.geometric(1 / 1000, n // 100 + 10)
+    run_values = rng.integers(0, 10_000, runs.size)
+    counters = np.cumsum(rng.poisson(5, n)).astype(np.int64)
+    resets = np.maximum.accumulate(np.where(rng.random(n) < 1e-4, np.arange(n), 0))
+    counters = counters - counters[resets]
+    return {
+        "uniform_i64": rng.integers(0, 1_000_000, n, dtype=np.int64),
+        "zipf_i64": rng.zipf(1.3, n).clip(1, 10**9).astype(np.int64),
+        "sparse_i64": np.where(rng.random(n) < 0.05, rng.integers(1, 10**6, n), 0).astype(np.int64),
+        "timestamps_ms": (1_700_000_000_000 + np.cumsum(rng.exponential(1000, n))).astype(np.int64),
+        "long_runs_i32": np.repeat(run_values, runs)[:n].astype(np.int32),
+        "low_card_i64": rng.choice(rng.integers(-(2**62), 2**62, 16), n).astype(np.int64),
+        "counters_u64": counters.astype(np.uint64),
+        "random_f64": rng.random(n),
+        "prices_f64": np.round(rng.lognormal(3, 1, n), 2),
+        "temps_f32": np.round(rng.normal(20, 8, n), 1).astype(np.float32),
+    }
+
+
+def tpch_lineitem(rows: int) -> tuple[dict[str, np.ndarray], str]:
+    """Lineitem columns from ``tpchgen-cli`` when installed, else from the spec in numpy."""
+    exe = shutil.which("tpchgen-cli", path=os.path.dirname(sys.executable)) or shutil.which(
+        "tpchgen-cli"
+    )
+    if exe is not None:
+        import pyarrow as pa
+        import pyarrow.compute as pc
+        import pyarrow.parquet as pq
+
+        scale = max(0.01, round(rows / 6_000_000, 3))
+        with tempfile.TemporaryDirectory() as out:
+            subprocess.run(
+                [exe, "parquet", "-s", str(scale), "--tables=lineitem", f"--output-dir={out}"],
+                check=True,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+            )
+            table = pq.read_table(os.path.join(out, "lineitem.parquet"))
+        cols = {}
+        for name in ("l_orderkey", "l_partkey", "l_suppkey"):
+            cols[name] = table[name].to_numpy().astype(np.int64)
+        cols["l_linenumber"] = table["l_linenumber"].to_numpy().astype(np.int32)
+        for name in ("l_quantity", "l_extendedprice", "l_discount", "l_tax"):
+            cols[name] = pc.cast(table[name], pa.float64()).to_numpy()
+        cols["l_shipdate"] = pc.cast(table["l_shipdate"], pa.int32()).to_numpy()
+        return cols, f"tpchgen-cli (TPC-H dbgen port) at scale factor {scale}"
+    return spec_lineitem(rows), "numpy generator following the TPC-H spec's distributions"
+
+
+def spec_lineitem(rows: int) -> dict[str, np.ndarray]:
+    """TPC-H 4.2.3 distributions: orders with 1..7 lines, sparse order keys, uniform parts."""
+    rng = np.random.default_rng(1992)
+    scale = rows / 6_000_000
+    orders = max(1, int(rows / 4))
+    lines = rng.integers(1, 8, orders)
+    order_keys = np.arange(orders, dtype=np.int64)
+    order_keys = (order_keys // 8) * 32 + (order_keys % 8) + 1  # spec: sparse keys
+    orderkey = np.repeat(order_keys, lines)[:rows]
+    linenumber = np.concatenate([np.arange(1, k + 1) for k in lines])[:rows].astype(np.int32)
+    parts = max(1, int(200_000 * scale))
+    partkey = rng.integers(1, parts + 1, rows, dtype=np.int64)
+    suppliers = max(1, int(10_000 * scale))
+    suppkey = (partkey + rng.integers(0, 4, rows) * (suppliers // 4 + (partkey - 1) // suppliers)) % suppliers + 1
+    quantity = rng.integers(1, 51, rows).astype(np.float64)
+    retail = (90_000 + (partkey // 10) % 20_001 + 100 * (partkey % 1000)) / 100
+    orderdate = np.repeat(rng.integers(8035, 8035 + 2405, orders), lines)[:rows]
+    return {
+        "l_orderkey": orderkey,
+        "l_partkey": partkey,
+        "l_suppkey": suppkey.astype(np.int64),
+        "l_linenumber": linenumber,
+        "l_quantity": quantity,
+        "l_extendedprice": np.round(quantity * retail, 2),
+        "l_discount": rng.integers(0, 11, rows) / 100,
+        "l_tax": rng.integers(0, 9, rows) / 100,
+        "l_shipdate": (orderdate + rng.integers(1, 122, rows)).astype(np.int32),
+    }
+
+
+# ---------------------------------------------------------------------------------------
+# Systems: encode(values) -> encoded, size(encoded), decode(encoded) -> ndarray,
+# take(encoded, rows) -> ndarray
+
+
+class Ours:
+    def __init__(self, target: str):
+        self.name = f"ours:{target}"
+        self.target = target
+
+    def encode(self, values):
+        from shapeshift import columns
+
+        return columns.encode(values, target=self.target)
+
+    def size(self, encoded):
+        return len(encoded)
+
+    def decode(self, encoded):
+        from shapeshift import columns
+
+        return columns.Column(encoded).to_numpy()
+
+    def take(self, encoded, rows):
+        from shapeshift import columns
+
+        return columns.Column(encoded).take(rows)
+
+
+class Baseline(Ours):
+    def __init__(self):
+        self.name = "druid-like (bytepack+lz4)"
+
+    def encode(self, values):
+        from shapeshift import columns
+
+        return columns.encode_baseline(values)
+
+
+class Pcodec:
+    name = "pcodec"
+
+    def encode(self, values):
+        import pcodec
+
+        return pcodec.standalone.simple_compress(values, pcodec.ChunkConfig())
+
+    def size(self, encoded):
+        return len(encoded)
+
+    def decode(self, encoded):
+        import pcodec
+
+        return pcodec.standalone.simple_decompress(encoded)
+
+    def take(self, encoded, rows):
+        return self.decode(encoded)[rows]
+
+
+class Vortex:
+    name = "vortex"
+
+    def encode(self, values):
+        import pyarrow as pa
+        import vortex
+
+        return vortex.compress(vortex.array(pa.array(values)))
+
+    def size(self, encoded):
+        return encoded.nbytes
+
+    def decode(self, encoded):
+        return encoded.to_arrow_array().to_numpy(zero_copy_only=False)
+
+    def take(self, encoded, rows):
+        import pyarrow as pa
+        import vortex
+
+        taken = encoded.take(vortex.array(pa.array(rows.astype(np.uint64))))
+        return taken.to_arrow_array().to_numpy(zero_copy_only=False)
+
+
+class Parquet:
+    name = "parquet+zstd"
+
+    def encode(self, values):
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        sink = io.BytesIO()
+        pq.write_table(pa.table({"v": values}), sink, compression="zstd")
+        return sink.getvalue()
+
+    def size(self, encoded):
+        return len(encoded)
+
+    def _column(self, encoded):
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        return pq.read_table(pa.BufferReader(encoded)).column(0)
+
+    def decode(self, encoded):
+        return self._column(encoded).to_numpy()
+
+    def take(self, encoded, rows):
+        return self._column(encoded).take(rows).to_numpy()
+
+
+def systems():
+    return [Ours(t) for t in OURS] + [Baseline(), Pcodec(), Vortex(), Parquet()]
+
+
+# ---------------------------------------------------------------------------------------
+
+
+def measure_column(ctx, name, values, rng):
+    n = values.size
+    out = {"values": n, "dtype": str(values.dtype), "systems": {}}
+    row_sets = {f: np.sort(rng.choice(n, max(1, int(n * f)), replace=False)) for f in FRACTIONS[:-1]}
+    row_sets[1.0] = np.arange(n)
+    for system in systems():
+        started = time.perf_counter()
+        encoded = system.encode(values)
+        encode_seconds = time.perf_counter() - started
+        decoded = system.decode(encoded)
+        if not np.array_equal(np.asarray(decoded).view(np.uint8), values.view(np.uint8)):
+            raise AssertionError(f"{system.name} did not round-trip {name}")
+        probe = row_sets[0.01]
+        if not np.array_equal(np.asarray(system.take(encoded, probe)).view(np.uint8), values[probe].view(np.uint8)):
+            raise AssertionError(f"{system.name} take differs on {name}")
+        decode = ctx.time(lambda: system.decode(encoded), repeat=3, warmup=0).median
+        takes = {
+            str(f): ctx.time(lambda rows=rows: system.take(encoded, rows), repeat=3, warmup=0).median
+            for f, rows in row_sets.items()
+        }
+        record = {
+            "bytes": system.size(encoded),
+            "encode_mb_s": values.nbytes / encode_seconds / 1e6,
+            "decode_ns_per_value": decode * 1e9 / n,
+            "decode_seconds": decode,
+            "take_seconds": takes,
+        }
+        if system.name.startswith("ours") or system.name.startswith("druid"):
+            from shapeshift import columns
+
+            record["composition"] = columns.Column(encoded).composition()
+        out["systems"][system.name] = record
+    return out
+
+
+def run(ctx) -> StudyResult:
+    started = time.monotonic()
+    rng = np.random.default_rng(2026)
+    n = ctx.rows(1_000_000, minimum=10_000)
+    data = synthetic_columns(n, rng)
+    ctx.progress(f"columns: {len(data)} synthetic columns of {n} values")
+    lineitem, tpch_source = tpch_lineitem(n)
+    data.update({name: values for name, values in lineitem.items()})
+    ctx.progress(f"columns: lineitem from {tpch_source}")
+
+    figures = {}
+    for name, values in data.items():
+        ctx.progress(f"columns: {name} ({values.dtype}, {values.size} values)")
+        figures[name] = measure_column(ctx, name, values, rng)
+
+    names = list(figures)
+    system_names = [s.name for s in systems()]
+
+    def per_system(key):
+        return {s: [figures[c]["systems"][s][key] for c in names] for s in system_names}
+
+    sizes = per_system("bytes")
+    decode_ns = per_system("decode_ns_per_value")
+    decode_seconds = per_system("decode_seconds")
+    total_size = {s: sum(v) for s, v in sizes.items()}
+    total_decode = {s: sum(v) for s, v in decode_seconds.items()}
+    total_raw = sum(figures[c]["values"] * np.dtype(figures[c]["dtype"]).itemsize for c in names)
+    take_totals = {
+        s: {str(f): sum(figures[c]["systems"][s]["take_seconds"][str(f)] for c in names) for f in FRACTIONS}
+        for s in system_names
+    }
+
+    rows = []
+    for column in names:
+        for s in system_names:
+            r = figures[column]["systems"][s]
+            rows.append(
+                [
+                    column,
+                    s,
+                    r["bytes"],
+                    round(r["bytes"] * 8 / figures[column]["values"], 2),
+                    round(r["encode_mb_s"], 1),
+                    round(r["decode_ns_per_value"], 3),
+                    *(round(r["take_seconds"][str(f)] * 1e3, 3) for f in FRACTIONS),
+                    ", ".join(f"{k}:{v}" for k, v in r.get("composition", {}).items()),
+                ]
+            )
+    detail = Table(
+        title="Per column and system",
+        columns=[
+            "column",
+            "system",
+            "bytes",
+            "bits/value",
+            "encode MB/s",
+            "decode ns/value",
+            *(f"take {f:.1%} ms" for f in FRACTIONS),
+            "composition (blocks)",
+        ],
+        rows=rows,
+        note=f"{n} values per synthetic column; lineitem from {tpch_source}. "
+        "Times are medians of 3 runs; decode and take start from the encoded bytes/object.",
+    )
+    totals = Table(
+        title="Totals over all columns",
+        columns=["system", "total bytes", "x raw", "decode s (sum)", *(f"take {f:.1%} s" for f in FRACTIONS)],
+        rows=[
+            [
+                s,
+                total_size[s],
+                round(total_raw / max(1, total_size[s]), 2),
+                round(total_decode[s], 4),
+                *(round(take_totals[s][str(f)], 4) for f in FRACTIONS),
+            ]
+            for s in system_names
+        ],
+    )
+
+    balanced_wins = [
+        c
+        for c in names
+        if figures[c]["systems"]["ours:balanced"]["bytes"] < figures[c]["systems"]["parquet+zstd"]["bytes"]
+        and figures[c]["systems"]["ours:balanced"]["decode_seconds"]
+        < figures[c]["systems"]["parquet+zstd"]["decode_seconds"]
+    ]
+    take_speedup = total_decode["ours:balanced"] / max(1e-12, take_totals["ours:balanced"]["0.01"])
+    targets = [
+        Target("smaller: total size / pcodec", total_size["ours:smaller"] / total_size["pcodec"], 1.05, "x", True),
+        Target("faster: total decode time / Vortex", total_decode["ours:faster"] / total_decode["vortex"], 1.0, "x", True),
+        Target("faster: total size / Vortex", total_size["ours:faster"] / max(1, total_size["vortex"]), 1.0, "x", True),
+        Target("balanced: columns smaller and faster than Parquet+zstd", len(balanced_wins), len(names), "columns"),
+        Target("balanced: full decode / take of 1% rows", take_speedup, 10.0, "x"),
+    ]
+    lost = [c for c in names if c not in balanced_wins]
+    summary = (
+        f"{len(names)} columns ({n} values each for synthetic data; lineitem from {tpch_source}). "
+        f"Total sizes: smaller {total_size['ours:smaller']:,} B, balanced {total_size['ours:balanced']:,} B, "
+        f"faster {total_size['ours:faster']:,} B, Druid-like baseline {total_size['druid-like (bytepack+lz4)']:,} B, "
+        f"pcodec {total_size['pcodec']:,} B, Vortex {total_size['vortex']:,} B, Parquet+zstd {total_size['parquet+zstd']:,} B. "
+        f"Summed full decode: balanced {total_decode['ours:balanced']*1e3:.1f} ms, faster {total_decode['ours:faster']*1e3:.1f} ms, "
+        f"pcodec {total_decode['pcodec']*1e3:.1f} ms, Vortex {total_decode['vortex']*1e3:.1f} ms, "
+        f"Parquet {total_decode['parquet+zstd']*1e3:.1f} ms. Balanced beats Parquet+zstd on both size and decode "
+        f"on {len(balanced_wins)}/{len(names)} columns"
+        + (f" (not on: {', '.join(lost)})" if lost else "")
+        + f"; taking 1% of rows is {take_speedup:.1f}x faster than a full decode."
+    )
+    recommendations = []
+    if total_size["ours:smaller"] <= total_size["pcodec"] * 1.05:
+        recommendations.append("Use target='smaller' for cold storage: within 5% of pcodec's size.")
+    else:
+        recommendations.append(
+            f"target='smaller' is {total_size['ours:smaller']/total_size['pcodec']:.2f}x pcodec's size; "
+            "for the smallest files use pcodec directly."
+        )
+    recommendations.append(
+        f"target='balanced' is {total_size['parquet+zstd']/total_size['ours:balanced']:.2f}x smaller and "
+        f"{total_decode['parquet+zstd']/total_decode['ours:balanced']:.2f}x faster to decode than Parquet+zstd in total."
+    )
+    charts = [
+        ctx.bar_chart("columns_size.svg", "Encoded size per column", names, sizes, "bytes", log=True),
+        ctx.bar_chart("columns_decode.svg", "Full decode per column", names, decode_ns, "ns per value", log=True),
+        ctx.bar_chart(
+            "columns_take.svg",
+            "Time to select n rows (sum over columns)",
+            [f"{f:.1%}" for f in FRACTIONS],
+            {s: [take_totals[s][str(f)] for f in FRACTIONS] for s in system_names},
+            "seconds",
+            log=True,
+        ),
+    ]
+    ctx.progress(f"columns: done in {time.monotonic() - started:.1f}s")
+    return StudyResult(
+        name="columns",
+        title=TITLE,
+        summary=summary,
+        tables=[totals, detail],
+        charts=charts,
+        targets=targets,
+        recommendations=recommendations,
+        data={"source": tpch_source, "values_per_column": n, "columns": figures},
+    )
