@@ -2,6 +2,9 @@
 //!
 //! Each format is a module with its own public low-level API (its fast path).
 
+pub mod protobuf;
+pub mod protobuf_dynamic;
+mod row_bridge;
 pub mod skiff;
 pub mod table;
 pub mod yson;

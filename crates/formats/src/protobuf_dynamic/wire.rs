@@ -1,0 +1,161 @@
+//! Protobuf wire primitives: varints, tags, length-delimited fields, skipping.
+
+/// Wire types.
+pub(crate) const VARINT: u8 = 0;
+pub(crate) const FIXED64: u8 = 1;
+pub(crate) const LEN: u8 = 2;
+pub(crate) const FIXED32: u8 = 5;
+
+#[inline]
+pub(crate) fn put_varint(out: &mut Vec<u8>, mut v: u64) {
+    while v >= 0x80 {
+        out.push((v as u8) | 0x80);
+        v >>= 7;
+    }
+    out.push(v as u8);
+}
+
+#[inline]
+pub(crate) fn put_tag(out: &mut Vec<u8>, field: u32, wire_type: u8) {
+    put_varint(out, (u64::from(field) << 3) | u64::from(wire_type));
+}
+
+/// Starts a length-delimited field: writes the tag and a one-byte length placeholder;
+/// returns where the body starts, for [`end_len`].
+#[inline]
+pub(crate) fn begin_len(out: &mut Vec<u8>, field: u32) -> usize {
+    put_tag(out, field, LEN);
+    out.push(0);
+    out.len()
+}
+
+/// Ends a length-delimited field begun at `body_start`: fills in the length, moving the
+/// body when the length needs more than one byte.
+#[inline]
+pub(crate) fn end_len(out: &mut Vec<u8>, body_start: usize) {
+    let len = out.len() - body_start;
+    if len < 0x80 {
+        out[body_start - 1] = len as u8;
+    } else {
+        let mut varint = Vec::with_capacity(10);
+        put_varint(&mut varint, len as u64);
+        out.splice(body_start - 1..body_start, varint);
+    }
+}
+
+/// A cursor over one message's bytes; errors carry the offset relative to `base`.
+pub(crate) struct Cursor<'a> {
+    pub(crate) bytes: &'a [u8],
+    pub(crate) pos: usize,
+    /// Offset of `bytes[0]` in the whole input, for error messages.
+    pub(crate) base: u64,
+}
+
+/// A decode error: offset in the input and what was wrong.
+#[derive(Debug)]
+pub(crate) struct WireError {
+    pub(crate) offset: u64,
+    pub(crate) message: String,
+}
+
+impl<'a> Cursor<'a> {
+    pub(crate) fn new(bytes: &'a [u8], base: u64) -> Self {
+        Cursor {
+            bytes,
+            pos: 0,
+            base,
+        }
+    }
+
+    pub(crate) fn error(&self, message: impl Into<String>) -> WireError {
+        WireError {
+            offset: self.base + self.pos as u64,
+            message: message.into(),
+        }
+    }
+
+    #[inline]
+    pub(crate) fn at_end(&self) -> bool {
+        self.pos >= self.bytes.len()
+    }
+
+    #[inline]
+    pub(crate) fn varint(&mut self) -> Result<u64, WireError> {
+        let mut value = 0u64;
+        for i in 0..10 {
+            let Some(&byte) = self.bytes.get(self.pos) else {
+                return Err(self.error("message ends inside a varint"));
+            };
+            self.pos += 1;
+            if i == 9 && byte > 1 {
+                return Err(self.error("varint longer than 64 bits"));
+            }
+            value |= u64::from(byte & 0x7f) << (7 * i);
+            if byte < 0x80 {
+                return Ok(value);
+            }
+        }
+        Err(self.error("varint longer than 10 bytes"))
+    }
+
+    /// Reads a tag: (field number, wire type).
+    #[inline]
+    pub(crate) fn tag(&mut self) -> Result<(u32, u8), WireError> {
+        let start = self.pos;
+        let tag = self.varint()?;
+        let field = tag >> 3;
+        if field == 0 || field > u64::from(u32::MAX >> 3) {
+            self.pos = start;
+            return Err(self.error(format!("invalid field number {field}")));
+        }
+        Ok((field as u32, (tag & 7) as u8))
+    }
+
+    #[inline]
+    pub(crate) fn fixed32(&mut self) -> Result<u32, WireError> {
+        let bytes = self.take(4)?;
+        Ok(u32::from_le_bytes([bytes[0], bytes[1], bytes[2], bytes[3]]))
+    }
+
+    #[inline]
+    pub(crate) fn fixed64(&mut self) -> Result<u64, WireError> {
+        let bytes = self.take(8)?;
+        let mut b = [0u8; 8];
+        b.copy_from_slice(bytes);
+        Ok(u64::from_le_bytes(b))
+    }
+
+    #[inline]
+    pub(crate) fn take(&mut self, n: usize) -> Result<&'a [u8], WireError> {
+        if self.bytes.len() - self.pos < n {
+            return Err(self.error(format!(
+                "field of {n} bytes runs past the end of its message ({} left)",
+                self.bytes.len() - self.pos
+            )));
+        }
+        let slice = &self.bytes[self.pos..self.pos + n];
+        self.pos += n;
+        Ok(slice)
+    }
+
+    /// The body of a length-delimited field, as a cursor of its own.
+    #[inline]
+    pub(crate) fn len_delimited(&mut self) -> Result<Cursor<'a>, WireError> {
+        let len = self.varint()?;
+        let len = usize::try_from(len).map_err(|_| self.error("length does not fit memory"))?;
+        let base = self.base + self.pos as u64;
+        let bytes = self.take(len)?;
+        Ok(Cursor::new(bytes, base))
+    }
+
+    /// Skips a field's value of `wire_type` (unknown fields are skipped, as protobuf does).
+    pub(crate) fn skip(&mut self, wire_type: u8) -> Result<(), WireError> {
+        match wire_type {
+            VARINT => self.varint().map(drop),
+            FIXED64 => self.take(8).map(drop),
+            LEN => self.len_delimited().map(drop),
+            FIXED32 => self.take(4).map(drop),
+            other => Err(self.error(format!("unsupported wire type {other} (groups are not)"))),
+        }
+    }
+}
