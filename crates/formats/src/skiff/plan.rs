@@ -661,6 +661,14 @@ impl TablePlan {
         }
     }
 
+    /// Plans of the sparse columns, in tag order (empty without `$sparse_columns`).
+    pub fn sparse_column_plans(&self) -> &[FieldPlan] {
+        match self.system.sparse {
+            Some(s) => &self.fields[s].children,
+            None => &[],
+        }
+    }
+
     pub fn has_key_switch(&self) -> bool {
         self.system.key_switch.is_some()
     }
