@@ -7,11 +7,35 @@
 //! from views or owned [`Value`]s.
 //!
 //! Each format keeps its own low-level API (its fast path); the types here are the one way to
-//! reach every format alike, used by the CLI and the lab.
+//! reach every format alike, used by the CLI and the lab. [`open_source`] and [`open_sink`]
+//! open any [`FormatKind`] over a reader or writer.
+//!
+//! # The value convention of a row
+//! For a column of type `T`, the [`ValueRef`] of a value `v` is:
+//! - `Null` when `v` is `Value::Null` (an absent optional, `null`, `void`);
+//! - the scalar itself (`Bool`, `Int64`, `Uint64`, `Double`, `String`) when `T` is a primitive
+//!   or decimal, or an optional of one (decimals and uuids as their binary bytes);
+//! - `Any(bytes)` of the node's binary YSON when `T` is `yson` or `optional<yson>`;
+//! - otherwise `Composite(bytes)`: the binary YSON of [`value_to_node`] of `v` and `T`
+//!   (structs as maps, [`StructForm::Named`]); readers accept any form `value_from_node` does.
+//!
+//! [`value_to_node`]: shapeshift_types::value_to_node
+//! [`StructForm::Named`]: shapeshift_types::StructForm::Named
 
 use std::fmt;
+use std::io::{Read, Write};
 
-use shapeshift_types::{Value, ValueRef};
+use shapeshift_types::{TableSchema, Value, ValueRef};
+
+mod format_kind;
+pub(crate) mod position;
+pub(crate) mod row_refs;
+pub(crate) mod tree_codec;
+pub(crate) mod values;
+pub(crate) mod yson_binary;
+
+pub use format_kind::FormatKind;
+pub use values::{value_from_ref, OwnedRefs};
 
 /// Where a row sits in a table stream.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -84,6 +108,39 @@ pub struct FormatError {
     pub message: String,
 }
 
+impl FormatError {
+    /// An error of `format` with no position yet.
+    #[cold]
+    pub fn new(format: &'static str, message: impl Into<String>) -> FormatError {
+        FormatError {
+            format,
+            offset: None,
+            row: None,
+            message: message.into(),
+        }
+    }
+
+    /// The same error at byte `offset` of the input.
+    pub fn at(mut self, offset: u64) -> FormatError {
+        self.offset = Some(offset);
+        self
+    }
+
+    /// The same error in row `row` (0-based), unless it already names one.
+    pub fn in_row(mut self, row: u64) -> FormatError {
+        if self.row.is_none() {
+            self.row = Some(row);
+        }
+        self
+    }
+
+    /// An I/O error of `format`.
+    #[cold]
+    pub fn io(format: &'static str, error: &std::io::Error) -> FormatError {
+        FormatError::new(format, format!("I/O error: {error}"))
+    }
+}
+
 impl fmt::Display for FormatError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{}", self.format)?;
@@ -98,3 +155,114 @@ impl fmt::Display for FormatError {
 }
 
 impl std::error::Error for FormatError {}
+
+/// Opens a reader of `kind` over `input`, whose rows belong to `schemas` (table index =
+/// position in `schemas`).
+///
+/// # Errors
+/// A [`FormatError`] when `schemas` is empty, a schema cannot be expressed in the format, or
+/// the format's header (Arrow, Avro) cannot be read.
+pub fn open_source(
+    kind: FormatKind,
+    schemas: &[TableSchema],
+    input: Box<dyn Read>,
+) -> Result<Box<dyn RowSource>, FormatError> {
+    open_source_with(kind, schemas, input, &FormatOptions::default())
+}
+
+/// Opens a writer of `kind` into `output` for rows of `schemas`.
+///
+/// # Errors
+/// A [`FormatError`] when `schemas` is empty or a schema cannot be expressed in the format.
+pub fn open_sink(
+    kind: FormatKind,
+    schemas: &[TableSchema],
+    output: Box<dyn Write>,
+) -> Result<Box<dyn RowSink>, FormatError> {
+    open_sink_with(kind, schemas, output, &FormatOptions::default())
+}
+
+/// Format settings the common constructors do not guess.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct FormatOptions {
+    /// Skiff: the rows carry the `$key_switch`, `$row_index` and `$range_index` system
+    /// fields (both ends must agree; YT sets them per job).
+    pub skiff_system_columns: bool,
+}
+
+/// [`open_source`] with [`FormatOptions`].
+///
+/// # Errors
+/// As [`open_source`].
+pub fn open_source_with(
+    kind: FormatKind,
+    schemas: &[TableSchema],
+    input: Box<dyn Read>,
+    options: &FormatOptions,
+) -> Result<Box<dyn RowSource>, FormatError> {
+    if schemas.is_empty() {
+        return Err(FormatError::new(kind.name(), "no table schema given"));
+    }
+    match kind {
+        FormatKind::Yson | FormatKind::YsonText => crate::yson_rows::source(schemas, input),
+        FormatKind::Skiff => {
+            crate::skiff_rows::source(schemas, input, options.skiff_system_columns)
+        }
+        FormatKind::Json => crate::json::source(schemas, input),
+        FormatKind::Msgpack => crate::msgpack::source(schemas, input),
+        FormatKind::Cbor => crate::cbor::source(schemas, input),
+        FormatKind::Protobuf
+        | FormatKind::ProtobufDynamic
+        | FormatKind::Arrow
+        | FormatKind::Avro => Err(not_available(kind)),
+    }
+}
+
+/// [`open_sink`] with [`FormatOptions`].
+///
+/// # Errors
+/// As [`open_sink`].
+pub fn open_sink_with(
+    kind: FormatKind,
+    schemas: &[TableSchema],
+    output: Box<dyn Write>,
+    options: &FormatOptions,
+) -> Result<Box<dyn RowSink>, FormatError> {
+    if schemas.is_empty() {
+        return Err(FormatError::new(kind.name(), "no table schema given"));
+    }
+    match kind {
+        FormatKind::Yson => crate::yson_rows::sink(schemas, output, false),
+        FormatKind::YsonText => crate::yson_rows::sink(schemas, output, true),
+        FormatKind::Skiff => crate::skiff_rows::sink(schemas, output, options.skiff_system_columns),
+        FormatKind::Json => crate::json::sink(schemas, output),
+        FormatKind::Msgpack => crate::msgpack::sink(schemas, output),
+        FormatKind::Cbor => crate::cbor::sink(schemas, output),
+        FormatKind::Protobuf
+        | FormatKind::ProtobufDynamic
+        | FormatKind::Arrow
+        | FormatKind::Avro => Err(not_available(kind)),
+    }
+}
+
+fn not_available(kind: FormatKind) -> FormatError {
+    FormatError::new(
+        kind.name(),
+        "this format is not available through the common interface yet",
+    )
+}
+
+/// Copies every row of `source` into `sink`, then finishes the sink; returns the row count.
+///
+/// # Errors
+/// The first error of either side, with the row number.
+pub fn copy_rows(source: &mut dyn RowSource, sink: &mut dyn RowSink) -> Result<u64, FormatError> {
+    let mut rows = 0u64;
+    while let Some(row) = source.next_row()? {
+        sink.write_row(&row.position, row.values)
+            .map_err(|e| e.in_row(rows))?;
+        rows += 1;
+    }
+    sink.finish()?;
+    Ok(rows)
+}

@@ -1,0 +1,303 @@
+//! Skiff table streams through the common interface ([`crate::table`]).
+//!
+//! The Skiff schema of each table is the one YT uses for its table schema
+//! ([`skiff_schema_for_table`](crate::skiff::skiff_schema_for_table)); with system columns the
+//! rows carry `$key_switch`, `$row_index` and `$range_index`, which are the row's
+//! [`RowPosition`] (the table index is every Skiff row's first field). Without them a sink
+//! refuses a position it cannot write (a row or range index, a key switch) rather than drop it.
+//! A non-strict table's `$other_columns` field is written as an empty map and skipped on
+//! reading: the common row has only the schema's columns.
+//!
+//! Reading borrows scalars and strings from the reader's buffer; composite fields (and wide
+//! integers, decimals) are decoded and re-encoded as binary YSON into one per-row scratch
+//! buffer.
+
+use std::io::{Read, Write};
+
+use shapeshift_types::{TableSchema, Value, ValueRef};
+
+use crate::skiff::{
+    Codec, FieldRef, MappingOptions, RowWriter, SkiffError, StreamReader, SystemFields,
+};
+use crate::table::row_refs::RefsBuffer;
+use crate::table::values::{value_from_ref, ColumnKind};
+use crate::table::yson_binary;
+use crate::table::{FormatError, RowPosition, RowRef, RowSink, RowSource};
+
+const FORMAT: &str = "skiff";
+
+fn skiff_error(error: SkiffError) -> FormatError {
+    let message = match &error.column {
+        Some(column) => format!("column \"{column}\": {}", error.message),
+        None => error.message.clone(),
+    };
+    FormatError {
+        format: FORMAT,
+        offset: error.offset,
+        row: error.row,
+        message,
+    }
+}
+
+fn codec(schemas: &[TableSchema], system_columns: bool) -> Result<Codec, FormatError> {
+    let options = MappingOptions {
+        key_switch: system_columns,
+        row_index: system_columns,
+        range_index: system_columns,
+        ..MappingOptions::default()
+    };
+    Codec::for_table_schemas(schemas, &options).map_err(skiff_error)
+}
+
+/// A Skiff row reader over `input`.
+///
+/// # Errors
+/// A mapping error when a table schema cannot be expressed in Skiff.
+pub(crate) fn source(
+    schemas: &[TableSchema],
+    input: Box<dyn Read>,
+    system_columns: bool,
+) -> Result<Box<dyn RowSource>, FormatError> {
+    let codec = codec(schemas, system_columns)?;
+    Ok(Box::new(SkiffRowSource {
+        reader: codec.stream_reader(input),
+        schemas: schemas.to_vec(),
+        kinds: schemas
+            .iter()
+            .map(crate::table::values::column_kinds)
+            .collect(),
+        scratch: Vec::new(),
+        spans: Vec::new(),
+        refs: RefsBuffer::default(),
+    }))
+}
+
+struct SkiffRowSource {
+    reader: StreamReader<Box<dyn Read>>,
+    schemas: Vec<TableSchema>,
+    kinds: Vec<Vec<ColumnKind>>,
+    scratch: Vec<u8>,
+    /// Per column: the scratch span of a decoded lazy field, or `None` for a borrowed one.
+    spans: Vec<Option<(usize, usize, LazyKind)>>,
+    refs: RefsBuffer,
+}
+
+#[derive(Clone, Copy)]
+enum LazyKind {
+    Null,
+    Int64(i64),
+    Uint64(u64),
+    String,
+    Composite,
+}
+
+impl RowSource for SkiffRowSource {
+    fn next_row(&mut self) -> Result<Option<RowRef<'_>>, FormatError> {
+        let rows = self.reader.rows_read();
+        let Some(view) = self.reader.next_row().map_err(skiff_error)? else {
+            return Ok(None);
+        };
+        let table = usize::from(view.table_index());
+        let schema = &self.schemas[table];
+        self.scratch.clear();
+        self.spans.clear();
+        for (column, spec) in schema.columns.iter().enumerate() {
+            let span = match view.get(column) {
+                Some(FieldRef::Lazy(lazy)) => {
+                    let value = lazy
+                        .to_value()
+                        .map_err(|e| skiff_error(e).at(view.offset()).in_row(rows))?;
+                    let start = self.scratch.len();
+                    let kind = match value {
+                        Value::Null => LazyKind::Null,
+                        Value::Int64(v) => LazyKind::Int64(v),
+                        Value::Uint64(v) => LazyKind::Uint64(v),
+                        Value::String(bytes) if self.kinds[table][column] == ColumnKind::Scalar => {
+                            self.scratch.extend_from_slice(&bytes);
+                            LazyKind::String
+                        }
+                        value => {
+                            yson_binary::value(&mut self.scratch, &value, &spec.ty).map_err(
+                                |m| {
+                                    FormatError::new(
+                                        FORMAT,
+                                        format!("column \"{}\": {m}", spec.name),
+                                    )
+                                    .at(view.offset())
+                                    .in_row(rows)
+                                },
+                            )?;
+                            LazyKind::Composite
+                        }
+                    };
+                    Some((start, self.scratch.len(), kind))
+                }
+                _ => None,
+            };
+            self.spans.push(span);
+        }
+        let position = RowPosition {
+            table_index: table,
+            row_index: view.row_index(),
+            range_index: view.range_index(),
+            key_switch: view.key_switch(),
+        };
+        let scratch = &self.scratch;
+        let refs = self.refs.loan();
+        for (column, span) in self.spans.iter().enumerate() {
+            refs.push(match span {
+                None => view
+                    .get(column)
+                    .and_then(|f| f.as_value_ref())
+                    .unwrap_or(ValueRef::Null),
+                Some((_, _, LazyKind::Null)) => ValueRef::Null,
+                Some((_, _, LazyKind::Int64(v))) => ValueRef::Int64(*v),
+                Some((_, _, LazyKind::Uint64(v))) => ValueRef::Uint64(*v),
+                Some((start, end, LazyKind::String)) => ValueRef::String(&scratch[*start..*end]),
+                Some((start, end, LazyKind::Composite)) => {
+                    if self.kinds[table][column] == ColumnKind::Yson {
+                        ValueRef::Any(&scratch[*start..*end])
+                    } else {
+                        ValueRef::Composite(&scratch[*start..*end])
+                    }
+                }
+            });
+        }
+        Ok(Some(RowRef {
+            position,
+            values: refs,
+        }))
+    }
+}
+
+/// A Skiff row writer into `output`.
+///
+/// # Errors
+/// A mapping error when a table schema cannot be expressed in Skiff.
+pub(crate) fn sink(
+    schemas: &[TableSchema],
+    output: Box<dyn Write>,
+    system_columns: bool,
+) -> Result<Box<dyn RowSink>, FormatError> {
+    let codec = codec(schemas, system_columns)?;
+    Ok(Box::new(SkiffRowSink {
+        writer: Some(codec.writer(output)),
+        schemas: schemas.to_vec(),
+        system_columns,
+        rows: 0,
+    }))
+}
+
+struct SkiffRowSink {
+    writer: Option<RowWriter<Box<dyn Write>>>,
+    schemas: Vec<TableSchema>,
+    system_columns: bool,
+    rows: u64,
+}
+
+impl SkiffRowSink {
+    fn system(&self, position: &RowPosition) -> Result<(u16, SystemFields), FormatError> {
+        let table = u16::try_from(position.table_index)
+            .ok()
+            .filter(|&t| usize::from(t) < self.schemas.len())
+            .ok_or_else(|| {
+                FormatError::new(
+                    FORMAT,
+                    format!(
+                        "table index {} is out of range: {} table schemas",
+                        position.table_index,
+                        self.schemas.len()
+                    ),
+                )
+                .in_row(self.rows)
+            })?;
+        if !self.system_columns
+            && (position.row_index.is_some()
+                || position.range_index.is_some()
+                || position.key_switch)
+        {
+            return Err(FormatError::new(
+                FORMAT,
+                "the row has a row index, range index or key switch, which skiff carries only in \
+                 system columns (--system-columns)",
+            )
+            .in_row(self.rows));
+        }
+        Ok((
+            table,
+            SystemFields {
+                key_switch: position.key_switch,
+                row_index: position.row_index,
+                range_index: position.range_index,
+                ..SystemFields::default()
+            },
+        ))
+    }
+
+    fn writer(&mut self) -> Result<&mut RowWriter<Box<dyn Write>>, FormatError> {
+        self.writer
+            .as_mut()
+            .ok_or_else(|| FormatError::new(FORMAT, "the stream is finished"))
+    }
+}
+
+impl RowSink for SkiffRowSink {
+    fn write_row(
+        &mut self,
+        position: &RowPosition,
+        values: &[ValueRef<'_>],
+    ) -> Result<(), FormatError> {
+        let (table, system) = self.system(position)?;
+        let rows = self.rows;
+        if values.iter().any(|v| matches!(v, ValueRef::Composite(_))) {
+            let schema = &self.schemas[usize::from(table)];
+            if values.len() != schema.columns.len() {
+                return Err(FormatError::new(
+                    FORMAT,
+                    format!(
+                        "table {table} has {} columns, the row has {} values",
+                        schema.columns.len(),
+                        values.len()
+                    ),
+                )
+                .in_row(rows));
+            }
+            let owned = values
+                .iter()
+                .zip(&schema.columns)
+                .map(|(v, c)| {
+                    value_from_ref(*v, &c.ty).map_err(|e| {
+                        FormatError::new(FORMAT, format!("column \"{}\": {e}", c.name)).in_row(rows)
+                    })
+                })
+                .collect::<Result<Vec<_>, _>>()?;
+            return self.write_owned_row(position, &owned);
+        }
+        self.writer()?
+            .write_row_refs(table, values, &system)
+            .map_err(skiff_error)?;
+        self.rows += 1;
+        Ok(())
+    }
+
+    fn write_owned_row(
+        &mut self,
+        position: &RowPosition,
+        values: &[Value],
+    ) -> Result<(), FormatError> {
+        let (table, system) = self.system(position)?;
+        self.writer()?
+            .write_row(table, values, &system)
+            .map_err(skiff_error)?;
+        self.rows += 1;
+        Ok(())
+    }
+
+    fn finish(&mut self) -> Result<(), FormatError> {
+        if let Some(writer) = self.writer.take() {
+            let mut output = writer.finish().map_err(skiff_error)?;
+            output.flush().map_err(|e| FormatError::io(FORMAT, &e))?;
+        }
+        Ok(())
+    }
+}

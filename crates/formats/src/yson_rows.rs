@@ -1,0 +1,773 @@
+//! YSON table streams through the common interface ([`crate::table`]).
+//!
+//! A stream is a list fragment of row maps with control entities between them
+//! (`<table_index=1>#`, `<row_index=N>#`, `<range_index=N>#`, `<key_switch=%true>#`), which
+//! map to [`RowPosition`] as `table::position` describes.
+//!
+//! Reading walks the pull parser's events without building nodes: a row's scalars are
+//! checked against their column types as they come (strings copied into one per-row scratch
+//! buffer), composite and `yson` values are re-spelled as binary YSON into the same buffer
+//! (so text input gives binary values). Columns missing from a row are null (an error for a
+//! non-nullable column); a column named twice is an error. A column the schema does not name
+//! is an error for a strict schema and skipped for a non-strict one (the common row has no
+//! place for it). Composite values are checked against their types by whoever decodes them,
+//! not here: a YSON to YSON copy passes any well-formed YSON through.
+//!
+//! Writing checks every value against its column type; binary YSON is written straight into
+//! a buffer, text YSON through the YSON module's writer (spelled as `yt.yson.dumps` does).
+
+use std::collections::HashMap;
+use std::io::{BufWriter, Read, Write};
+
+use shapeshift_types::{
+    check_value, value_to_node, PhysicalType, StructForm, TableSchema, Type, Value, ValueRef,
+};
+
+use crate::table::position::{Control, PositionReader, PositionWriter};
+use crate::table::row_refs::{RefsBuffer, Slot};
+use crate::table::values::{check_ref, value_from_ref, ColumnKind};
+use crate::table::yson_binary;
+use crate::table::{FormatError, RowPosition, RowRef, RowSink, RowSource};
+use crate::yson::{Event, PullParser, ReadSource, Writer, YsonError, YsonFormat, YsonType};
+
+const FORMAT: &str = "yson";
+
+fn yson_error(error: YsonError) -> FormatError {
+    FormatError::new(FORMAT, error.message()).at(error.offset())
+}
+
+/// One input or output table: its schema and how its columns travel.
+struct Table {
+    schema: TableSchema,
+    kinds: Vec<ColumnKind>,
+    /// Column index by name, for reading.
+    index: HashMap<Vec<u8>, usize>,
+}
+
+impl Table {
+    fn new(schema: &TableSchema) -> Table {
+        Table {
+            kinds: crate::table::values::column_kinds(schema),
+            index: schema
+                .columns
+                .iter()
+                .enumerate()
+                .map(|(i, c)| (c.name.as_bytes().to_vec(), i))
+                .collect(),
+            schema: schema.clone(),
+        }
+    }
+}
+
+/// A YSON row reader (binary or text input) over `input`.
+///
+/// # Errors
+/// Never for valid schemas; the signature matches the other formats'.
+pub(crate) fn source(
+    schemas: &[TableSchema],
+    input: Box<dyn Read>,
+) -> Result<Box<dyn RowSource>, FormatError> {
+    Ok(Box::new(YsonRowSource {
+        parser: PullParser::from_reader(input, YsonType::ListFragment),
+        tables: schemas.iter().map(Table::new).collect(),
+        positions: PositionReader::default(),
+        slots: Vec::new(),
+        seen: Vec::new(),
+        scratch: Vec::new(),
+        refs: RefsBuffer::default(),
+        rows: 0,
+    }))
+}
+
+struct YsonRowSource {
+    parser: Parser,
+    tables: Vec<Table>,
+    positions: PositionReader,
+    slots: Vec<Slot>,
+    seen: Vec<bool>,
+    scratch: Vec<u8>,
+    refs: RefsBuffer,
+    rows: u64,
+}
+
+/// Writes one event as binary YSON; `true` when it completes a value at `depth` 0.
+#[inline]
+fn transcode_event(event: Event<'_>, out: &mut Vec<u8>, depth: &mut usize) -> bool {
+    let completes = match event {
+        Event::BeginList => {
+            out.push(b'[');
+            *depth += 1;
+            false
+        }
+        Event::BeginMap => {
+            out.push(b'{');
+            *depth += 1;
+            false
+        }
+        Event::BeginAttributes => {
+            out.push(b'<');
+            *depth += 1;
+            false
+        }
+        Event::EndList => {
+            out.push(b']');
+            *depth -= 1;
+            true
+        }
+        Event::EndMap => {
+            out.push(b'}');
+            *depth -= 1;
+            true
+        }
+        Event::EndAttributes => {
+            out.push(b'>');
+            *depth -= 1;
+            false
+        }
+        Event::Key(key) => {
+            yson_binary::string(out, key);
+            out.push(b'=');
+            false
+        }
+        Event::Entity => {
+            out.push(b'#');
+            true
+        }
+        Event::Bool(v) => {
+            yson_binary::boolean(out, v);
+            true
+        }
+        Event::Int64(v) => {
+            yson_binary::int64(out, v);
+            true
+        }
+        Event::Uint64(v) => {
+            yson_binary::uint64(out, v);
+            true
+        }
+        Event::Double(v) => {
+            yson_binary::double(out, v);
+            true
+        }
+        Event::String(v) => {
+            yson_binary::string(out, v);
+            true
+        }
+    };
+    if completes && *depth > 0 {
+        out.push(b';');
+        return false;
+    }
+    completes && *depth == 0
+}
+
+impl YsonRowSource {}
+
+type Parser = PullParser<ReadSource<Box<dyn Read>>>;
+
+fn next_event_or_end(parser: &mut Parser) -> Result<Event<'_>, FormatError> {
+    let offset = parser.offset();
+    match parser.next_event() {
+        Ok(Some(event)) => Ok(event),
+        Ok(None) => Err(FormatError::new(FORMAT, "unexpected end of the stream").at(offset)),
+        Err(e) => Err(yson_error(e)),
+    }
+}
+
+impl YsonRowSource {
+    /// Copies the rest of a value whose first event was written, up to its end.
+    fn transcode_rest(&mut self, mut depth: usize) -> Result<(), FormatError> {
+        loop {
+            let offset = self.parser.offset();
+            let event = match self.parser.next_event() {
+                Ok(Some(event)) => event,
+                Ok(None) => {
+                    return Err(FormatError::new(FORMAT, "unexpected end inside a value").at(offset))
+                }
+                Err(e) => return Err(yson_error(e)),
+            };
+            if transcode_event(event, &mut self.scratch, &mut depth) {
+                return Ok(());
+            }
+        }
+    }
+
+    /// Skips one value (of a column a non-strict schema does not name).
+    fn skip_value(&mut self) -> Result<(), FormatError> {
+        let mut depth = 0usize;
+        let start = self.scratch.len();
+        let event = next_event_or_end(&mut self.parser)?;
+        let done = transcode_event(event, &mut self.scratch, &mut depth);
+        if !done {
+            self.transcode_rest(depth)?;
+        }
+        self.scratch.truncate(start);
+        Ok(())
+    }
+
+    /// Reads `<...>#` after its `<`.
+    fn read_controls(&mut self) -> Result<(), FormatError> {
+        loop {
+            let offset = self.parser.offset();
+            let which = match next_event_or_end(&mut self.parser)? {
+                Event::EndAttributes => break,
+                Event::Key(b"table_index") => 0,
+                Event::Key(b"row_index") => 1,
+                Event::Key(b"range_index") => 2,
+                Event::Key(b"key_switch") => 3,
+                Event::Key(other) => {
+                    let name = String::from_utf8_lossy(other).into_owned();
+                    return Err(FormatError::new(
+                        FORMAT,
+                        format!("unknown control attribute \"{name}\" (expected table_index, row_index, range_index or key_switch)"),
+                    )
+                    .at(offset));
+                }
+                _ => unreachable_event(offset)?,
+            };
+            let offset = self.parser.offset();
+            let control = match (which, next_event_or_end(&mut self.parser)?) {
+                (0, Event::Int64(i)) if i >= 0 => {
+                    let index = usize::try_from(i).unwrap_or(usize::MAX);
+                    if index >= self.tables.len() {
+                        return Err(FormatError::new(
+                            FORMAT,
+                            format!("table index {i} is out of range: {} table schemas", self.tables.len()),
+                        )
+                        .at(offset));
+                    }
+                    Control::TableIndex(index)
+                }
+                (1, Event::Int64(i)) => Control::RowIndex(i),
+                (2, Event::Int64(i)) => Control::RangeIndex(i),
+                (3, Event::Bool(true)) => Control::KeySwitch,
+                (3, Event::Bool(false)) => continue,
+                _ => {
+                    return Err(FormatError::new(
+                        FORMAT,
+                        "a control attribute has a value of the wrong kind (table_index, row_index, range_index: non-negative int64; key_switch: boolean)",
+                    )
+                    .at(offset))
+                }
+            };
+            self.positions.control(control);
+        }
+        let offset = self.parser.offset();
+        match next_event_or_end(&mut self.parser)? {
+            Event::Entity => Ok(()),
+            _ => Err(FormatError::new(
+                FORMAT,
+                "expected # after control attributes (rows cannot carry attributes)",
+            )
+            .at(offset)),
+        }
+    }
+
+    /// Reads a row after its `{`.
+    fn read_row(&mut self, table: usize) -> Result<(), FormatError> {
+        let columns = self.tables[table].schema.columns.len();
+        self.slots.clear();
+        self.slots.resize(columns, Slot::Null);
+        self.seen.clear();
+        self.seen.resize(columns, false);
+        self.scratch.clear();
+        loop {
+            let offset = self.parser.offset();
+            let column = match next_event_or_end(&mut self.parser)? {
+                Event::EndMap => break,
+                Event::Key(name) => {
+                    match self.tables[table].index.get(name) {
+                        Some(&column) => column,
+                        None if self.tables[table].schema.strict => {
+                            let name = String::from_utf8_lossy(name).into_owned();
+                            return Err(FormatError::new(
+                            FORMAT,
+                            format!("column \"{name}\" is not in the strict schema of table {table}"),
+                        )
+                        .at(offset));
+                        }
+                        None => {
+                            self.skip_value()?;
+                            continue;
+                        }
+                    }
+                }
+                _ => unreachable_event(offset)?,
+            };
+            if std::mem::replace(&mut self.seen[column], true) {
+                return Err(FormatError::new(
+                    FORMAT,
+                    format!(
+                        "column \"{}\" appears twice in the row",
+                        self.tables[table].schema.columns[column].name
+                    ),
+                )
+                .at(offset));
+            }
+            let offset = self.parser.offset();
+            self.slots[column] = self
+                .read_value(table, column)
+                .map_err(|e| e.at_least(offset, &self.tables[table].schema.columns[column].name))?;
+        }
+        for (column, seen) in self.seen.iter().enumerate() {
+            let spec = &self.tables[table].schema.columns[column];
+            if !seen && !spec.ty.is_nullable() {
+                return Err(FormatError::new(
+                    FORMAT,
+                    format!("required column \"{}\" is missing from the row", spec.name),
+                )
+                .at(self.parser.offset()));
+            }
+        }
+        Ok(())
+    }
+
+    fn read_value(&mut self, table: usize, column: usize) -> Result<Slot, FormatError> {
+        let kind = self.tables[table].kinds[column];
+        let nullable = self.tables[table].schema.columns[column].ty.is_nullable();
+        let start = self.scratch.len();
+        let event = next_event_or_end(&mut self.parser)?;
+        match kind {
+            ColumnKind::Scalar => {
+                let slot = match event {
+                    Event::Entity => Slot::Null,
+                    Event::Bool(v) => Slot::Bool(v),
+                    Event::Int64(v) => Slot::Int64(v),
+                    Event::Uint64(v) => Slot::Uint64(v),
+                    Event::Double(v) => Slot::Double(v),
+                    Event::String(v) => {
+                        self.scratch.extend_from_slice(v);
+                        Slot::String(start, self.scratch.len())
+                    }
+                    other => {
+                        return Err(FormatError::new(
+                            FORMAT,
+                            format!("expected a scalar, found {}", event_name(&other)),
+                        ))
+                    }
+                };
+                let ty = &self.tables[table].schema.columns[column].ty;
+                let slot = coerce_integer(slot, ty);
+                check_ref(slot.to_ref(&self.scratch), ty)
+                    .map_err(|e| FormatError::new(FORMAT, e.to_string()))?;
+                Ok(slot)
+            }
+            ColumnKind::Yson | ColumnKind::Composite => {
+                if matches!(event, Event::Entity) && nullable {
+                    return Ok(Slot::Null);
+                }
+                let mut depth = 0usize;
+                if !transcode_event(event, &mut self.scratch, &mut depth) {
+                    self.transcode_rest(depth)?;
+                }
+                let end = self.scratch.len();
+                Ok(if kind == ColumnKind::Yson {
+                    Slot::Any(start, end)
+                } else {
+                    Slot::Composite(start, end)
+                })
+            }
+        }
+    }
+}
+
+/// YT's leniency: a non-negative int64 is a uint64 and a uint64 within range an int64.
+#[inline]
+fn coerce_integer(slot: Slot, ty: &Type) -> Slot {
+    let physical = match ty.untagged() {
+        Type::Primitive(p) => p.physical(),
+        Type::Optional(item) => match item.untagged() {
+            Type::Primitive(p) => p.physical(),
+            _ => return slot,
+        },
+        _ => return slot,
+    };
+    match (slot, physical) {
+        (Slot::Int64(v), PhysicalType::Uint64) if v >= 0 => Slot::Uint64(v as u64),
+        (Slot::Uint64(v), PhysicalType::Int64) if v <= i64::MAX as u64 => Slot::Int64(v as i64),
+        _ => slot,
+    }
+}
+
+fn event_name(event: &Event<'_>) -> &'static str {
+    match event {
+        Event::BeginList => "a list",
+        Event::BeginMap => "a map",
+        Event::BeginAttributes => "attributes",
+        _ => "an unexpected token",
+    }
+}
+
+#[cold]
+fn unreachable_event<T>(offset: u64) -> Result<T, FormatError> {
+    // The parser only returns keys or a map end where a key is expected.
+    Err(FormatError::new(FORMAT, "expected a key").at(offset))
+}
+
+impl FormatError {
+    /// Adds `offset` when the error has none, and names the column.
+    fn at_least(mut self, offset: u64, column: &str) -> FormatError {
+        if self.offset.is_none() {
+            self.offset = Some(offset);
+        }
+        if !self.message.starts_with("column") {
+            self.message = format!("column \"{column}\": {}", self.message);
+        }
+        self
+    }
+}
+
+impl RowSource for YsonRowSource {
+    fn next_row(&mut self) -> Result<Option<RowRef<'_>>, FormatError> {
+        loop {
+            let offset = self.parser.offset();
+            let event = match self.parser.next_event() {
+                Ok(None) => return Ok(None),
+                Ok(Some(event)) => event,
+                Err(e) => return Err(yson_error(e).in_row(self.rows)),
+            };
+            match event {
+                Event::BeginAttributes => self.read_controls().map_err(|e| e.in_row(self.rows))?,
+                Event::BeginMap => {
+                    let table = self.positions.table();
+                    self.read_row(table).map_err(|e| e.in_row(self.rows))?;
+                    self.rows += 1;
+                    let position = self.positions.next_row();
+                    let values = self.refs.from_slots(&self.slots, &self.scratch);
+                    return Ok(Some(RowRef { position, values }));
+                }
+                other => {
+                    return Err(FormatError::new(
+                        FORMAT,
+                        format!(
+                            "expected a row (map) or a control entity, found {}",
+                            event_name(&other)
+                        ),
+                    )
+                    .at(offset)
+                    .in_row(self.rows))
+                }
+            }
+        }
+    }
+}
+
+/// A YSON row writer (binary, or text when `text`) into `output`.
+///
+/// # Errors
+/// Never for valid schemas; the signature matches the other formats'.
+pub(crate) fn sink(
+    schemas: &[TableSchema],
+    output: Box<dyn Write>,
+    text: bool,
+) -> Result<Box<dyn RowSink>, FormatError> {
+    let tables = schemas.iter().map(Table::new).collect();
+    Ok(if text {
+        Box::new(YsonTextSink {
+            writer: Some(Writer::new(
+                BufWriter::with_capacity(1 << 16, output),
+                YsonFormat::Text,
+                YsonType::ListFragment,
+            )),
+            tables,
+            positions: PositionWriter::default(),
+            rows: 0,
+        })
+    } else {
+        Box::new(YsonBinarySink {
+            output,
+            buffer: Vec::with_capacity(1 << 16),
+            tables,
+            positions: PositionWriter::default(),
+            rows: 0,
+        })
+    })
+}
+
+fn check_table<'t>(
+    tables: &'t [Table],
+    position: &RowPosition,
+    count: usize,
+) -> Result<&'t Table, FormatError> {
+    let table = tables.get(position.table_index).ok_or_else(|| {
+        FormatError::new(
+            FORMAT,
+            format!(
+                "table index {} is out of range: {} table schemas",
+                position.table_index,
+                tables.len()
+            ),
+        )
+    })?;
+    if count != table.schema.columns.len() {
+        return Err(FormatError::new(
+            FORMAT,
+            format!(
+                "table {} has {} columns, the row has {count} values",
+                position.table_index,
+                table.schema.columns.len()
+            ),
+        ));
+    }
+    Ok(table)
+}
+
+fn column_error(column: &str, error: impl std::fmt::Display) -> FormatError {
+    FormatError::new(FORMAT, format!("column \"{column}\": {error}"))
+}
+
+fn binary_control(out: &mut Vec<u8>, control: Control) {
+    out.push(b'<');
+    match control {
+        Control::TableIndex(i) => {
+            yson_binary::string(out, b"table_index");
+            out.push(b'=');
+            yson_binary::int64(out, i as i64);
+        }
+        Control::RowIndex(i) => {
+            yson_binary::string(out, b"row_index");
+            out.push(b'=');
+            yson_binary::int64(out, i);
+        }
+        Control::RangeIndex(i) => {
+            yson_binary::string(out, b"range_index");
+            out.push(b'=');
+            yson_binary::int64(out, i);
+        }
+        Control::KeySwitch => {
+            yson_binary::string(out, b"key_switch");
+            out.push(b'=');
+            yson_binary::boolean(out, true);
+        }
+    }
+    out.extend_from_slice(b";>#;");
+}
+
+struct YsonBinarySink {
+    output: Box<dyn Write>,
+    buffer: Vec<u8>,
+    tables: Vec<Table>,
+    positions: PositionWriter,
+    rows: u64,
+}
+
+impl YsonBinarySink {
+    fn row_done(
+        &mut self,
+        start: usize,
+        result: Result<(), FormatError>,
+    ) -> Result<(), FormatError> {
+        if let Err(e) = result {
+            self.buffer.truncate(start);
+            return Err(e.in_row(self.rows));
+        }
+        self.rows += 1;
+        if self.buffer.len() >= 1 << 16 {
+            self.output
+                .write_all(&self.buffer)
+                .map_err(|e| FormatError::io(FORMAT, &e))?;
+            self.buffer.clear();
+        }
+        Ok(())
+    }
+}
+
+impl RowSink for YsonBinarySink {
+    fn write_row(
+        &mut self,
+        position: &RowPosition,
+        values: &[ValueRef<'_>],
+    ) -> Result<(), FormatError> {
+        let start = self.buffer.len();
+        let result = (|| {
+            let table = check_table(&self.tables, position, values.len())?;
+            let out = &mut self.buffer;
+            self.positions.controls(position, |c| {
+                binary_control(out, c);
+                Ok::<(), FormatError>(())
+            })?;
+            out.push(b'{');
+            for ((value, column), kind) in
+                values.iter().zip(&table.schema.columns).zip(&table.kinds)
+            {
+                yson_binary::string(out, column.name.as_bytes());
+                out.push(b'=');
+                match (*value, kind) {
+                    (ValueRef::Null, _) => {
+                        check_ref(*value, &column.ty).map_err(|e| column_error(&column.name, e))?;
+                        out.push(b'#');
+                    }
+                    (ValueRef::Composite(_) | ValueRef::Any(_), _) => {
+                        let owned = value_from_ref(*value, &column.ty)
+                            .map_err(|e| column_error(&column.name, e))?;
+                        yson_binary::value(out, &owned, &column.ty)
+                            .map_err(|e| column_error(&column.name, e))?;
+                    }
+                    (scalar, _) => {
+                        check_ref(scalar, &column.ty).map_err(|e| column_error(&column.name, e))?;
+                        match scalar {
+                            ValueRef::Bool(v) => yson_binary::boolean(out, v),
+                            ValueRef::Int64(v) => yson_binary::int64(out, v),
+                            ValueRef::Uint64(v) => yson_binary::uint64(out, v),
+                            ValueRef::Double(v) => yson_binary::double(out, v),
+                            ValueRef::String(v) => yson_binary::string(out, v),
+                            _ => out.push(b'#'),
+                        }
+                    }
+                }
+                out.push(b';');
+            }
+            out.extend_from_slice(b"};");
+            Ok(())
+        })();
+        self.row_done(start, result)
+    }
+
+    fn write_owned_row(
+        &mut self,
+        position: &RowPosition,
+        values: &[Value],
+    ) -> Result<(), FormatError> {
+        let start = self.buffer.len();
+        let result = (|| {
+            let table = check_table(&self.tables, position, values.len())?;
+            let out = &mut self.buffer;
+            self.positions.controls(position, |c| {
+                binary_control(out, c);
+                Ok::<(), FormatError>(())
+            })?;
+            out.push(b'{');
+            for (value, column) in values.iter().zip(&table.schema.columns) {
+                check_value(value, &column.ty).map_err(|e| column_error(&column.name, e))?;
+                yson_binary::string(out, column.name.as_bytes());
+                out.push(b'=');
+                yson_binary::value(out, value, &column.ty)
+                    .map_err(|e| column_error(&column.name, e))?;
+                out.push(b';');
+            }
+            out.extend_from_slice(b"};");
+            Ok(())
+        })();
+        self.row_done(start, result)
+    }
+
+    fn finish(&mut self) -> Result<(), FormatError> {
+        self.output
+            .write_all(&self.buffer)
+            .and_then(|()| self.output.flush())
+            .map_err(|e| FormatError::io(FORMAT, &e))?;
+        self.buffer.clear();
+        Ok(())
+    }
+}
+
+struct YsonTextSink {
+    writer: Option<Writer<BufWriter<Box<dyn Write>>>>,
+    tables: Vec<Table>,
+    positions: PositionWriter,
+    rows: u64,
+}
+
+fn text_control(
+    writer: &mut Writer<BufWriter<Box<dyn Write>>>,
+    control: Control,
+) -> std::io::Result<()> {
+    writer.begin_attributes()?;
+    match control {
+        Control::TableIndex(i) => {
+            writer.key(b"table_index")?;
+            writer.int64(i as i64)?;
+        }
+        Control::RowIndex(i) => {
+            writer.key(b"row_index")?;
+            writer.int64(i)?;
+        }
+        Control::RangeIndex(i) => {
+            writer.key(b"range_index")?;
+            writer.int64(i)?;
+        }
+        Control::KeySwitch => {
+            writer.key(b"key_switch")?;
+            writer.bool(true)?;
+        }
+    }
+    writer.end_attributes()?;
+    writer.entity()
+}
+
+impl YsonTextSink {
+    /// Writes a row whose values are already owned and checked.
+    fn write_checked(
+        &mut self,
+        position: &RowPosition,
+        table: usize,
+        values: &[Value],
+    ) -> Result<(), FormatError> {
+        let io = |e: std::io::Error| FormatError::io(FORMAT, &e);
+        let schema = &self.tables[table].schema;
+        let mut nodes = Vec::with_capacity(values.len());
+        for (value, column) in values.iter().zip(&schema.columns) {
+            nodes.push(
+                value_to_node(value, &column.ty, StructForm::Named)
+                    .map_err(|e| column_error(&column.name, e))?,
+            );
+        }
+        let writer = self
+            .writer
+            .as_mut()
+            .ok_or_else(|| FormatError::new(FORMAT, "the stream is finished"))?;
+        self.positions
+            .controls(position, |c| text_control(writer, c))
+            .map_err(io)?;
+        writer.begin_map().map_err(io)?;
+        for (node, column) in nodes.iter().zip(&schema.columns) {
+            writer.key(column.name.as_bytes()).map_err(io)?;
+            writer.write_node(node).map_err(io)?;
+        }
+        writer.end_map().map_err(io)?;
+        self.rows += 1;
+        Ok(())
+    }
+}
+
+impl RowSink for YsonTextSink {
+    fn write_row(
+        &mut self,
+        position: &RowPosition,
+        values: &[ValueRef<'_>],
+    ) -> Result<(), FormatError> {
+        let table =
+            check_table(&self.tables, position, values.len()).map_err(|e| e.in_row(self.rows))?;
+        let owned = values
+            .iter()
+            .zip(&table.schema.columns)
+            .map(|(v, c)| value_from_ref(*v, &c.ty).map_err(|e| column_error(&c.name, e)))
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|e| e.in_row(self.rows))?;
+        self.write_checked(position, position.table_index, &owned)
+            .map_err(|e| e.in_row(self.rows))
+    }
+
+    fn write_owned_row(
+        &mut self,
+        position: &RowPosition,
+        values: &[Value],
+    ) -> Result<(), FormatError> {
+        let table =
+            check_table(&self.tables, position, values.len()).map_err(|e| e.in_row(self.rows))?;
+        for (value, column) in values.iter().zip(&table.schema.columns) {
+            check_value(value, &column.ty)
+                .map_err(|e| column_error(&column.name, e).in_row(self.rows))?;
+        }
+        self.write_checked(position, position.table_index, values)
+            .map_err(|e| e.in_row(self.rows))
+    }
+
+    fn finish(&mut self) -> Result<(), FormatError> {
+        if let Some(writer) = self.writer.take() {
+            let mut output = writer.finish().map_err(|e| FormatError::io(FORMAT, &e))?;
+            output.flush().map_err(|e| FormatError::io(FORMAT, &e))?;
+        }
+        Ok(())
+    }
+}
