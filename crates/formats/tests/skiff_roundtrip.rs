@@ -519,9 +519,17 @@ proptest! {
         let mut reader = codec.reader(&bytes);
         let mut index = 0;
         while let Some(row) = reader.next_row().unwrap() {
+            let mut borrowed = Vec::new();
             for (column, field) in row.fields().enumerate() {
                 prop_assert_eq!(&field.to_value().unwrap(), &owned[index].values[column]);
+                prop_assert_eq!(row.value_ref(column), field.as_value_ref());
+                if let Some(value) = field.as_value_ref() {
+                    borrowed.push((column, value));
+                }
             }
+            let mut visited = Vec::new();
+            row.for_each_value(|column, value| visited.push((column, value)));
+            prop_assert_eq!(visited, borrowed);
             index += 1;
         }
     }

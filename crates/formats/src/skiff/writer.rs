@@ -210,6 +210,38 @@ pub fn encode_value_ref(
     }
 }
 
+/// The common scalar cases, written without a call: `true` when `value` was written, `false`
+/// when the general encoder must handle it (other kinds, or a value that needs an error).
+#[inline(always)]
+fn encode_scalar_inline(kind: Kind, value: &Value, out: &mut Vec<u8>) -> bool {
+    match (kind, value) {
+        (Kind::I64, Value::Int64(v)) => out.extend_from_slice(&v.to_le_bytes()),
+        (Kind::U64, Value::Uint64(v)) => out.extend_from_slice(&v.to_le_bytes()),
+        (Kind::Double, Value::Double(v)) => out.extend_from_slice(&v.to_le_bytes()),
+        (Kind::Bool, Value::Bool(b)) => out.push(*b as u8),
+        (Kind::I32, Value::Int64(v)) if i32::try_from(*v).is_ok() => {
+            out.extend_from_slice(&(*v as i32).to_le_bytes())
+        }
+        (Kind::I16, Value::Int64(v)) if i16::try_from(*v).is_ok() => {
+            out.extend_from_slice(&(*v as i16).to_le_bytes())
+        }
+        (Kind::I8, Value::Int64(v)) if i8::try_from(*v).is_ok() => out.push(*v as u8),
+        (Kind::U32, Value::Uint64(v)) if u32::try_from(*v).is_ok() => {
+            out.extend_from_slice(&(*v as u32).to_le_bytes())
+        }
+        (Kind::U16, Value::Uint64(v)) if u16::try_from(*v).is_ok() => {
+            out.extend_from_slice(&(*v as u16).to_le_bytes())
+        }
+        (Kind::U8, Value::Uint64(v)) if u8::try_from(*v).is_ok() => out.push(*v as u8),
+        (Kind::String32, Value::String(bytes)) if u32::try_from(bytes.len()).is_ok() => {
+            out.extend_from_slice(&(bytes.len() as u32).to_le_bytes());
+            out.extend_from_slice(bytes);
+        }
+        _ => return false,
+    }
+    true
+}
+
 fn encode_signed(plan: &FieldPlan, v: i64, out: &mut Vec<u8>) -> Result<(), SkiffError> {
     let out_of_range = || SkiffError::value(format!("value {v} is out of range for {}", plan.wire));
     match plan.kind {
@@ -410,7 +442,28 @@ impl Codec {
                 table.columns.len()
             )));
         }
+        if let Some(size) = table.fixed_row_size {
+            out.reserve(size as usize);
+        }
         out.extend_from_slice(&table_index.to_le_bytes());
+        if table.columns.len() == table.fields.len() {
+            // No system fields: values and children line up one to one.
+            match values {
+                RowValues::Owned(values) => {
+                    for ((plan, fast), value) in table.fields.iter().zip(&table.fast).zip(values) {
+                        if !encode_scalar_inline(fast.kind, value, out) {
+                            encode_value(plan, value, out).map_err(|e| e.in_column(&plan.name))?;
+                        }
+                    }
+                }
+                RowValues::Borrowed(values) => {
+                    for (plan, value) in table.fields.iter().zip(values) {
+                        encode_value_ref(plan, *value, out).map_err(|e| e.in_column(&plan.name))?;
+                    }
+                }
+            }
+            return Ok(());
+        }
         let mut column = 0;
         for (child, plan) in table.fields.iter().enumerate() {
             let slots = &table.system;
