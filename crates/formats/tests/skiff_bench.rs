@@ -27,7 +27,7 @@ fn bm1_schema() -> TableSchema {
 }
 
 fn bm1_value(primitive: P, seed: u64) -> Value {
-    let zero = seed % 7 == 0;
+    let zero = seed.is_multiple_of(7);
     let v = if zero { 0 } else { seed % 100 + 1 };
     match primitive {
         P::Double => Value::Double(v as f64),

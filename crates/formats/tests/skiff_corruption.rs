@@ -225,13 +225,10 @@ proptest! {
         let at = position.index(bytes.len());
         bytes[at] = byte;
         let mut reader = codec.reader(&bytes);
-        loop {
-            match reader.next_row() {
-                Ok(Some(row)) => {
-                    let _ = row.to_owned_row();
-                    let _ = row.fields().map(|f| f.to_value()).count();
-                }
-                Ok(None) | Err(_) => break,
+        while let Ok(Some(row)) = reader.next_row() {
+            let _ = row.to_owned_row();
+            for field in row.fields() {
+                let _ = field.to_value();
             }
         }
     }
