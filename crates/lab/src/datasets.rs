@@ -114,6 +114,23 @@ impl Dataset {
     }
 }
 
+/// BM6's row: the BM3 schema filled with fixed data (the study's write-only scenario builds
+/// this row again and again and writes it).
+pub fn bm6_fixed_row() -> Vec<Value> {
+    vec![
+        Value::Int64(1_234_567),
+        Value::Int64(42),
+        Value::String(b"user314159".to_vec()),
+        Value::Double(2.718_281_828),
+        Value::Bool(true),
+        Value::String(b"DE".to_vec()),
+        Value::Uint64(1_700_000_123_456_789),
+        Value::Int64(-77_777),
+        Value::Double(0.375),
+        Value::String(b"lorem ipsum dolor sit amet consectetur".to_vec()),
+    ]
+}
+
 /// Generates the rows of one dataset, one at a time.
 pub struct RowGenerator {
     dataset: Dataset,

@@ -4,3 +4,4 @@
 
 pub mod codec_bench;
 pub mod datasets;
+pub mod scenarios;
