@@ -4,6 +4,8 @@ use clap::{Parser, Subcommand};
 
 mod bench_command;
 mod convert_command;
+mod generate_command;
+mod job_command;
 mod records_command;
 mod table_rows;
 
@@ -30,6 +32,10 @@ enum Command {
     /// Native measurements for the lab (JSON on standard output).
     #[command(subcommand)]
     Bench(bench_command::BenchCommand),
+    /// Write a seeded table of the format study to standard output.
+    Generate(generate_command::GenerateArgs),
+    /// Run one map job of the format study (input on stdin, output on stdout).
+    Job(job_command::JobArgs),
 }
 
 fn main() {
@@ -39,6 +45,8 @@ fn main() {
         Command::Convert(args) => convert_command::convert(args),
         Command::Records(command) => records_command::run(command),
         Command::Bench(command) => bench_command::run(command),
+        Command::Generate(args) => generate_command::run(args),
+        Command::Job(args) => job_command::run(args),
     };
     if let Err(message) = result {
         eprintln!("shapeshift: {message}");
