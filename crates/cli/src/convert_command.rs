@@ -1,33 +1,41 @@
-//! `shapeshift convert` and `shapeshift cat`: table streams between YSON (binary, text) and
-//! Skiff, standard input to standard output.
+//! `shapeshift convert`, `shapeshift cat` and `shapeshift inspect`: table streams in any
+//! format of the common row interface (`shapeshift_formats::table`).
+//!
+//! Every typed format needs the table schemas (`--schema FILE`, one per table, table index =
+//! position). YSON is the one format readable without a schema: YSON to YSON conversion and
+//! `cat`/`inspect` of YSON or JSON then work on untyped rows.
 
-use std::io::{self, BufWriter, Read, Write};
+use std::io::{self, BufWriter, Cursor, Read, Write};
 use std::path::PathBuf;
 
-use clap::{Args, ValueEnum};
-use shapeshift_formats::skiff::{Codec, MappingOptions, SystemFields};
+use clap::Args;
+use shapeshift_formats::table::{
+    open_sink_with, open_source_with, value_from_ref, FormatError, FormatKind, FormatOptions,
+};
 use shapeshift_formats::yson::{Control, TableItem, TableReader, TableWriter, YsonFormat};
-use shapeshift_types::TableSchema;
+use shapeshift_types::{value_to_node, Node, SchemaForm, StructForm, TableSchema};
 
-use crate::table_rows::{read_schema, row_from_node, row_to_node};
+use crate::table_rows::read_schema;
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-pub enum StreamFormat {
-    /// Binary YSON (reading accepts text too).
-    Yson,
-    /// Text YSON.
-    YsonText,
-    /// Skiff; needs --schema.
-    Skiff,
+/// Parses a format name for clap.
+fn parse_format(name: &str) -> Result<FormatKind, String> {
+    FormatKind::from_name(name).ok_or_else(|| {
+        let names: Vec<&str> = FormatKind::ALL.iter().map(|k| k.name()).collect();
+        format!("unknown format '{name}' (one of: {})", names.join(", "))
+    })
 }
 
 #[derive(Args)]
 pub struct ConvertArgs {
-    #[arg(long, value_enum)]
-    from: StreamFormat,
-    #[arg(long, value_enum)]
-    to: StreamFormat,
+    /// Input format: yson, yson-text, skiff, protobuf, protobuf-dynamic, arrow, json,
+    /// msgpack, cbor, avro.
+    #[arg(long, value_parser = parse_format)]
+    from: FormatKind,
+    /// Output format (as --from).
+    #[arg(long, value_parser = parse_format)]
+    to: FormatKind,
     /// A table schema in YT's YSON form; repeat for several tables (table index = position).
+    /// Needed unless both formats are YSON.
     #[arg(long)]
     schema: Vec<PathBuf>,
     /// Skiff carries `$key_switch`, `$row_index` and `$range_index` system fields.
@@ -38,9 +46,9 @@ pub struct ConvertArgs {
 #[derive(Args)]
 pub struct CatArgs {
     /// The stream's format.
-    #[arg(long, value_enum, default_value_t = StreamFormat::Yson)]
-    format: StreamFormat,
-    /// Table schemas, for Skiff (as for `convert`).
+    #[arg(long, value_parser = parse_format, default_value = "yson")]
+    format: FormatKind,
+    /// Table schemas (as for `convert`); needed for every format but YSON.
     #[arg(long)]
     schema: Vec<PathBuf>,
     #[arg(long)]
@@ -49,260 +57,397 @@ pub struct CatArgs {
     file: Option<PathBuf>,
 }
 
-/// A table stream event, the common currency of the conversions.
-enum Item {
-    Row {
-        table: usize,
-        row: shapeshift_types::Node,
-    },
-    Control(Control),
+#[derive(Args)]
+pub struct InspectArgs {
+    /// The file to inspect.
+    file: PathBuf,
+    /// Its format; sniffed from the bytes when left out.
+    #[arg(long, value_parser = parse_format)]
+    format: Option<FormatKind>,
+    /// Table schemas (as for `convert`); needed for the formats that do not describe
+    /// themselves.
+    #[arg(long)]
+    schema: Vec<PathBuf>,
+    #[arg(long)]
+    system_columns: bool,
 }
 
-fn schemas(paths: &[PathBuf], needed: bool) -> Result<Vec<TableSchema>, String> {
-    if needed && paths.is_empty() {
-        return Err("skiff needs --schema FILE (a table schema in YT's YSON form)".into());
-    }
+fn is_yson(kind: FormatKind) -> bool {
+    matches!(kind, FormatKind::Yson | FormatKind::YsonText)
+}
+
+fn schemas(paths: &[PathBuf]) -> Result<Vec<TableSchema>, String> {
     paths.iter().map(|p| read_schema(p)).collect()
 }
 
-fn skiff_codec(schemas: &[TableSchema], system_columns: bool) -> Result<Codec, String> {
-    let options = MappingOptions {
-        key_switch: system_columns,
-        row_index: system_columns,
-        range_index: system_columns,
-        ..MappingOptions::default()
-    };
-    Codec::for_table_schemas(schemas, &options).map_err(|e| format!("skiff schema: {e}"))
+fn need_schemas(paths: &[PathBuf], kind: FormatKind) -> Result<Vec<TableSchema>, String> {
+    if paths.is_empty() {
+        return Err(format!(
+            "{kind} needs --schema FILE (a table schema in YT's YSON form; one per table)"
+        ));
+    }
+    schemas(paths)
 }
 
-/// Reads `input` in `format`, calling `sink` for every row and control record.
-fn read_items(
-    input: impl Read,
-    format: StreamFormat,
-    schemas: &[TableSchema],
-    system_columns: bool,
-    mut sink: impl FnMut(Item) -> Result<(), String>,
-) -> Result<(), String> {
-    match format {
-        StreamFormat::Yson | StreamFormat::YsonText => {
-            let mut reader = TableReader::new(input);
-            let mut table = 0usize;
-            while let Some(item) = reader.next_item().map_err(|e| e.to_string())? {
-                match item {
-                    TableItem::Row(row) => sink(Item::Row { table, row })?,
-                    TableItem::Control(control) => {
-                        if let Control::TableIndex(index) = control {
-                            table = usize::try_from(index)
-                                .map_err(|_| format!("yson: negative table index {index}"))?;
-                        }
-                        sink(Item::Control(control))?
-                    }
-                }
-            }
-        }
-        StreamFormat::Skiff => {
-            let codec = skiff_codec(schemas, system_columns)?;
-            let mut reader = codec.stream_reader(input);
-            let mut table = 0usize;
-            let mut expected_row_index: Option<i64> = None;
-            let mut row_number = 0u64;
-            while let Some(view) = reader.next_row().map_err(|e| e.to_string())? {
-                let row = view.to_owned_row().map_err(|e| e.to_string())?;
-                let index = row.table_index as usize;
-                if index != table {
-                    table = index;
-                    sink(Item::Control(Control::TableIndex(index as i64)))?;
-                }
-                if let Some(range) = row.system.range_index {
-                    sink(Item::Control(Control::RangeIndex(range)))?;
-                }
-                if let Some(row_index) = row.system.row_index {
-                    if expected_row_index != Some(row_index) {
-                        sink(Item::Control(Control::RowIndex(row_index)))?;
-                    }
-                    expected_row_index = Some(row_index + 1);
-                }
-                if row.system.key_switch {
-                    sink(Item::Control(Control::KeySwitch))?;
-                }
-                let node = row_to_node(
-                    &row.values,
-                    &schemas[index],
-                    row.system.other_columns.as_deref(),
-                    row_number,
-                )?;
-                row_number += 1;
-                sink(Item::Row { table, row: node })?;
-            }
-        }
+fn options(system_columns: bool) -> FormatOptions {
+    FormatOptions {
+        skiff_system_columns: system_columns,
     }
-    Ok(())
 }
 
-/// Writes items into a stream of `format`.
-struct ItemWriter<W: Write> {
-    target: Target<W>,
-    rows: u64,
-    pending: SystemFields,
-}
-
-enum Target<W: Write> {
-    Yson(TableWriter<W>),
-    Skiff {
-        writer: shapeshift_formats::skiff::RowWriter<W>,
-        schemas: Vec<TableSchema>,
-        system_columns: bool,
-    },
-}
-
-impl<W: Write> ItemWriter<W> {
-    fn new(
-        output: W,
-        format: StreamFormat,
-        schemas: &[TableSchema],
-        system_columns: bool,
-    ) -> Result<Self, String> {
-        let target = match format {
-            StreamFormat::Yson => Target::Yson(TableWriter::new(output, YsonFormat::Binary)),
-            StreamFormat::YsonText => Target::Yson(TableWriter::new(output, YsonFormat::Text)),
-            StreamFormat::Skiff => {
-                let codec = skiff_codec(schemas, system_columns)?;
-                let writer = codec.writer(output);
-                Target::Skiff {
-                    writer,
-                    schemas: schemas.to_vec(),
-                    system_columns,
-                }
-            }
-        };
-        Ok(ItemWriter {
-            target,
-            rows: 0,
-            pending: SystemFields::default(),
-        })
-    }
-
-    fn write(&mut self, item: Item) -> Result<(), String> {
-        match (&mut self.target, item) {
-            (Target::Yson(writer), Item::Row { row, .. }) => writer
-                .write_row(&row)
-                .map_err(|e| format!("writing yson: {e}"))?,
-            (Target::Yson(writer), Item::Control(control)) => writer
-                .write_control(control)
-                .map_err(|e| format!("writing yson: {e}"))?,
-            (
-                Target::Skiff {
-                    writer,
-                    schemas,
-                    system_columns,
-                    ..
-                },
-                Item::Row { table, row },
-            ) => {
-                let schema = schemas.get(table).ok_or_else(|| {
-                    format!("row {}: table index {table} has no --schema", self.rows)
-                })?;
-                let (values, others) = row_from_node(&row, schema, self.rows)?;
-                let mut system = std::mem::take(&mut self.pending);
-                system.other_columns = others;
-                if !*system_columns {
-                    system.row_index = None;
-                    system.range_index = None;
-                    system.key_switch = false;
-                }
-                writer
-                    .write_row(table as u16, &values, &system)
-                    .map_err(|e| format!("writing skiff: {e}"))?;
-            }
-            (Target::Skiff { system_columns, .. }, Item::Control(control)) => match control {
-                Control::TableIndex(_) => {}
-                Control::RowIndex(_) | Control::RangeIndex(_) | Control::KeySwitch
-                    if !*system_columns =>
-                {
-                    return Err(format!(
-                        "before row {}: the input has a {control:?} control record, which skiff \
-                         carries only in system columns: pass --system-columns",
-                        self.rows
-                    ))
-                }
-                Control::RowIndex(index) => self.pending.row_index = Some(index),
-                Control::RangeIndex(index) => self.pending.range_index = Some(index),
-                Control::KeySwitch => self.pending.key_switch = true,
-            },
-        }
-        Ok(())
-    }
-
-    fn finish(self) -> Result<(), String> {
-        let mut output = match self.target {
-            Target::Yson(writer) => writer.finish().map_err(|e| format!("writing yson: {e}"))?,
-            Target::Skiff { writer, .. } => {
-                writer.finish().map_err(|e| format!("writing skiff: {e}"))?
-            }
-        };
-        output.flush().map_err(|e| format!("writing output: {e}"))
-    }
+fn format_error(error: FormatError) -> String {
+    error.to_string()
 }
 
 /// Runs `shapeshift convert`.
 ///
 /// # Errors
-/// A message naming the format, the row and the problem.
+/// A message naming the format, the byte offset or row, and the problem.
 pub fn convert(args: ConvertArgs) -> Result<(), String> {
-    let needs_schema = args.from == StreamFormat::Skiff || args.to == StreamFormat::Skiff;
-    let schemas = schemas(&args.schema, needs_schema)?;
-    let stdout = io::stdout().lock();
-    let mut writer = ItemWriter::new(
-        BufWriter::new(stdout),
-        args.to,
-        &schemas,
-        args.system_columns,
-    )?;
-    let stdin = io::stdin().lock();
-    read_items(stdin, args.from, &schemas, args.system_columns, |item| {
-        let is_row = matches!(item, Item::Row { .. });
-        writer.write(item)?;
-        writer.rows += is_row as u64;
-        Ok(())
-    })?;
-    writer.finish()
+    let stdin: Box<dyn Read> = Box::new(io::stdin());
+    let stdout: Box<dyn Write> = Box::new(BufWriter::with_capacity(1 << 16, io::stdout()));
+    if args.schema.is_empty() && is_yson(args.from) && is_yson(args.to) {
+        return convert_untyped_yson(stdin, stdout, args.to == FormatKind::YsonText);
+    }
+    let kind = if args.schema.is_empty() {
+        if is_yson(args.from) {
+            args.to
+        } else {
+            args.from
+        }
+    } else {
+        args.from
+    };
+    let schemas = need_schemas(&args.schema, kind)?;
+    let options = options(args.system_columns);
+    let mut source =
+        open_source_with(args.from, &schemas, stdin, &options).map_err(format_error)?;
+    let mut sink = open_sink_with(args.to, &schemas, stdout, &options).map_err(format_error)?;
+    let mut rows = 0u64;
+    while let Some(row) = source.next_row().map_err(format_error)? {
+        sink.write_row(&row.position, row.values)
+            .map_err(|e| format!("{} (input row {rows})", format_error(e)))?;
+        rows += 1;
+    }
+    sink.finish().map_err(format_error)
 }
 
-/// Runs `shapeshift cat`: one row per line as text YSON, control records as `# ...` lines.
+/// YSON to YSON without a schema: rows and control records as they are.
+fn convert_untyped_yson(
+    input: Box<dyn Read>,
+    output: Box<dyn Write>,
+    text: bool,
+) -> Result<(), String> {
+    let format = if text {
+        YsonFormat::Text
+    } else {
+        YsonFormat::Binary
+    };
+    let mut reader = TableReader::new(input);
+    let mut writer = TableWriter::new(output, format);
+    let io_error = |e: io::Error| format!("writing yson: {e}");
+    while let Some(item) = reader.next_item().map_err(|e| format!("yson: {e}"))? {
+        match item {
+            TableItem::Row(row) => writer.write_row(&row).map_err(io_error)?,
+            TableItem::Control(control) => writer.write_control(control).map_err(io_error)?,
+        }
+    }
+    writer.finish().map_err(io_error)?.flush().map_err(io_error)
+}
+
+fn open_input(file: &Option<PathBuf>) -> Result<Box<dyn Read>, String> {
+    Ok(match file {
+        Some(path) => Box::new(io::BufReader::new(
+            std::fs::File::open(path).map_err(|e| format!("{}: {e}", path.display()))?,
+        )),
+        None => Box::new(io::stdin()),
+    })
+}
+
+/// Runs `shapeshift cat`: one row per line as text YSON, control records (and position
+/// changes) as `# ...` lines.
 ///
 /// # Errors
 /// As [`convert`].
 pub fn cat(args: CatArgs) -> Result<(), String> {
-    let schemas = schemas(&args.schema, args.format == StreamFormat::Skiff)?;
-    let input: Box<dyn Read> = match &args.file {
-        Some(path) => Box::new(io::BufReader::new(
-            std::fs::File::open(path).map_err(|e| format!("{}: {e}", path.display()))?,
-        )),
-        None => Box::new(io::stdin().lock()),
-    };
+    let input = open_input(&args.file)?;
     let mut out = BufWriter::new(io::stdout().lock());
     let io_error = |e: io::Error| format!("writing output: {e}");
-    read_items(
-        input,
-        args.format,
-        &schemas,
-        args.system_columns,
-        |item| match item {
-            Item::Row { row, .. } => {
-                let text = shapeshift_formats::yson::to_vec(&row, YsonFormat::Text);
-                out.write_all(&text).map_err(io_error)?;
-                out.write_all(b"\n").map_err(io_error)
+    if args.schema.is_empty() && is_yson(args.format) {
+        let mut reader = TableReader::new(input);
+        while let Some(item) = reader.next_item().map_err(|e| format!("yson: {e}"))? {
+            let line = match item {
+                TableItem::Row(row) => {
+                    let mut text = shapeshift_formats::yson::to_vec(&row, YsonFormat::Text);
+                    text.push(b'\n');
+                    text
+                }
+                TableItem::Control(control) => control_line(control).into_bytes(),
+            };
+            out.write_all(&line).map_err(io_error)?;
+        }
+        return out.flush().map_err(io_error);
+    }
+    let schemas = need_schemas(&args.schema, args.format)?;
+    let mut source = open_source_with(args.format, &schemas, input, &options(args.system_columns))
+        .map_err(format_error)?;
+    let mut last = shapeshift_formats::table::RowPosition::default();
+    let mut expected_row_index: Option<i64> = None;
+    while let Some(row) = source.next_row().map_err(format_error)? {
+        let position = row.position;
+        if position.table_index != last.table_index {
+            writeln!(out, "# table_index = {}", position.table_index).map_err(io_error)?;
+            expected_row_index = None;
+        }
+        if position.range_index.is_some() && position.range_index != last.range_index {
+            writeln!(out, "# range_index = {}", position.range_index.unwrap_or(0))
+                .map_err(io_error)?;
+        }
+        if let Some(index) = position.row_index {
+            if expected_row_index != Some(index) {
+                writeln!(out, "# row_index = {index}").map_err(io_error)?;
             }
-            Item::Control(control) => {
-                let line = match control {
-                    Control::TableIndex(i) => format!("# table_index = {i}\n"),
-                    Control::RowIndex(i) => format!("# row_index = {i}\n"),
-                    Control::RangeIndex(i) => format!("# range_index = {i}\n"),
-                    Control::KeySwitch => "# key_switch\n".to_string(),
-                };
-                out.write_all(line.as_bytes()).map_err(io_error)
-            }
-        },
-    )?;
+        }
+        expected_row_index = position.row_index.and_then(|i| i.checked_add(1));
+        if position.key_switch {
+            writeln!(out, "# key_switch").map_err(io_error)?;
+        }
+        last = position;
+        let schema = &schemas[position.table_index];
+        let mut entries = Vec::with_capacity(schema.columns.len());
+        for (value, column) in row.values.iter().zip(&schema.columns) {
+            let owned = value_from_ref(*value, &column.ty)
+                .and_then(|v| value_to_node(&v, &column.ty, StructForm::Named))
+                .map_err(|e| format!("{}: column \"{}\": {e}", args.format, column.name))?;
+            entries.push((column.name.as_bytes().to_vec(), owned));
+        }
+        let mut text = shapeshift_formats::yson::to_vec(&Node::map(entries), YsonFormat::Text);
+        text.push(b'\n');
+        out.write_all(&text).map_err(io_error)?;
+    }
     out.flush().map_err(io_error)
+}
+
+fn control_line(control: Control) -> String {
+    match control {
+        Control::TableIndex(i) => format!("# table_index = {i}\n"),
+        Control::RowIndex(i) => format!("# row_index = {i}\n"),
+        Control::RangeIndex(i) => format!("# range_index = {i}\n"),
+        Control::KeySwitch => "# key_switch\n".to_string(),
+    }
+}
+
+/// Formats a file may be in, most likely first, from its first bytes.
+fn sniff(bytes: &[u8]) -> Vec<FormatKind> {
+    let first = bytes.iter().copied().find(|b| !b.is_ascii_whitespace());
+    let mut candidates = Vec::new();
+    if bytes.starts_with(b"Obj\x01") {
+        candidates.push(FormatKind::Avro);
+    }
+    if bytes.starts_with(&[0xff, 0xff, 0xff, 0xff]) || bytes.starts_with(b"ARROW1") {
+        candidates.push(FormatKind::Arrow);
+    }
+    match first {
+        Some(b'{') => {
+            let line_end = bytes
+                .iter()
+                .position(|&b| b == b'\n')
+                .unwrap_or(bytes.len());
+            if serde_json::from_slice::<serde_json::Value>(&bytes[..line_end]).is_ok() {
+                candidates.push(FormatKind::Json);
+            }
+            if bytes.iter().take(4096).any(|&b| b < 0x09) {
+                candidates.push(FormatKind::Yson);
+            } else {
+                candidates.push(FormatKind::YsonText);
+            }
+        }
+        Some(b'<') => candidates.push(FormatKind::Yson),
+        // MessagePack rows are arrays (0x90..0x9f, 0xdc, 0xdd), control records 1-maps (0x81);
+        // CBOR rows are arrays (0x80..0x9b: from 0x90 the same bytes, so MessagePack is tried
+        // first and CBOR second), control records 1-maps (0xa1).
+        Some(0x81 | 0x90..=0x9f | 0xdc | 0xdd) => {
+            candidates.extend([FormatKind::Msgpack, FormatKind::Cbor]);
+        }
+        Some(0x80 | 0x82..=0x8f | 0xa1) => {
+            candidates.extend([FormatKind::Cbor, FormatKind::Msgpack])
+        }
+        _ => {}
+    }
+    for kind in [
+        FormatKind::Msgpack,
+        FormatKind::Cbor,
+        FormatKind::Skiff,
+        FormatKind::Protobuf,
+        FormatKind::Json,
+        FormatKind::Yson,
+        FormatKind::Arrow,
+        FormatKind::Avro,
+    ] {
+        if !candidates.contains(&kind) {
+            candidates.push(kind);
+        }
+    }
+    candidates
+}
+
+/// Rows per table, reading the whole stream.
+fn count_rows(
+    kind: FormatKind,
+    schemas: &[TableSchema],
+    bytes: &[u8],
+    system_columns: bool,
+) -> Result<Vec<u64>, FormatError> {
+    let mut source = open_source_with(
+        kind,
+        schemas,
+        Box::new(Cursor::new(bytes.to_vec())),
+        &options(system_columns),
+    )?;
+    let mut counts = vec![0u64; schemas.len()];
+    while let Some(row) = source.next_row()? {
+        counts[row.position.table_index] += 1;
+    }
+    Ok(counts)
+}
+
+/// Runs `shapeshift inspect`: the format, the schema and the row count of a file.
+///
+/// # Errors
+/// A message naming the format and position when the file does not read.
+pub fn inspect(args: InspectArgs) -> Result<(), String> {
+    let bytes = std::fs::read(&args.file).map_err(|e| format!("{}: {e}", args.file.display()))?;
+    let schemas = schemas(&args.schema)?;
+    let mut out = io::stdout().lock();
+    let io_error = |e: io::Error| format!("writing output: {e}");
+    if schemas.is_empty() {
+        let kind = match args.format {
+            Some(kind) => kind,
+            None => *sniff(&bytes)
+                .first()
+                .ok_or("cannot tell the format: pass --format")?,
+        };
+        if !is_yson(kind) && kind != FormatKind::Json {
+            return Err(format!(
+                "{kind} does not describe its rows: pass --schema FILE to count them"
+            ));
+        }
+        let (rows, columns) = if kind == FormatKind::Json {
+            untyped_json(&bytes)?
+        } else {
+            untyped_yson(&bytes)?
+        };
+        let sniffed = if args.format.is_some() {
+            ""
+        } else {
+            " (sniffed)"
+        };
+        writeln!(out, "format: {kind}{sniffed}").map_err(io_error)?;
+        writeln!(
+            out,
+            "schema: none given; columns seen: {}",
+            columns.join(", ")
+        )
+        .map_err(io_error)?;
+        writeln!(out, "rows: {rows}").map_err(io_error)?;
+        return Ok(());
+    }
+    let (kind, counts) = match args.format {
+        Some(kind) => (
+            kind,
+            count_rows(kind, &schemas, &bytes, args.system_columns).map_err(format_error)?,
+        ),
+        None => {
+            let mut first_error = None;
+            let mut found = None;
+            for kind in sniff(&bytes) {
+                match count_rows(kind, &schemas, &bytes, args.system_columns) {
+                    Ok(counts) => {
+                        found = Some((kind, counts));
+                        break;
+                    }
+                    Err(e) => {
+                        first_error.get_or_insert(e);
+                    }
+                }
+            }
+            found.ok_or_else(|| {
+                format!(
+                    "no format reads this file with these schemas; the likeliest failed with: {}",
+                    first_error.map(format_error).unwrap_or_default()
+                )
+            })?
+        }
+    };
+    let sniffed = if args.format.is_some() {
+        ""
+    } else {
+        " (sniffed)"
+    };
+    writeln!(out, "format: {kind}{sniffed}").map_err(io_error)?;
+    for (index, (schema, count)) in schemas.iter().zip(&counts).enumerate() {
+        let text =
+            shapeshift_formats::yson::to_vec(&schema.to_node(SchemaForm::TypeV3), YsonFormat::Text);
+        writeln!(
+            out,
+            "table {index}: schema: {}",
+            String::from_utf8_lossy(&text)
+        )
+        .map_err(io_error)?;
+        writeln!(out, "table {index}: rows: {count}").map_err(io_error)?;
+    }
+    writeln!(out, "rows: {}", counts.iter().sum::<u64>()).map_err(io_error)?;
+    Ok(())
+}
+
+fn push_columns(columns: &mut Vec<String>, keys: impl Iterator<Item = String>) {
+    for key in keys {
+        if !columns.contains(&key) {
+            columns.push(key);
+        }
+    }
+}
+
+fn untyped_yson(bytes: &[u8]) -> Result<(u64, Vec<String>), String> {
+    let mut reader = TableReader::new(bytes);
+    let (mut rows, mut columns) = (0u64, Vec::new());
+    while let Some(item) = reader.next_item().map_err(|e| format!("yson: {e}"))? {
+        if let TableItem::Row(row) = item {
+            if let shapeshift_types::NodeValue::Map(entries) = &row.value {
+                push_columns(
+                    &mut columns,
+                    entries
+                        .iter()
+                        .map(|(k, _)| String::from_utf8_lossy(k).into_owned()),
+                );
+            }
+            rows += 1;
+        }
+    }
+    Ok((rows, columns))
+}
+
+fn untyped_json(bytes: &[u8]) -> Result<(u64, Vec<String>), String> {
+    let (mut rows, mut columns) = (0u64, Vec::new());
+    let mut stream = serde_json::Deserializer::from_slice(bytes).into_iter::<serde_json::Value>();
+    loop {
+        let offset = stream.byte_offset();
+        match stream.next() {
+            None => break,
+            Some(Err(e)) => return Err(format!("json: at byte {offset} or after: {e}")),
+            Some(Ok(serde_json::Value::Object(map))) => {
+                if map.contains_key("$value") {
+                    continue;
+                }
+                push_columns(&mut columns, map.keys().cloned());
+                rows += 1;
+            }
+            Some(Ok(_)) => {
+                return Err(format!(
+                    "json: at byte {offset}: expected a row (an object)"
+                ))
+            }
+        }
+    }
+    Ok((rows, columns))
 }

@@ -26,6 +26,8 @@ enum Command {
     Cat(convert_command::CatArgs),
     /// Convert a table stream between formats, standard input to standard output.
     Convert(convert_command::ConvertArgs),
+    /// Print the format, schema and row count of a table file (format sniffed if not given).
+    Inspect(convert_command::InspectArgs),
     /// ArrayRecord files: info, cat, write.
     #[command(subcommand)]
     Records(records_command::RecordsCommand),
@@ -43,6 +45,7 @@ fn main() {
     let result = match cli.command {
         Command::Cat(args) => convert_command::cat(args),
         Command::Convert(args) => convert_command::convert(args),
+        Command::Inspect(args) => convert_command::inspect(args),
         Command::Records(command) => records_command::run(command),
         Command::Bench(command) => bench_command::run(command),
         Command::Generate(args) => generate_command::run(args),

@@ -211,10 +211,9 @@ pub fn open_source_with(
         FormatKind::Json => crate::json::source(schemas, input),
         FormatKind::Msgpack => crate::msgpack::source(schemas, input),
         FormatKind::Cbor => crate::cbor::source(schemas, input),
-        FormatKind::Protobuf
-        | FormatKind::ProtobufDynamic
-        | FormatKind::Arrow
-        | FormatKind::Avro => Err(not_available(kind)),
+        FormatKind::Protobuf => crate::protobuf::source(schemas, input),
+        FormatKind::ProtobufDynamic => crate::protobuf_dynamic::source(schemas, input),
+        FormatKind::Arrow | FormatKind::Avro => Err(not_available(kind)),
     }
 }
 
@@ -238,10 +237,9 @@ pub fn open_sink_with(
         FormatKind::Json => crate::json::sink(schemas, output),
         FormatKind::Msgpack => crate::msgpack::sink(schemas, output),
         FormatKind::Cbor => crate::cbor::sink(schemas, output),
-        FormatKind::Protobuf
-        | FormatKind::ProtobufDynamic
-        | FormatKind::Arrow
-        | FormatKind::Avro => Err(not_available(kind)),
+        FormatKind::Protobuf => crate::protobuf::sink(schemas, output),
+        FormatKind::ProtobufDynamic => crate::protobuf_dynamic::sink(schemas, output),
+        FormatKind::Arrow | FormatKind::Avro => Err(not_available(kind)),
     }
 }
 
