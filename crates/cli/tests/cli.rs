@@ -1,0 +1,349 @@
+//! The `shapeshift` binary end to end: conversions between every pair of formats, Skiff's
+//! system columns, inspect's sniffing, and errors on bad input (non-zero exit, a message
+//! naming the format and the position).
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+const FORMATS: [&str; 10] = [
+    "yson",
+    "yson-text",
+    "skiff",
+    "protobuf",
+    "protobuf-dynamic",
+    "arrow",
+    "json",
+    "msgpack",
+    "cbor",
+    "avro",
+];
+
+/// Every kind of column: signed and unsigned integers, strings, optional, decimal, a nested
+/// composite and a yson value.
+const SCHEMA: &str = r#"[
+  {name=id; type_v3=int64};
+  {name=count; type_v3=uint64};
+  {name=name; type_v3={type_name=optional; item=utf8}};
+  {name=price; type_v3={type_name=decimal; precision=9; scale=2}};
+  {name=tags; type_v3={type_name=list; item={type_name=struct; members=[{name=k; type=string}; {name=v; type=double}]}}};
+  {name=meta; type_v3={type_name=optional; item=yson}};
+]"#;
+
+/// The rows as `shapeshift convert --to yson-text` spells them.
+const ROWS: &str = concat!(
+    "{\"id\"=-5;\"count\"=18446744073709551615u;\"name\"=\"caf\\xC3\\xA9\";\"price\"=\"\\x80\\0\\1\\xF4\";",
+    "\"tags\"=[{\"k\"=\"a\";\"v\"=1.5;};];\"meta\"=<\"x\"=1;>[%true;#;];};\n",
+    "{\"id\"=7;\"count\"=0u;\"name\"=#;\"price\"=\"\\x7F\\xFF\\xFF\\xFF\";\"tags\"=[];\"meta\"=#;};\n",
+);
+
+fn binary() -> &'static str {
+    env!("CARGO_BIN_EXE_shapeshift")
+}
+
+fn run(args: &[&str], input: &[u8]) -> Output {
+    let mut child = Command::new(binary())
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the binary runs");
+    let mut stdin = child.stdin.take().expect("stdin is piped");
+    let input = input.to_vec();
+    let writer = std::thread::spawn(move || {
+        let _ = stdin.write_all(&input);
+    });
+    let output = child.wait_with_output().expect("the binary finishes");
+    writer.join().expect("the writer thread ends");
+    output
+}
+
+fn ok(args: &[&str], input: &[u8]) -> Vec<u8> {
+    let output = run(args, input);
+    assert!(
+        output.status.success(),
+        "shapeshift {args:?} failed: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    output.stdout
+}
+
+fn schema_file(dir: &Path, text: &str) -> PathBuf {
+    let path = dir.join("schema.yson");
+    std::fs::write(&path, text).expect("write the schema");
+    path
+}
+
+fn convert(schema: &Path, from: &str, to: &str, input: &[u8]) -> Output {
+    run(
+        &[
+            "convert",
+            "--schema",
+            schema.to_str().unwrap(),
+            "--from",
+            from,
+            "--to",
+            to,
+        ],
+        input,
+    )
+}
+
+/// The formats the binary can convert to (all of them, once every format is wired).
+fn available(schema: &Path) -> Vec<&'static str> {
+    FORMATS
+        .into_iter()
+        .filter(|format| {
+            let output = convert(schema, "yson-text", format, ROWS.as_bytes());
+            let stderr = String::from_utf8_lossy(&output.stderr);
+            assert!(
+                output.status.success() || stderr.contains("not available"),
+                "yson-text -> {format}: {stderr}"
+            );
+            output.status.success()
+        })
+        .collect()
+}
+
+#[test]
+fn every_pair_of_formats_converts_losslessly() {
+    let dir = tempfile::tempdir().unwrap();
+    let schema = schema_file(dir.path(), SCHEMA);
+    let formats = available(&schema);
+    for must in [
+        "yson",
+        "yson-text",
+        "skiff",
+        "json",
+        "msgpack",
+        "cbor",
+        "protobuf",
+        "protobuf-dynamic",
+    ] {
+        assert!(formats.contains(&must), "{must} is not available");
+    }
+    for from in &formats {
+        let a = convert(&schema, "yson-text", from, ROWS.as_bytes());
+        for to in &formats {
+            let output = convert(&schema, from, to, &a.stdout);
+            assert!(
+                output.status.success(),
+                "{from} -> {to}: {}",
+                String::from_utf8_lossy(&output.stderr)
+            );
+            let back = ok(
+                &[
+                    "convert",
+                    "--schema",
+                    schema.to_str().unwrap(),
+                    "--from",
+                    to,
+                    "--to",
+                    "yson-text",
+                ],
+                &output.stdout,
+            );
+            assert_eq!(
+                String::from_utf8_lossy(&back),
+                ROWS,
+                "{from} -> {to} -> yson-text"
+            );
+        }
+    }
+}
+
+#[test]
+fn json_follows_yt_conventions() {
+    let dir = tempfile::tempdir().unwrap();
+    let schema = schema_file(dir.path(), SCHEMA);
+    let json = ok(
+        &[
+            "convert",
+            "--schema",
+            schema.to_str().unwrap(),
+            "--from",
+            "yson-text",
+            "--to",
+            "json",
+        ],
+        ROWS.as_bytes(),
+    );
+    let text = String::from_utf8(json).unwrap();
+    let first = text.lines().next().unwrap();
+    // uint64 exactly, UTF-8 text as its bytes (encode_utf8), yson with $attributes/$value.
+    assert!(first.contains("\"count\":18446744073709551615"), "{first}");
+    assert!(first.contains("\"name\":\"caf\u{c3}\u{a9}\""), "{first}");
+    assert!(
+        first.contains("\"meta\":{\"$attributes\":{\"x\":1},\"$value\":[true,null]}"),
+        "{first}"
+    );
+}
+
+#[test]
+fn yson_to_yson_needs_no_schema_and_keeps_control_records() {
+    let input = b"<table_index=1>#;\n<row_index=10>#;\n{a=1;b=[x;];};\n";
+    let out = ok(
+        &["convert", "--from", "yson-text", "--to", "yson-text"],
+        input,
+    );
+    assert_eq!(
+        String::from_utf8(out).unwrap(),
+        "<\"table_index\"=1;>#;\n<\"row_index\"=10;>#;\n{\"a\"=1;\"b\"=[\"x\";];};\n"
+    );
+}
+
+#[test]
+fn skiff_carries_positions_only_with_system_columns() {
+    let dir = tempfile::tempdir().unwrap();
+    let schema = schema_file(dir.path(), "[{name=x; type_v3=int64}]");
+    let schema = schema.to_str().unwrap();
+    let input =
+        b"<range_index=2>#;\n<row_index=10>#;\n{x=1};\n{x=2};\n<key_switch=%true>#;\n{x=3};\n";
+    let skiff = ok(
+        &[
+            "convert",
+            "--schema",
+            schema,
+            "--system-columns",
+            "--from",
+            "yson-text",
+            "--to",
+            "skiff",
+        ],
+        input,
+    );
+    let back = ok(
+        &[
+            "convert",
+            "--schema",
+            schema,
+            "--system-columns",
+            "--from",
+            "skiff",
+            "--to",
+            "yson-text",
+        ],
+        &skiff,
+    );
+    assert_eq!(
+        String::from_utf8(back).unwrap(),
+        "<\"range_index\"=2;>#;\n<\"row_index\"=10;>#;\n{\"x\"=1;};\n{\"x\"=2;};\n<\"key_switch\"=%true;>#;\n{\"x\"=3;};\n"
+    );
+    let refused = run(
+        &[
+            "convert",
+            "--schema",
+            schema,
+            "--from",
+            "yson-text",
+            "--to",
+            "skiff",
+        ],
+        input,
+    );
+    assert!(!refused.status.success());
+    let message = String::from_utf8_lossy(&refused.stderr);
+    assert!(
+        message.contains("skiff") && message.contains("--system-columns"),
+        "{message}"
+    );
+}
+
+#[test]
+fn bad_input_exits_non_zero_naming_format_and_position() {
+    let dir = tempfile::tempdir().unwrap();
+    let schema = schema_file(dir.path(), SCHEMA);
+    for format in ["yson", "skiff", "json", "msgpack", "cbor", "protobuf"] {
+        let good = convert(&schema, "yson-text", format, ROWS.as_bytes()).stdout;
+        let cut = &good[..good.len() - 3];
+        let output = convert(&schema, format, "yson", cut);
+        assert!(
+            !output.status.success(),
+            "{format}: a truncated stream was accepted"
+        );
+        let message = String::from_utf8_lossy(&output.stderr);
+        assert!(message.contains(format), "{format}: {message}");
+        assert!(
+            message.contains("byte") || message.contains("row"),
+            "{format}: {message}"
+        );
+    }
+    let output = convert(&schema, "json", "yson", b"{\"id\":1,\"count\":-1}\n");
+    let message = String::from_utf8_lossy(&output.stderr);
+    assert!(!output.status.success());
+    assert!(
+        message.contains("json: at byte 0, row 0") && message.contains("count"),
+        "{message}"
+    );
+}
+
+#[test]
+fn inspect_sniffs_the_format_and_counts_rows() {
+    let dir = tempfile::tempdir().unwrap();
+    let schema = schema_file(dir.path(), SCHEMA);
+    let schema_arg = schema.to_str().unwrap();
+    for format in ["json", "msgpack", "cbor", "yson"] {
+        let bytes = convert(&schema, "yson-text", format, ROWS.as_bytes()).stdout;
+        let file = dir.path().join(format!("rows.{format}"));
+        std::fs::write(&file, bytes).unwrap();
+        let report = ok(
+            &["inspect", file.to_str().unwrap(), "--schema", schema_arg],
+            b"",
+        );
+        let report = String::from_utf8(report).unwrap();
+        assert!(
+            report.contains(&format!("format: {format} (sniffed)")),
+            "{report}"
+        );
+        assert!(report.contains("rows: 2"), "{report}");
+        assert!(report.contains("\"name\"=\"price\""), "{report}");
+    }
+    let file = dir.path().join("rows.json");
+    let report = String::from_utf8(ok(&["inspect", file.to_str().unwrap()], b"")).unwrap();
+    assert!(
+        report.contains("columns seen: id, count, name, price, tags, meta"),
+        "{report}"
+    );
+    let skiff = convert(&schema, "yson-text", "skiff", ROWS.as_bytes()).stdout;
+    let file = dir.path().join("rows.skiff");
+    std::fs::write(&file, skiff).unwrap();
+    let report = ok(
+        &[
+            "inspect",
+            file.to_str().unwrap(),
+            "--format",
+            "skiff",
+            "--schema",
+            schema_arg,
+        ],
+        b"",
+    );
+    assert!(String::from_utf8(report).unwrap().contains("rows: 2"));
+    let refused = run(
+        &["inspect", file.to_str().unwrap(), "--format", "skiff"],
+        b"",
+    );
+    assert!(!refused.status.success());
+}
+
+#[test]
+fn cat_shows_rows_of_any_format() {
+    let dir = tempfile::tempdir().unwrap();
+    let schema = schema_file(dir.path(), SCHEMA);
+    let cbor = convert(&schema, "yson-text", "cbor", ROWS.as_bytes()).stdout;
+    let text = ok(
+        &[
+            "cat",
+            "--format",
+            "cbor",
+            "--schema",
+            schema.to_str().unwrap(),
+        ],
+        &cbor,
+    );
+    assert_eq!(
+        String::from_utf8(text).unwrap(),
+        ROWS.replace("};\n", "}\n")
+    );
+}
