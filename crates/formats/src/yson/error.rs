@@ -8,33 +8,32 @@ use std::fmt;
 /// byte offset (from the start of the input) of the first byte that did not fit.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct YsonError {
-    offset: u64,
-    message: String,
+    /// Boxed so that `Result<Event, YsonError>` stays small on the parser's hot path.
+    inner: Box<(u64, String)>,
 }
 
 impl YsonError {
     /// An error at byte `offset` with a message saying what was expected.
     pub fn new(offset: u64, message: impl Into<String>) -> YsonError {
         YsonError {
-            offset,
-            message: message.into(),
+            inner: Box::new((offset, message.into())),
         }
     }
 
     /// The byte offset, from the start of the input, where reading failed.
     pub fn offset(&self) -> u64 {
-        self.offset
+        self.inner.0
     }
 
     /// What went wrong, without the offset.
     pub fn message(&self) -> &str {
-        &self.message
+        &self.inner.1
     }
 }
 
 impl fmt::Display for YsonError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "YSON error at byte {}: {}", self.offset, self.message)
+        write!(f, "YSON error at byte {}: {}", self.inner.0, self.inner.1)
     }
 }
 

@@ -191,7 +191,6 @@ impl<S: Source> PullParser<S> {
                     can_have_attributes,
                 } => {
                     let byte = self.peek_significant()?;
-                    let top = self.top();
                     match byte {
                         Some(b'[') => {
                             self.source.consume(1);
@@ -208,13 +207,13 @@ impl<S: Source> PullParser<S> {
                             self.state = State::Key { can_close: true };
                             return Ok(Some(Event::BeginMap));
                         }
-                        Some(b']') if can_close && top == Frame::List => {
+                        Some(b']') if can_close && self.top() == Frame::List => {
                             self.source.consume(1);
                             self.frames.pop();
-                            self.state = State::AfterItem;
+                            self.item_done();
                             return Ok(Some(Event::EndList));
                         }
-                        None if can_close && top == Frame::TopList => {
+                        None if can_close && self.top() == Frame::TopList => {
                             self.state = State::Finished;
                             return Ok(None);
                         }
@@ -232,7 +231,7 @@ impl<S: Source> PullParser<S> {
                         }
                         Some(first) => {
                             let token = self.lex_scalar(first, "a value")?;
-                            self.state = State::AfterItem;
+                            self.item_done();
                             return Ok(Some(self.event_of(token)));
                         }
                         None => return Err(self.error("a value", None)),
@@ -247,13 +246,23 @@ impl<S: Source> PullParser<S> {
                             let Token::String(loc) = token else {
                                 unreachable!("these first bytes only start strings")
                             };
-                            self.state = State::Equals;
+                            // The `=` right after the key (binary, compact text) is taken now;
+                            // anything else waits for the next call (a refill may be needed).
+                            if self.source.window().first() == Some(&b'=') {
+                                self.source.consume(1);
+                                self.state = State::Value {
+                                    can_close: false,
+                                    can_have_attributes: true,
+                                };
+                            } else {
+                                self.state = State::Equals;
+                            }
                             return Ok(Some(Event::Key(self.resolve(loc))));
                         }
                         Some(b'}') if can_close && top == Frame::Map => {
                             self.source.consume(1);
                             self.frames.pop();
-                            self.state = State::AfterItem;
+                            self.item_done();
                             return Ok(Some(Event::EndMap));
                         }
                         Some(b'>') if can_close && top == Frame::Attributes => {
@@ -304,6 +313,7 @@ impl<S: Source> PullParser<S> {
                         (Frame::List, Some(b']')) => {
                             self.source.consume(1);
                             self.frames.pop();
+                            self.item_done();
                             return Ok(Some(Event::EndList));
                         }
                         (Frame::Map | Frame::Attributes | Frame::TopMap, Some(b';')) => {
@@ -313,6 +323,7 @@ impl<S: Source> PullParser<S> {
                         (Frame::Map, Some(b'}')) => {
                             self.source.consume(1);
                             self.frames.pop();
+                            self.item_done();
                             return Ok(Some(Event::EndMap));
                         }
                         (Frame::Attributes, Some(b'>')) => {
@@ -352,6 +363,32 @@ impl<S: Source> PullParser<S> {
                 State::Finished => return Ok(None),
             }
         }
+    }
+
+    /// After a complete item: takes a `;` that follows at once (the common case), so the next
+    /// call starts directly at the next item; otherwise leaves the separator to `AfterItem`.
+    /// Consuming never invalidates the bytes the returned event borrows.
+    #[inline(always)]
+    fn item_done(&mut self) {
+        if self.source.window().first() == Some(&b';') {
+            match self.top() {
+                Frame::List | Frame::TopList => {
+                    self.source.consume(1);
+                    self.state = State::Value {
+                        can_close: true,
+                        can_have_attributes: true,
+                    };
+                    return;
+                }
+                Frame::Map | Frame::Attributes | Frame::TopMap => {
+                    self.source.consume(1);
+                    self.state = State::Key { can_close: true };
+                    return;
+                }
+                Frame::TopNode => {}
+            }
+        }
+        self.state = State::AfterItem;
     }
 
     #[inline(always)]
@@ -506,6 +543,13 @@ impl<S: Source> PullParser<S> {
     #[inline(always)]
     fn read_varint(&mut self) -> Result<u64, YsonError> {
         let window = self.source.window();
+        // One byte: most lengths and small integers.
+        if let Some(&byte) = window.first() {
+            if byte < 0x80 {
+                self.source.consume(1);
+                return Ok(byte as u64);
+            }
+        }
         if window.len() >= 10 {
             let mut value = 0u64;
             for (index, &byte) in window[..10].iter().enumerate() {
