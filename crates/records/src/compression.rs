@@ -54,9 +54,6 @@ impl Compression {
     }
 }
 
-/// Bytes handed to the brotli encoder at a time (Riegeli's default buffer size).
-const BROTLI_INPUT_PIECE: usize = 1 << 16;
-
 /// Compression byte of shapeshift's extension: zstd with the file's shared dictionary.
 pub(crate) const ZSTD_WITH_DICTIONARY: u8 = b'Z';
 
@@ -116,27 +113,7 @@ impl Compressor {
             }
             Compression::Brotli { level } => {
                 put_varint(out, data.len() as u64);
-                let params = brotli::enc::BrotliEncoderParams {
-                    quality: level,
-                    lgwin: self.window_log.unwrap_or(22) as i32,
-                    size_hint: data.len(),
-                    ..Default::default()
-                };
-                // The input goes to the encoder in 64 KiB pieces, as Riegeli's buffered
-                // writer feeds it: qualities 0 and 1 compress each piece separately, so the
-                // piece size changes the output.
-                let mut input = data;
-                let mut input_buffer = vec![0u8; data.len().clamp(1, BROTLI_INPUT_PIECE)];
-                let mut output_buffer = vec![0u8; 1 << 16];
-                brotli::BrotliCompressCustomAlloc(
-                    &mut input,
-                    out,
-                    &mut input_buffer,
-                    &mut output_buffer,
-                    &params,
-                    brotli::enc::StandardAlloc::default(),
-                )
-                .expect("brotli compression into memory cannot fail");
+                crate::brotli_c::compress_into(data, level, self.window_log.unwrap_or(22), out);
             }
             Compression::Snappy => {
                 put_varint(out, data.len() as u64);
@@ -222,6 +199,8 @@ unsafe impl zstd_safe::WriteBuf for OutputTail<'_> {
 
 /// zstd cannot expand by more than this factor (an RLE block: 4 bytes for 128 KiB).
 const ZSTD_MAX_RATIO: u64 = 1 << 15;
+/// Brotli buffers are preallocated up to this ratio (see [`plausible_size`]).
+const BROTLI_PREALLOCATED_RATIO: u64 = 4096;
 /// Nor can snappy (a 64-byte copy takes 2 bytes), with room for the preamble.
 const SNAPPY_MAX_RATIO: u64 = 64;
 
@@ -232,8 +211,8 @@ pub(crate) fn plausible_size(compression_byte: u8, payload_len: usize) -> u64 {
     match compression_byte {
         0 => payload_len,
         b's' => payload_len.saturating_mul(SNAPPY_MAX_RATIO) + 64,
-        // Brotli decodes incrementally (see below), so its bound is only a sanity limit.
-        b'b' => u64::MAX,
+        // Brotli can legitimately exceed this; larger claims decode incrementally instead.
+        b'b' => payload_len.saturating_mul(BROTLI_PREALLOCATED_RATIO) + (1 << 20),
         _ => payload_len.saturating_mul(ZSTD_MAX_RATIO) + 1024,
     }
 }
@@ -252,7 +231,7 @@ pub(crate) fn decompress(
     let (size, prefix) = get_varint(buffer, offset)?;
     let payload = &buffer[prefix..];
     let payload_offset = offset + prefix as u64;
-    if compression_byte == b'b' {
+    if compression_byte == b'b' && size > plausible_size(b'b', payload.len()) {
         return brotli_to_vec(payload, payload_offset, size);
     }
     if size > plausible_size(compression_byte, payload.len()) {
@@ -275,8 +254,8 @@ pub(crate) fn decompress(
     Ok(out)
 }
 
+/// Decodes with the output growing as data decodes, so a lying size allocates nothing.
 fn brotli_to_vec(payload: &[u8], offset: u64, size: u64) -> Result<Vec<u8>, Malformed> {
-    // Growing the output as data decodes keeps a lying size from allocating memory.
     let mut out = Vec::new();
     let mut decoder = brotli::Decompressor::new(payload, 4096);
     (&mut decoder)
@@ -341,20 +320,7 @@ pub(crate) fn decompress_payload(
             });
             check_zstd(written, size, offset)
         }
-        b'b' => {
-            let mut decoder = brotli::Decompressor::new(payload, 4096);
-            decoder
-                .read_exact(out)
-                .map_err(|error| bad(format!("brotli data is corrupt or short: {error}")))?;
-            let mut probe = [0u8; 1];
-            match decoder.read(&mut probe) {
-                Ok(0) => Ok(()),
-                Ok(_) => Err(bad(format!(
-                    "brotli data decodes to more than the declared {size} bytes"
-                ))),
-                Err(error) => Err(bad(format!("brotli data is corrupt: {error}"))),
-            }
-        }
+        b'b' => crate::brotli_c::decompress_exact(payload, out).map_err(bad),
         b's' => {
             let declared = snap::raw::decompress_len(payload)
                 .map_err(|error| bad(format!("snappy data is corrupt: {error}")))?;

@@ -5,6 +5,7 @@ use std::path::{Path, PathBuf};
 
 /// What went wrong while reading or writing a record file.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum Error {
     /// The operating system refused an operation on the file.
     #[error("{path}: {source}")]

@@ -24,6 +24,7 @@
 //! ```
 
 mod block;
+mod brotli_c;
 mod compression;
 mod error;
 mod footer;

@@ -35,6 +35,9 @@ const SIGNATURE: [u8; 64] = [
     0x73, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
 ];
 
+/// Largest record [`Reader::known_record_size`] reports.
+const MAX_PREALLOCATED_RECORD: u64 = 64 << 20;
+
 /// Decoded chunks kept for reads of single records from chunks of several records.
 const CACHED_CHUNKS: usize = 16;
 
@@ -123,7 +126,8 @@ pub struct FileInfo {
     pub file_size: u64,
     pub num_records: u64,
     pub num_chunks: u64,
-    /// Records per chunk when every chunk but the last holds the same number.
+    /// Records per chunk: the writer's `group_size` option, or, for files without options,
+    /// the common count when every chunk but the last holds the same number.
     pub group_size: Option<u64>,
     /// Name of the compression of the first data chunk ("zstd", "brotli", "snappy",
     /// "uncompressed", "zstd+dictionary"), or "none" for a file without records.
@@ -309,12 +313,17 @@ impl Reader {
                 Err(_) => "unknown (first chunk is corrupt)".into(),
             },
         };
+        // The writer's declared group size; files without options fall back to the layout.
+        let declared_group_size = self
+            .writer_options
+            .split(',')
+            .find_map(|option| option.strip_prefix("group_size:")?.parse::<u64>().ok());
         FileInfo {
             path: self.path.clone(),
             file_size: self.map.len() as u64,
             num_records: self.num_records(),
             num_chunks: self.chunks.len() as u64,
-            group_size: self.group_size,
+            group_size: declared_group_size.or(self.group_size),
             compression,
             writer_options: self.writer_options.clone(),
             decoded_size: self.chunks.iter().map(|chunk| chunk.decoded_size).sum(),
@@ -427,7 +436,10 @@ impl Reader {
         }
         let (chunk, _) = self.locate(index);
         let entry = self.chunks[chunk];
-        (entry.num_records == 1).then_some(entry.decoded_size)
+        // Above this the caller's buffer would be sized by an unverified claim; such
+        // records go through the bounded decoding path instead.
+        (entry.num_records == 1 && entry.decoded_size <= MAX_PREALLOCATED_RECORD)
+            .then_some(entry.decoded_size)
     }
 
     /// Decodes record `index` into `out`, whose length must be

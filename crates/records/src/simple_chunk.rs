@@ -184,7 +184,9 @@ fn check_values_size(
             format!("values buffer holds {declared} bytes, the chunk declares {decoded_data_size}"),
         ));
     }
-    if declared > plausible_size(sections.compression_byte, payload_len) {
+    if sections.compression_byte != b'b'
+        && declared > plausible_size(sections.compression_byte, payload_len)
+    {
         return Err(Malformed::new(
             sections.values_offset,
             format!("a compressed buffer of {payload_len} bytes cannot decode to {declared} bytes"),
