@@ -11,7 +11,9 @@
 //! int128/256 -> int. System fields appear as `@table_index` (several tables only),
 //! `@row_index`, `@range_index`, `@key_switch` keys; sparse and other columns as plain keys.
 
+use std::collections::HashMap;
 use std::io::{Read, Write};
+use std::sync::Arc;
 
 use pyo3::create_exception;
 use pyo3::exceptions::{PyTypeError, PyValueError};
@@ -20,12 +22,13 @@ use pyo3::types::{
     PyBool, PyByteArray, PyBytes, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple,
 };
 use shapeshift_formats::skiff::{
-    Codec, FieldPlan, MappingOptions, OwnedRow, RowView, RowWriter, SkiffError, SkiffErrorKind,
-    SkiffFormat, SkiffSchema, StreamReader, SystemFields, TablePlan, ValueShape, WireType,
+    Codec, FieldPlan, FieldRef, MappingOptions, OwnedRow, RowView, RowWriter, SkiffError,
+    SkiffErrorKind, SkiffFormat, SkiffSchema, StreamReader, SystemFields, TablePlan, ValueShape,
+    WireType,
 };
 use shapeshift_formats::yson::{self, YsonFormat};
 use shapeshift_types::{
-    decimal_binary_to_text, decimal_text_to_binary, Node, NodeValue, TableSchema, Value,
+    decimal_binary_to_text, decimal_text_to_binary, Node, NodeValue, TableSchema, Value, ValueRef,
 };
 
 create_exception!(
@@ -569,17 +572,77 @@ fn variant_tag(plan: &FieldPlan, label: &Bound<'_, PyAny>) -> PyResult<usize> {
 // ---------------------------------------------------------------------------------------------
 // Rows
 
+/// Column names as Python strings, made once per codec, and a name -> column map per table.
+struct Names {
+    columns: Vec<Vec<Py<PyString>>>,
+    index: Vec<HashMap<String, usize>>,
+}
+
+impl Names {
+    fn new(py: Python<'_>, codec: &Codec) -> Names {
+        let tables = (0..codec.table_count()).filter_map(|t| codec.table(t));
+        let mut columns = Vec::new();
+        let mut index = Vec::new();
+        for table in tables {
+            columns.push(
+                (0..table.column_count())
+                    .map(|c| PyString::intern(py, table.column_name(c)).unbind())
+                    .collect(),
+            );
+            index.push(
+                (0..table.column_count())
+                    .map(|c| (table.column_name(c).to_owned(), c))
+                    .collect(),
+            );
+        }
+        Names { columns, index }
+    }
+}
+
+/// A borrowed field straight to Python (no owned `Value` in between), when it is a plain one.
+fn field_ref_to_py<'py>(
+    py: Python<'py>,
+    plan: &FieldPlan,
+    value: ValueRef<'_>,
+) -> PyResult<Option<Bound<'py, PyAny>>> {
+    let plan = match plan.value_shape() {
+        ValueShape::Optional { .. } => match plan.children().get(1) {
+            Some(item) => item,
+            None => return Ok(None),
+        },
+        _ => plan,
+    };
+    Ok(Some(match value {
+        ValueRef::Null => py.None().into_bound(py),
+        ValueRef::Bool(b) => PyBool::new(py, b).to_owned().into_any(),
+        ValueRef::Int64(v) => v.into_pyobject(py)?.into_any(),
+        ValueRef::Uint64(v) => v.into_pyobject(py)?.into_any(),
+        ValueRef::Double(v) => PyFloat::new(py, v).into_any(),
+        ValueRef::String(bytes) => bytes_to_py(py, bytes, plan.is_text()),
+        ValueRef::Any(_) | ValueRef::Composite(_) => return Ok(None),
+    }))
+}
+
 fn row_to_py<'py>(
     py: Python<'py>,
     codec: &Codec,
+    names: &Names,
     row: &RowView<'_>,
 ) -> PyResult<Bound<'py, PyDict>> {
     let table = row.table();
     let dict = PyDict::new(py);
+    let column_names = &names.columns[row.table_index() as usize];
     for (column, field) in row.fields().enumerate() {
         let plan = table.column_plan(column);
+        let name = column_names[column].bind(py);
+        if let FieldRef::Value(value) = field {
+            if let Some(object) = field_ref_to_py(py, plan, value)? {
+                dict.set_item(name, object)?;
+                continue;
+            }
+        }
         let value = field.to_value().map_err(to_py_error)?;
-        dict.set_item(table.column_name(column), value_to_py(py, plan, &value)?)?;
+        dict.set_item(name, value_to_py(py, plan, &value)?)?;
     }
     for (_, name, field) in row.sparse() {
         let value = field.to_value().map_err(to_py_error)?;
@@ -620,7 +683,12 @@ fn row_to_py<'py>(
     Ok(dict)
 }
 
-fn py_to_row(codec: &Codec, obj: &Bound<'_, PyAny>, default_table: u16) -> PyResult<OwnedRow> {
+fn py_to_row(
+    codec: &Codec,
+    names: &Names,
+    obj: &Bound<'_, PyAny>,
+    default_table: u16,
+) -> PyResult<OwnedRow> {
     let dict = obj
         .cast::<PyDict>()
         .map_err(|_| PyTypeError::new_err(format!("a row is a dict, got {}", type_name(obj))))?;
@@ -631,11 +699,20 @@ fn py_to_row(codec: &Codec, obj: &Bound<'_, PyAny>, default_table: u16) -> PyRes
     let table: &TablePlan = codec.table(table_index as usize).ok_or_else(|| {
         PyValueError::new_err(format!("table index {table_index} is out of range"))
     })?;
-    let none = obj.py().None().into_bound(obj.py());
+    let py = obj.py();
+    let none = py.None().into_bound(py);
     let mut values = Vec::with_capacity(table.column_count());
-    for column in 0..table.column_count() {
+    let column_names = &names.columns[table_index as usize];
+    let mut present = 0;
+    for (column, py_name) in column_names.iter().enumerate() {
         let name = table.column_name(column);
-        let item = dict.get_item(name)?.unwrap_or_else(|| none.clone());
+        let item = match dict.get_item(py_name.bind(py))? {
+            Some(item) => {
+                present += 1;
+                item
+            }
+            None => none.clone(),
+        };
         let value = py_to_value(table.column_plan(column), &item).map_err(|e| {
             PyValueError::new_err(format!("column '{name}': {}", e.value(obj.py())))
         })?;
@@ -655,12 +732,15 @@ fn py_to_row(codec: &Codec, obj: &Bound<'_, PyAny>, default_table: u16) -> PyRes
     }
     let sparse_plans = table.sparse_column_plans();
     let mut other = Vec::new();
-    for (key, value) in dict.iter() {
+    let column_index = &names.index[table_index as usize];
+    // Only a dict with more keys than matched columns has extra (system, sparse, other) keys.
+    let extra_keys = dict.len() > present;
+    for (key, value) in dict.iter().filter(|_| extra_keys) {
         let Ok(key_str) = key.cast::<PyString>() else {
             return Err(PyTypeError::new_err("row keys must be str"));
         };
         let key_str = key_str.to_str()?;
-        if key_str.starts_with('@') || table.column_index(key_str).is_some() {
+        if key_str.starts_with('@') || column_index.contains_key(key_str) {
             continue;
         }
         if let Some(tag) = sparse_plans.iter().position(|p| p.name() == key_str) {
@@ -762,6 +842,7 @@ fn classify(node: &Node, registry: Option<&Node>) -> PyResult<SchemaArg> {
 #[pyclass(name = "Codec", module = "shapeshift._native.skiff", frozen)]
 struct PyCodec {
     codec: Codec,
+    names: Arc<Names>,
 }
 
 #[pymethods]
@@ -809,7 +890,8 @@ impl PyCodec {
             },
         }
         .map_err(|e| PyValueError::new_err(e.to_string()))?;
-        Ok(PyCodec { codec })
+        let names = Arc::new(Names::new(schema.py(), &codec));
+        Ok(PyCodec { codec, names })
     }
 
     /// The format as YSON text: `<table_skiff_schemas=[...]>skiff`.
@@ -853,7 +935,7 @@ impl PyCodec {
         let list = PyList::empty(py);
         let mut reader = self.codec.reader(data);
         while let Some(row) = reader.next_row().map_err(to_py_error)? {
-            list.append(row_to_py(py, &self.codec, &row)?)?;
+            list.append(row_to_py(py, &self.codec, &self.names, &row)?)?;
         }
         Ok(list)
     }
@@ -862,6 +944,7 @@ impl PyCodec {
     fn reader(&self, stream: Py<PyAny>) -> PyRowIterator {
         PyRowIterator {
             codec: self.codec.clone(),
+            names: self.names.clone(),
             reader: std::sync::Mutex::new(self.codec.stream_reader(PyStream { stream })),
         }
     }
@@ -906,7 +989,7 @@ impl PyCodec {
     ) -> PyResult<()> {
         for (number, row) in rows.try_iter()?.enumerate() {
             let row = row?;
-            let owned = py_to_row(&self.codec, &row, table_index).map_err(|e| {
+            let owned = py_to_row(&self.codec, &self.names, &row, table_index).map_err(|e| {
                 PyValueError::new_err(format!("row {number}: {}", e.value(row.py())))
             })?;
             writer.write_owned(&owned).map_err(to_py_error)?;
@@ -958,6 +1041,7 @@ impl Read for PyStream {
 #[pyclass(name = "RowIterator", module = "shapeshift._native.skiff")]
 struct PyRowIterator {
     codec: Codec,
+    names: Arc<Names>,
     reader: std::sync::Mutex<StreamReader<PyStream>>,
 }
 
@@ -973,7 +1057,7 @@ impl PyRowIterator {
             .lock()
             .map_err(|_| pyo3::exceptions::PyRuntimeError::new_err("reader is poisoned"))?;
         match reader.next_row().map_err(to_py_error)? {
-            Some(row) => Ok(Some(row_to_py(py, &self.codec, &row)?)),
+            Some(row) => Ok(Some(row_to_py(py, &self.codec, &self.names, &row)?)),
             None => Ok(None),
         }
     }
