@@ -534,3 +534,164 @@ proptest! {
         }
     }
 }
+
+/// Random Skiff schema nodes (no column types): every wire type, nested up to `depth`.
+fn arb_skiff_node(depth: u32) -> BoxedStrategy<SkiffSchema> {
+    let leaf = proptest::sample::select(
+        WireType::ALL
+            .iter()
+            .copied()
+            .filter(|w| !w.is_composite())
+            .collect::<Vec<_>>(),
+    )
+    .prop_map(SkiffSchema::simple);
+    leaf.prop_recursive(depth, 24, 4, |inner| {
+        let children = proptest::collection::vec(inner, 1..4);
+        (
+            proptest::sample::select(vec![
+                WireType::Tuple,
+                WireType::Variant8,
+                WireType::Variant16,
+                WireType::RepeatedVariant8,
+                WireType::RepeatedVariant16,
+            ]),
+            children,
+            any::<bool>(),
+        )
+            .prop_map(|(wire, mut children, optional_form)| {
+                if wire == WireType::Variant8 && optional_form {
+                    // The optional shape: variant8<nothing; T>.
+                    children.truncate(1);
+                    children.insert(0, SkiffSchema::simple(WireType::Nothing));
+                }
+                SkiffSchema::composite(wire, children)
+            })
+    })
+    .boxed()
+}
+
+/// Whether values of `schema` (read without types) can be null.
+fn nullable(schema: &SkiffSchema) -> bool {
+    schema.wire_type == WireType::Nothing || is_optional_form(schema)
+}
+
+fn is_optional_form(schema: &SkiffSchema) -> bool {
+    schema.wire_type == WireType::Variant8
+        && schema.children.len() == 2
+        && schema.children[0].wire_type == WireType::Nothing
+}
+
+/// Values of an untyped Skiff schema node, in the shapes the reader infers.
+fn arb_skiff_value(schema: &SkiffSchema) -> BoxedStrategy<Value> {
+    use proptest::collection::vec;
+    let children: Vec<SkiffSchema> = schema.children.clone();
+    match schema.wire_type {
+        WireType::Nothing => Just(Value::Null).boxed(),
+        WireType::Boolean => any::<bool>().prop_map(Value::Bool).boxed(),
+        WireType::Int8 => any::<i8>().prop_map(|v| Value::Int64(v.into())).boxed(),
+        WireType::Int16 => any::<i16>().prop_map(|v| Value::Int64(v.into())).boxed(),
+        WireType::Int32 => any::<i32>().prop_map(|v| Value::Int64(v.into())).boxed(),
+        WireType::Int64 => any::<i64>().prop_map(Value::Int64).boxed(),
+        WireType::Uint8 => any::<u8>().prop_map(|v| Value::Uint64(v.into())).boxed(),
+        WireType::Uint16 => any::<u16>().prop_map(|v| Value::Uint64(v.into())).boxed(),
+        WireType::Uint32 => any::<u32>().prop_map(|v| Value::Uint64(v.into())).boxed(),
+        WireType::Uint64 => any::<u64>().prop_map(Value::Uint64).boxed(),
+        WireType::Int128 | WireType::Uint128 => {
+            vec(any::<u8>(), 16).prop_map(Value::String).boxed()
+        }
+        WireType::Int256 | WireType::Uint256 => {
+            vec(any::<u8>(), 32).prop_map(Value::String).boxed()
+        }
+        WireType::Double => any::<f64>()
+            .prop_filter("NaN != NaN", |v| !v.is_nan())
+            .prop_map(Value::Double)
+            .boxed(),
+        WireType::String32 => vec(any::<u8>(), 0..12).prop_map(Value::String).boxed(),
+        WireType::Yson32 => shapeshift_types::testing::arb_node(2)
+            .prop_map(Value::Any)
+            .boxed(),
+        WireType::Tuple => children
+            .iter()
+            .map(arb_skiff_value)
+            .collect::<Vec<_>>()
+            .prop_map(Value::Tuple)
+            .boxed(),
+        WireType::Variant8 if is_optional_form(schema) => {
+            let item = children[1].clone();
+            let wrap = nullable(&item);
+            prop_oneof![
+                Just(Value::Null),
+                arb_skiff_value(&item).prop_map(move |v| if wrap {
+                    Value::Some(Box::new(v))
+                } else {
+                    v
+                }),
+            ]
+            .boxed()
+        }
+        WireType::Variant8 | WireType::Variant16 => {
+            let alternatives: Vec<BoxedStrategy<Value>> = children
+                .iter()
+                .enumerate()
+                .map(|(tag, child)| {
+                    arb_skiff_value(child)
+                        .prop_map(move |v| Value::Variant(tag as u32, Box::new(v)))
+                        .boxed()
+                })
+                .collect();
+            proptest::strategy::Union::new(alternatives).boxed()
+        }
+        WireType::RepeatedVariant8 | WireType::RepeatedVariant16 => {
+            let single = children.len() == 1;
+            let items: Vec<BoxedStrategy<Value>> = children
+                .iter()
+                .enumerate()
+                .map(|(tag, child)| {
+                    arb_skiff_value(child)
+                        .prop_map(move |v| {
+                            if single {
+                                v
+                            } else {
+                                Value::Variant(tag as u32, Box::new(v))
+                            }
+                        })
+                        .boxed()
+                })
+                .collect();
+            vec(proptest::strategy::Union::new(items), 0..4)
+                .prop_map(Value::List)
+                .boxed()
+        }
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
+
+    #[test]
+    fn random_skiff_schemas_and_values_round_trip(
+        (format, rows) in proptest::collection::vec(arb_skiff_node(3), 1..5).prop_flat_map(|columns| {
+            let table = SkiffSchema::tuple(
+                columns.into_iter().enumerate().map(|(i, c)| c.named(format!("c{i}"))).collect(),
+            );
+            let row = table.children.iter().map(arb_skiff_value).collect::<Vec<_>>();
+            (Just(SkiffFormat::new(vec![table])), proptest::collection::vec(row, 1..4))
+        }),
+        chunk in 1usize..32,
+    ) {
+        let codec = Codec::new(&format).unwrap();
+        let owned: Vec<OwnedRow> = rows
+            .into_iter()
+            .map(|values| OwnedRow { table_index: 0, values, system: SystemFields::default() })
+            .collect();
+        let bytes = codec.encode_rows(&owned).unwrap();
+        prop_assert_eq!(&codec.decode_rows(&bytes).unwrap(), &owned);
+        let streamed = codec.stream_reader(Trickle { data: &bytes, chunk }).read_all().unwrap();
+        prop_assert_eq!(&streamed, &owned);
+        // Every strict prefix that does not end on a row boundary is a truncation error.
+        let cut = bytes.len() / 2;
+        if let Err(error) = codec.decode_rows(&bytes[..cut]) {
+            prop_assert_eq!(error.kind, shapeshift_formats::skiff::SkiffErrorKind::Truncated);
+        }
+    }
+}
