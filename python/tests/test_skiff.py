@@ -147,3 +147,17 @@ def test_garbage_never_crashes():
             codec.loads(bytes(data[: rng.randint(0, len(data))]))
         except ValueError:
             pass
+
+
+def test_sparse_columns():
+    fmt = {"wire_type": "tuple", "children": [
+        {"wire_type": "int64", "name": "a"},
+        {"wire_type": "repeated_variant16", "name": "$sparse_columns", "children": [
+            {"wire_type": "int64", "name": "x"}, {"wire_type": "string32", "name": "y"}]},
+    ]}
+    rows = [{"a": 1, "y": b"q"}, {"a": 2, "x": -5, "y": b""}, {"a": 3}]
+    data = skiff.dumps(rows, fmt)
+    assert data[:10].hex() == "0000" "0100000000000000"
+    assert skiff.loads(data, fmt) == rows
+    # x present, as (tag 0, int64), then the 0xFFFF end tag.
+    assert skiff.dumps([{"a": 0, "x": 7}], fmt).hex() == "0000" "0000000000000000" "0000" "0700000000000000" "ffff"
