@@ -51,6 +51,16 @@ pub fn run(args: JobArgs) -> Result<(), String> {
         "rows_out": summary.rows_out,
         "stat": summary.stat.to_string(),
         "seconds": summary.seconds,
+        "peak_rss_kib": peak_rss_kib(),
     });
     writeln!(std::io::stderr(), "{line}").map_err(|e| e.to_string())
+}
+
+/// The process's own peak resident memory (Linux `VmHWM`), in KiB. The runner's rusage cannot
+/// tell it: Linux starts a child's `ru_maxrss` at the parent's peak when the child is spawned
+/// by `vfork` + `exec`, which Python's subprocess does.
+fn peak_rss_kib() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    line.split_whitespace().nth(1)?.parse().ok()
 }
