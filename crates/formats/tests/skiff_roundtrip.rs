@@ -380,6 +380,11 @@ fn row_buffers_patch_in_place_and_append() {
         .append(extended.table(0).unwrap().column_plan(3), &Value::Uint64(9))
         .unwrap();
     let rows = extended.decode_rows(buffer.as_bytes()).unwrap();
+    // Reusing a buffer for the next row gives the same bytes as a fresh copy.
+    let mut reused = buffer.clone();
+    row.copy_into(&mut reused);
+    assert_eq!(reused, row.to_buffer());
+    assert_eq!(reused.as_bytes(), &bytes[..]);
     assert_eq!(
         rows[0].values,
         vec![

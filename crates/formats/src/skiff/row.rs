@@ -445,33 +445,47 @@ impl<'a> RowView<'a> {
 
     /// A copy of the row's bytes that can be edited in place.
     pub fn to_buffer(&self) -> RowBuffer {
+        let mut buffer = RowBuffer::default();
+        self.copy_into(&mut buffer);
+        buffer
+    }
+
+    /// Copies the row into `buffer`, reusing its allocations (the loop form of
+    /// [`RowView::to_buffer`]: read, patch, write, next).
+    pub fn copy_into(&self, buffer: &mut RowBuffer) {
         let children = self.table.fields.len();
-        let offsets = (0..=children)
-            .map(|child| {
-                if child == children {
-                    self.row.len() as u32
-                } else {
-                    self.child_offset(child) as u32
-                }
-            })
-            .collect();
-        RowBuffer {
-            table_index: self.table_index,
-            bytes: self.row.to_vec(),
-            offsets,
-        }
+        buffer.table_index = self.table_index;
+        buffer.bytes.clear();
+        buffer.bytes.extend_from_slice(self.row);
+        buffer.offsets.clear();
+        buffer
+            .offsets
+            .extend((0..children).map(|child| self.child_offset(child) as u32));
+        buffer.offsets.push(self.row.len() as u32);
     }
 }
 
 /// A row's bytes, owned and editable: patch fixed-size fields in place, append a trailing
 /// column, then write [`RowBuffer::as_bytes`] out as is.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, Default)]
 pub struct RowBuffer {
     table_index: u16,
     bytes: Vec<u8>,
     /// Row-relative offset of every child of the table's tuple, then the row end.
     offsets: Vec<u32>,
+    /// Reused by `patch` for the encoded value.
+    scratch: Vec<u8>,
 }
+
+impl PartialEq for RowBuffer {
+    fn eq(&self, other: &RowBuffer) -> bool {
+        self.table_index == other.table_index
+            && self.bytes == other.bytes
+            && self.offsets == other.offsets
+    }
+}
+
+impl Eq for RowBuffer {}
 
 impl RowBuffer {
     pub fn table_index(&self) -> u16 {
@@ -508,12 +522,12 @@ impl RowBuffer {
             SkiffError::value("only fixed-size fields can be patched in place").in_column(name)
         })?;
         let start = self.offsets.get(child).copied().unwrap_or(0) as usize;
-        let mut encoded = Vec::with_capacity(size);
-        encode_value(plan, value, &mut encoded).map_err(|e| e.in_column(name))?;
-        if encoded.len() != size || start + size > self.bytes.len() {
+        self.scratch.clear();
+        encode_value(plan, value, &mut self.scratch).map_err(|e| e.in_column(name))?;
+        if self.scratch.len() != size || start + size > self.bytes.len() {
             return Err(SkiffError::value("patched field changed size").in_column(name));
         }
-        self.bytes[start..start + size].copy_from_slice(&encoded);
+        self.bytes[start..start + size].copy_from_slice(&self.scratch);
         Ok(())
     }
 
