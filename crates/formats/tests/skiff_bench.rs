@@ -245,3 +245,99 @@ fn bm2_strings() {
         rows as f64 / cpu / 1e6
     );
 }
+
+/// BM3's shape: 10 columns of numbers and strings; increment one int column and write the row.
+#[test]
+#[ignore = "throughput figures; run with --ignored --nocapture in release"]
+fn bm3_patch_and_bm4_append() {
+    let schema = TableSchema::new(vec![
+        ColumnSchema::new("id", P::Int64.into()),
+        ColumnSchema::new("count", P::Uint32.into()),
+        ColumnSchema::new("score", P::Double.into()),
+        ColumnSchema::new("name", P::String.into()),
+        ColumnSchema::new("n", P::Int32.into()),
+        ColumnSchema::new("city", P::String.into()),
+        ColumnSchema::new("flag", P::Bool.into()),
+        ColumnSchema::new("big", P::Uint64.into()),
+        ColumnSchema::new("ratio", P::Double.into()),
+        ColumnSchema::new("note", P::String.into()),
+    ]);
+    let codec = Codec::for_table_schemas(std::slice::from_ref(&schema), &MappingOptions::default())
+        .unwrap();
+    let mut added = schema.clone();
+    added
+        .columns
+        .push(ColumnSchema::new("added", P::Int64.into()));
+    let extended = Codec::for_table_schemas(&[added], &MappingOptions::default()).unwrap();
+    let added_plan = extended.table(0).unwrap().column_plan(10).clone();
+    let rows = 500_000u64;
+    let mut bytes = Vec::new();
+    for r in 0..rows {
+        let values = [
+            Value::Int64(r as i64),
+            Value::Uint64(r % 1000),
+            Value::Double(r as f64 / 3.0),
+            Value::String(format!("name-{r}").into_bytes()),
+            Value::Int64((r % 50_000) as i64),
+            Value::String(b"Amsterdam".to_vec()),
+            Value::Bool(r % 2 == 0),
+            Value::Uint64(r * 7),
+            Value::Double(0.5),
+            Value::String(vec![b'n'; (r % 40) as usize]),
+        ];
+        codec
+            .encode_row(0, &values, &SystemFields::default(), &mut bytes)
+            .unwrap();
+    }
+    let mb = bytes.len() as f64 / 1e6;
+    let table = codec.table(0).unwrap();
+    println!("BM3: {rows} rows x 10 columns, {mb:.1} MB");
+
+    let (t, cpu, size) = best_of(3, || {
+        let mut reader = codec.reader(&bytes);
+        let mut writer = codec.writer(Vec::with_capacity(bytes.len()));
+        let mut buffer = shapeshift_formats::skiff::RowBuffer::default();
+        while let Some(row) = reader.next_row().unwrap() {
+            let Some(ValueRef::Int64(n)) = row.value_ref(4) else {
+                unreachable!()
+            };
+            row.copy_into(&mut buffer);
+            buffer.patch(table, 4, &Value::Int64(n + 1)).unwrap();
+            writer.write_raw(buffer.as_bytes()).unwrap();
+        }
+        writer.finish().unwrap().len() as u64
+    });
+    assert_eq!(size, bytes.len() as u64);
+    println!("  increment via RowView::copy_into + RowBuffer::patch + write_raw: {:.0} MB/s wall, {:.0} MB/s cpu", mb / t, mb / cpu);
+
+    let (t, cpu, size) = best_of(3, || {
+        let mut reader = codec.reader(&bytes);
+        let mut writer = codec.writer(Vec::with_capacity(bytes.len()));
+        while let Some(row) = reader.next_row().unwrap() {
+            let mut values = row.to_values().unwrap();
+            if let Value::Int64(n) = &mut values[4] {
+                *n += 1;
+            }
+            writer
+                .write_row(0, &values, &SystemFields::default())
+                .unwrap();
+        }
+        writer.finish().unwrap().len() as u64
+    });
+    assert_eq!(size, bytes.len() as u64);
+    println!("  increment via to_values + write_row (owned):                 {:.0} MB/s wall, {:.0} MB/s cpu", mb / t, mb / cpu);
+
+    let (t, cpu, size) = best_of(3, || {
+        let mut reader = codec.reader(&bytes);
+        let mut writer = extended.writer(Vec::with_capacity(bytes.len() * 2));
+        let mut buffer = shapeshift_formats::skiff::RowBuffer::default();
+        while let Some(row) = reader.next_row().unwrap() {
+            row.copy_into(&mut buffer);
+            buffer.append(&added_plan, &Value::Int64(1)).unwrap();
+            writer.write_raw(buffer.as_bytes()).unwrap();
+        }
+        writer.finish().unwrap().len() as u64
+    });
+    assert_eq!(size, bytes.len() as u64 + rows * 8);
+    println!("BM4: append a column via copy_into + RowBuffer::append + write_raw: {:.0} MB/s wall, {:.0} MB/s cpu", mb / t, mb / cpu);
+}
