@@ -633,6 +633,9 @@ impl TablePlan {
     }
 
     /// Name of data column `column`.
+    ///
+    /// # Panics
+    /// When `column >= column_count()`, like slice indexing.
     pub fn column_name(&self, column: usize) -> &str {
         &self.fields[self.columns[column]].name
     }
@@ -645,6 +648,9 @@ impl TablePlan {
     }
 
     /// The compiled plan of data column `column`.
+    ///
+    /// # Panics
+    /// When `column >= column_count()`, like slice indexing.
     pub fn column_plan(&self, column: usize) -> &FieldPlan {
         &self.fields[self.columns[column]]
     }
@@ -693,7 +699,7 @@ impl TablePlan {
 
     /// The row-relative byte offset of data column `column` when it lies in the fixed prefix.
     pub fn fixed_column_offset(&self, column: usize) -> Option<usize> {
-        let child = self.columns[column];
+        let child = *self.columns.get(column)?;
         (child < self.fixed_prefix).then(|| self.prefix_offsets[child] as usize)
     }
 }
