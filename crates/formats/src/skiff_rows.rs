@@ -77,8 +77,8 @@ struct SkiffRowSource {
     schemas: Vec<TableSchema>,
     kinds: Vec<Vec<ColumnKind>>,
     scratch: Vec<u8>,
-    /// Per column: the scratch span of a decoded lazy field, or `None` for a borrowed one.
-    spans: Vec<Option<(usize, usize, LazyKind)>>,
+    /// The scratch spans of the row's lazy fields, in column order.
+    spans: Vec<(usize, usize, LazyKind)>,
     refs: RefsBuffer,
 }
 
@@ -88,6 +88,7 @@ enum LazyKind {
     Int64(i64),
     Uint64(u64),
     String,
+    Any,
     Composite,
 }
 
@@ -98,71 +99,64 @@ impl RowSource for SkiffRowSource {
             return Ok(None);
         };
         let table = usize::from(view.table_index());
-        let schema = &self.schemas[table];
-        self.scratch.clear();
-        self.spans.clear();
-        for (column, spec) in schema.columns.iter().enumerate() {
-            let span = match view.get(column) {
-                Some(FieldRef::Lazy(lazy)) => {
-                    let value = lazy
-                        .to_value()
-                        .map_err(|e| skiff_error(e).at(view.offset()).in_row(rows))?;
-                    let start = self.scratch.len();
-                    let kind = match value {
-                        Value::Null => LazyKind::Null,
-                        Value::Int64(v) => LazyKind::Int64(v),
-                        Value::Uint64(v) => LazyKind::Uint64(v),
-                        Value::String(bytes) if self.kinds[table][column] == ColumnKind::Scalar => {
-                            self.scratch.extend_from_slice(&bytes);
-                            LazyKind::String
-                        }
-                        value => {
-                            yson_binary::value(&mut self.scratch, &value, &spec.ty).map_err(
-                                |m| {
-                                    FormatError::new(
-                                        FORMAT,
-                                        format!("column \"{}\": {m}", spec.name),
-                                    )
-                                    .at(view.offset())
-                                    .in_row(rows)
-                                },
-                            )?;
-                            LazyKind::Composite
-                        }
-                    };
-                    Some((start, self.scratch.len(), kind))
-                }
-                _ => None,
-            };
-            self.spans.push(span);
-        }
         let position = RowPosition {
             table_index: table,
             row_index: view.row_index(),
             range_index: view.range_index(),
             key_switch: view.key_switch(),
         };
-        let scratch = &self.scratch;
-        let refs = self.refs.loan();
-        for (column, span) in self.spans.iter().enumerate() {
-            refs.push(match span {
-                None => view
-                    .get(column)
-                    .and_then(|f| f.as_value_ref())
-                    .unwrap_or(ValueRef::Null),
-                Some((_, _, LazyKind::Null)) => ValueRef::Null,
-                Some((_, _, LazyKind::Int64(v))) => ValueRef::Int64(*v),
-                Some((_, _, LazyKind::Uint64(v))) => ValueRef::Uint64(*v),
-                Some((start, end, LazyKind::String)) => ValueRef::String(&scratch[*start..*end]),
-                Some((start, end, LazyKind::Composite)) => {
+        // First pass: lazy fields (composites, decimals, wide integers) into the scratch.
+        self.scratch.clear();
+        self.spans.clear();
+        for (column, field) in view.fields().enumerate() {
+            let FieldRef::Lazy(lazy) = field else {
+                continue;
+            };
+            let spec = &self.schemas[table].columns[column];
+            let value = lazy
+                .to_value()
+                .map_err(|e| skiff_error(e).at(view.offset()).in_row(rows))?;
+            let start = self.scratch.len();
+            let kind = match value {
+                Value::Null => LazyKind::Null,
+                Value::Int64(v) => LazyKind::Int64(v),
+                Value::Uint64(v) => LazyKind::Uint64(v),
+                Value::String(bytes) if self.kinds[table][column] == ColumnKind::Scalar => {
+                    self.scratch.extend_from_slice(&bytes);
+                    LazyKind::String
+                }
+                value => {
+                    yson_binary::value(&mut self.scratch, &value, &spec.ty).map_err(|m| {
+                        FormatError::new(FORMAT, format!("column \"{}\": {m}", spec.name))
+                            .at(view.offset())
+                            .in_row(rows)
+                    })?;
                     if self.kinds[table][column] == ColumnKind::Yson {
-                        ValueRef::Any(&scratch[*start..*end])
+                        LazyKind::Any
                     } else {
-                        ValueRef::Composite(&scratch[*start..*end])
+                        LazyKind::Composite
                     }
                 }
-            });
+            };
+            self.spans.push((start, self.scratch.len(), kind));
         }
+        // Second pass: the refs, borrowed from the row or the scratch.
+        let scratch = &self.scratch;
+        let mut lazy = self.spans.iter();
+        let refs = self.refs.loan();
+        refs.extend(view.fields().map(|field| match field {
+            FieldRef::Value(value) => value,
+            FieldRef::Lazy(_) => match lazy.next() {
+                Some(&(_, _, LazyKind::Null)) | None => ValueRef::Null,
+                Some(&(_, _, LazyKind::Int64(v))) => ValueRef::Int64(v),
+                Some(&(_, _, LazyKind::Uint64(v))) => ValueRef::Uint64(v),
+                Some(&(start, end, LazyKind::String)) => ValueRef::String(&scratch[start..end]),
+                Some(&(start, end, LazyKind::Any)) => ValueRef::Any(&scratch[start..end]),
+                Some(&(start, end, LazyKind::Composite)) => {
+                    ValueRef::Composite(&scratch[start..end])
+                }
+            },
+        }));
         Ok(Some(RowRef {
             position,
             values: refs,

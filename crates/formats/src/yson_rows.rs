@@ -271,13 +271,23 @@ impl YsonRowSource {
         self.seen.clear();
         self.seen.resize(columns, false);
         self.scratch.clear();
+        // Rows usually list their columns in schema order: try the next one before hashing.
+        let mut expected = 0usize;
         loop {
             let offset = self.parser.offset();
             let column = match next_event_or_end(&mut self.parser)? {
                 Event::EndMap => break,
                 Event::Key(name) => {
-                    match self.tables[table].index.get(name) {
-                        Some(&column) => column,
+                    let table_columns = &self.tables[table];
+                    match table_columns
+                        .schema
+                        .columns
+                        .get(expected)
+                        .filter(|c| c.name.as_bytes() == name)
+                        .map(|_| expected)
+                        .or_else(|| table_columns.index.get(name).copied())
+                    {
+                        Some(column) => column,
                         None if self.tables[table].schema.strict => {
                             let name = String::from_utf8_lossy(name).into_owned();
                             return Err(FormatError::new(
@@ -294,6 +304,7 @@ impl YsonRowSource {
                 }
                 _ => unreachable_event(offset)?,
             };
+            expected = column + 1;
             if std::mem::replace(&mut self.seen[column], true) {
                 return Err(FormatError::new(
                     FORMAT,
@@ -696,22 +707,16 @@ fn text_control(
 }
 
 impl YsonTextSink {
-    /// Writes a row whose values are already owned and checked.
+    /// Writes a row whose values are checked: scalars as events, the rest through nodes
+    /// (from `owned` when given, else decoded from the refs).
     fn write_checked(
         &mut self,
         position: &RowPosition,
-        table: usize,
-        values: &[Value],
+        values: &[ValueRef<'_>],
+        owned: Option<&[Value]>,
     ) -> Result<(), FormatError> {
         let io = |e: std::io::Error| FormatError::io(FORMAT, &e);
-        let schema = &self.tables[table].schema;
-        let mut nodes = Vec::with_capacity(values.len());
-        for (value, column) in values.iter().zip(&schema.columns) {
-            nodes.push(
-                value_to_node(value, &column.ty, StructForm::Named)
-                    .map_err(|e| column_error(&column.name, e))?,
-            );
-        }
+        let schema = &self.tables[position.table_index].schema;
         let writer = self
             .writer
             .as_mut()
@@ -720,9 +725,31 @@ impl YsonTextSink {
             .controls(position, |c| text_control(writer, c))
             .map_err(io)?;
         writer.begin_map().map_err(io)?;
-        for (node, column) in nodes.iter().zip(&schema.columns) {
+        for (i, (value, column)) in values.iter().zip(&schema.columns).enumerate() {
             writer.key(column.name.as_bytes()).map_err(io)?;
-            writer.write_node(node).map_err(io)?;
+            match *value {
+                ValueRef::Null => writer.entity(),
+                ValueRef::Bool(v) => writer.bool(v),
+                ValueRef::Int64(v) => writer.int64(v),
+                ValueRef::Uint64(v) => writer.uint64(v),
+                ValueRef::Double(v) => writer.double(v),
+                ValueRef::String(v) => writer.string(v),
+                ValueRef::Composite(_) | ValueRef::Any(_) => {
+                    let decoded;
+                    let value = match owned {
+                        Some(values) => &values[i],
+                        None => {
+                            decoded = value_from_ref(*value, &column.ty)
+                                .map_err(|e| column_error(&column.name, e))?;
+                            &decoded
+                        }
+                    };
+                    let node = value_to_node(value, &column.ty, StructForm::Named)
+                        .map_err(|e| column_error(&column.name, e))?;
+                    writer.write_node(&node)
+                }
+            }
+            .map_err(io)?;
         }
         writer.end_map().map_err(io)?;
         self.rows += 1;
@@ -738,14 +765,15 @@ impl RowSink for YsonTextSink {
     ) -> Result<(), FormatError> {
         let table =
             check_table(&self.tables, position, values.len()).map_err(|e| e.in_row(self.rows))?;
-        let owned = values
-            .iter()
-            .zip(&table.schema.columns)
-            .map(|(v, c)| value_from_ref(*v, &c.ty).map_err(|e| column_error(&c.name, e)))
-            .collect::<Result<Vec<_>, _>>()
-            .map_err(|e| e.in_row(self.rows))?;
-        self.write_checked(position, position.table_index, &owned)
-            .map_err(|e| e.in_row(self.rows))
+        for (value, column) in values.iter().zip(&table.schema.columns) {
+            if !matches!(value, ValueRef::Composite(_) | ValueRef::Any(_)) {
+                check_ref(*value, &column.ty)
+                    .map_err(|e| column_error(&column.name, e).in_row(self.rows))?;
+            }
+        }
+        let rows = self.rows;
+        self.write_checked(position, values, None)
+            .map_err(|e| e.in_row(rows))
     }
 
     fn write_owned_row(
@@ -759,8 +787,22 @@ impl RowSink for YsonTextSink {
             check_value(value, &column.ty)
                 .map_err(|e| column_error(&column.name, e).in_row(self.rows))?;
         }
-        self.write_checked(position, position.table_index, values)
-            .map_err(|e| e.in_row(self.rows))
+        // Composite values are taken from `values` by index; their refs are placeholders.
+        let refs: Vec<ValueRef<'_>> = values
+            .iter()
+            .map(|v| match v {
+                Value::Null => ValueRef::Null,
+                Value::Bool(b) => ValueRef::Bool(*b),
+                Value::Int64(i) => ValueRef::Int64(*i),
+                Value::Uint64(u) => ValueRef::Uint64(*u),
+                Value::Double(d) => ValueRef::Double(*d),
+                Value::String(bytes) => ValueRef::String(bytes),
+                _ => ValueRef::Composite(&[]),
+            })
+            .collect();
+        let rows = self.rows;
+        self.write_checked(position, &refs, Some(values))
+            .map_err(|e| e.in_row(rows))
     }
 
     fn finish(&mut self) -> Result<(), FormatError> {

@@ -4,4 +4,5 @@
 
 pub mod codec_bench;
 pub mod datasets;
+pub mod format_bench;
 pub mod scenarios;

@@ -1,0 +1,494 @@
+//! Every row format through the common interface, on the study's tables: serialize and
+//! deserialize throughput (rows/s, MB/s), serialized and zstd-compressed size, and what the
+//! interface costs against the format's own API doing the same work.
+//!
+//! The work: *write* turns a table of owned rows ([`Value`]s) into the format's bytes in
+//! memory; *read* turns the bytes back into typed rows and touches every column value (a
+//! checksum, so nothing can be skipped). Through the interface that is
+//! [`RowSink::write_owned_row`] and [`RowSource::next_row`] (borrowed [`ValueRef`] rows);
+//! through the own APIs it is:
+//!
+//! | format            | own write                           | own read                                   |
+//! |-------------------|-------------------------------------|--------------------------------------------|
+//! | yson, yson-text   | event `Writer` (no type checks)     | `TableReader` nodes, `value_from_node` per column |
+//! | skiff             | `Codec::encode_row`                 | `Codec::reader` zero-copy `RowView` fields |
+//! | json, msgpack, cbor | `encode_row`                      | `RowReader::next_row` owned values         |
+//! | others            | not measured (interface only)       |                                            |
+//!
+//! The overhead is `(interface / own - 1) * 100` of the median times; negative means the
+//! interface did the work faster (it borrows where the own API allocates). Samples are raw
+//! seconds after one warm-up run; every encoding is checked to read back to the same row
+//! count before anything is timed.
+
+use std::hint::black_box;
+use std::io::{Cursor, Write};
+use std::rc::Rc;
+use std::time::Instant;
+
+use serde::Serialize;
+use shapeshift_formats::skiff::{Codec, FieldRef, MappingOptions, SystemFields};
+use shapeshift_formats::table::{
+    open_sink, open_source, FormatKind, RowPosition, RowSink, RowSource,
+};
+use shapeshift_formats::yson::{TableItem, TableReader, Writer, YsonFormat, YsonType};
+use shapeshift_formats::{cbor, json, msgpack};
+use shapeshift_types::{value_from_node, value_to_node, StructForm, TableSchema, Value, ValueRef};
+
+use crate::codec_bench::default_rows;
+use crate::datasets::{Cardinality, Dataset};
+
+/// One format on one table.
+#[derive(Debug, Clone, Serialize)]
+pub struct FormatMeasurement {
+    pub dataset: &'static str,
+    pub format: &'static str,
+    pub rows: usize,
+    /// Serialized size.
+    pub bytes: usize,
+    /// Serialized size after zstd level 3.
+    pub zstd_bytes: usize,
+    pub write_rows_per_s: f64,
+    pub write_mb_per_s: f64,
+    pub read_rows_per_s: f64,
+    pub read_mb_per_s: f64,
+    /// Interface against own API, median times; `None` where no own API is measured.
+    pub write_overhead_pct: Option<f64>,
+    pub read_overhead_pct: Option<f64>,
+    pub write_samples_s: Vec<f64>,
+    pub read_samples_s: Vec<f64>,
+    pub own_write_samples_s: Option<Vec<f64>>,
+    pub own_read_samples_s: Option<Vec<f64>>,
+}
+
+/// The formats measured by default: every one the interface opens.
+pub fn default_formats() -> Vec<FormatKind> {
+    FormatKind::ALL.to_vec()
+}
+
+/// Measures `formats` on `datasets`. A format the interface cannot open for a table is
+/// skipped with a progress message.
+///
+/// # Errors
+/// A message when a format fails on the generated rows (a bug: they match their schema) or
+/// reads back a different row count.
+pub fn run(
+    datasets: &[Dataset],
+    formats: &[FormatKind],
+    scale: f64,
+    repeat: usize,
+    mut progress: impl FnMut(&str),
+) -> Result<Vec<FormatMeasurement>, String> {
+    let repeat = repeat.max(1);
+    let mut out = Vec::new();
+    for &dataset in datasets {
+        let rows_count = ((default_rows(dataset) as f64 * scale) as usize).max(10);
+        progress(&format!("{}: generating {rows_count} rows", dataset.name()));
+        let schema = dataset.schema();
+        let rows = dataset.rows(rows_count, 42, Cardinality::High);
+        for &kind in formats {
+            let encoded = match interface_write(kind, &schema, &rows) {
+                Ok(bytes) => bytes,
+                Err(e) if e.contains("not available") => {
+                    progress(&format!("{}: {kind}: skipped ({e})", dataset.name()));
+                    continue;
+                }
+                Err(e) => return Err(format!("{}: {kind}: {e}", dataset.name())),
+            };
+            progress(&format!(
+                "{}: {kind} ({} bytes)",
+                dataset.name(),
+                encoded.len()
+            ));
+            let encoded: Rc<[u8]> = encoded.into();
+            let read_back = interface_read(kind, &schema, &encoded)?;
+            if read_back.0 != rows_count {
+                return Err(format!(
+                    "{}: {kind} read back {} of {rows_count} rows",
+                    dataset.name(),
+                    read_back.0
+                ));
+            }
+            let write = measure(repeat, || {
+                interface_write(kind, &schema, &rows).map(|b| b.len())
+            })?;
+            let read = measure(repeat, || interface_read(kind, &schema, &encoded))?;
+            let own = own_api(kind, &schema);
+            let (own_write, own_read) = match own {
+                Some(own) => {
+                    let own_bytes = own.write(&rows)?;
+                    let own_rows = own.read(&own_bytes)?;
+                    if own_rows.0 != rows_count || own_rows.1 != read_back.1 {
+                        return Err(format!(
+                            "{}: {kind}: the own API read {} rows (checksum {}), the interface {} ({})",
+                            dataset.name(),
+                            own_rows.0,
+                            own_rows.1,
+                            read_back.0,
+                            read_back.1
+                        ));
+                    }
+                    (
+                        Some(measure(repeat, || own.write(&rows).map(|b| b.len()))?),
+                        Some(measure(repeat, || own.read(&own_bytes))?),
+                    )
+                }
+                None => (None, None),
+            };
+            let zstd_bytes = zstd::bulk::compress(&encoded, 3)
+                .map_err(|e| format!("zstd: {e}"))?
+                .len();
+            let (write_s, read_s) = (median(&write), median(&read));
+            let mb = encoded.len() as f64 / 1e6;
+            out.push(FormatMeasurement {
+                dataset: dataset.name(),
+                format: kind.name(),
+                rows: rows_count,
+                bytes: encoded.len(),
+                zstd_bytes,
+                write_rows_per_s: rows_count as f64 / write_s,
+                write_mb_per_s: mb / write_s,
+                read_rows_per_s: rows_count as f64 / read_s,
+                read_mb_per_s: mb / read_s,
+                write_overhead_pct: own_write.as_ref().map(|own| overhead(write_s, median(own))),
+                read_overhead_pct: own_read.as_ref().map(|own| overhead(read_s, median(own))),
+                write_samples_s: write,
+                read_samples_s: read,
+                own_write_samples_s: own_write,
+                own_read_samples_s: own_read,
+            });
+        }
+    }
+    Ok(out)
+}
+
+fn overhead(interface: f64, own: f64) -> f64 {
+    (interface / own - 1.0) * 100.0
+}
+
+fn median(samples: &[f64]) -> f64 {
+    let mut sorted = samples.to_vec();
+    sorted.sort_by(f64::total_cmp);
+    let n = sorted.len();
+    if n % 2 == 1 {
+        sorted[n / 2]
+    } else {
+        (sorted[n / 2 - 1] + sorted[n / 2]) / 2.0
+    }
+}
+
+/// Seconds of `repeat` runs of `operation`, after one warm-up run.
+fn measure<T>(
+    repeat: usize,
+    mut operation: impl FnMut() -> Result<T, String>,
+) -> Result<Vec<f64>, String> {
+    black_box(operation()?);
+    let mut samples = Vec::with_capacity(repeat);
+    for _ in 0..repeat {
+        let start = Instant::now();
+        black_box(operation()?);
+        samples.push(start.elapsed().as_secs_f64());
+    }
+    Ok(samples)
+}
+
+/// A `Write` whose bytes stay reachable after the sink that owns it is gone.
+#[derive(Clone, Default)]
+struct SharedBuffer(Rc<std::cell::RefCell<Vec<u8>>>);
+
+impl Write for SharedBuffer {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0.borrow_mut().extend_from_slice(buf);
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+fn interface_write(
+    kind: FormatKind,
+    schema: &TableSchema,
+    rows: &[Vec<Value>],
+) -> Result<Vec<u8>, String> {
+    let buffer = SharedBuffer::default();
+    let mut sink: Box<dyn RowSink> =
+        open_sink(kind, std::slice::from_ref(schema), Box::new(buffer.clone()))
+            .map_err(|e| e.to_string())?;
+    let position = RowPosition::default();
+    for row in rows {
+        sink.write_owned_row(&position, row)
+            .map_err(|e| e.to_string())?;
+    }
+    sink.finish().map_err(|e| e.to_string())?;
+    drop(sink);
+    let bytes = std::mem::take(&mut *buffer.0.borrow_mut());
+    Ok(bytes)
+}
+
+/// Rows read and the checksum of their values.
+fn interface_read(
+    kind: FormatKind,
+    schema: &TableSchema,
+    bytes: &Rc<[u8]>,
+) -> Result<(usize, u64), String> {
+    let mut source: Box<dyn RowSource> = open_source(
+        kind,
+        std::slice::from_ref(schema),
+        Box::new(Cursor::new(bytes.clone())),
+    )
+    .map_err(|e| e.to_string())?;
+    let mut touch = Touch::default();
+    let mut rows = 0;
+    while let Some(row) = source.next_row().map_err(|e| e.to_string())? {
+        for value in row.values {
+            touch.value(*value);
+        }
+        rows += 1;
+    }
+    Ok((rows, touch.total()))
+}
+
+/// What reading touches: every scalar and string, and a count of composite values (binary
+/// YSON through the interface, owned trees through the own APIs: both are fully decoded,
+/// and both sides count the same values, so the checksums must agree).
+#[derive(Default)]
+struct Touch {
+    zeros: u64,
+    sum: u64,
+    string_bytes: u64,
+    composites: u64,
+}
+
+impl Touch {
+    #[inline(always)]
+    fn value(&mut self, value: ValueRef<'_>) {
+        match value {
+            ValueRef::Int64(v) => {
+                self.zeros += (v == 0) as u64;
+                self.sum = self.sum.wrapping_add(v as u64);
+            }
+            ValueRef::Uint64(v) => {
+                self.zeros += (v == 0) as u64;
+                self.sum = self.sum.wrapping_add(v);
+            }
+            ValueRef::Double(v) => {
+                self.zeros += (v == 0.0) as u64;
+                self.sum = self.sum.wrapping_add(v.to_bits());
+            }
+            ValueRef::Bool(b) => self.sum += b as u64,
+            ValueRef::String(s) => self.string_bytes += s.len() as u64,
+            ValueRef::Any(_) | ValueRef::Composite(_) => self.composites += 1,
+            ValueRef::Null => {}
+        }
+    }
+
+    /// An owned value, as `value` counts its borrowed form.
+    #[inline(always)]
+    fn owned(&mut self, value: &Value) {
+        match value {
+            Value::Null => {}
+            Value::Bool(v) => self.value(ValueRef::Bool(*v)),
+            Value::Int64(v) => self.value(ValueRef::Int64(*v)),
+            Value::Uint64(v) => self.value(ValueRef::Uint64(*v)),
+            Value::Double(v) => self.value(ValueRef::Double(*v)),
+            Value::String(s) => self.value(ValueRef::String(s)),
+            _ => self.composites += 1,
+        }
+    }
+
+    fn total(&self) -> u64 {
+        self.zeros ^ self.sum ^ self.string_bytes ^ self.composites.rotate_left(32)
+    }
+}
+
+/// A format's own API for the same work.
+enum OwnApi<'s> {
+    Yson(&'s TableSchema, YsonFormat),
+    Skiff(Codec),
+    Json(&'s TableSchema),
+    Msgpack(&'s TableSchema),
+    Cbor(&'s TableSchema),
+}
+
+fn own_api(kind: FormatKind, schema: &TableSchema) -> Option<OwnApi<'_>> {
+    Some(match kind {
+        FormatKind::Yson => OwnApi::Yson(schema, YsonFormat::Binary),
+        FormatKind::YsonText => OwnApi::Yson(schema, YsonFormat::Text),
+        FormatKind::Skiff => OwnApi::Skiff(
+            Codec::for_table_schemas(std::slice::from_ref(schema), &MappingOptions::default())
+                .ok()?,
+        ),
+        FormatKind::Json => OwnApi::Json(schema),
+        FormatKind::Msgpack => OwnApi::Msgpack(schema),
+        FormatKind::Cbor => OwnApi::Cbor(schema),
+        _ => return None,
+    })
+}
+
+impl OwnApi<'_> {
+    fn write(&self, rows: &[Vec<Value>]) -> Result<Vec<u8>, String> {
+        let mut out = Vec::new();
+        match self {
+            OwnApi::Yson(schema, format) => return yson_write(schema, rows, *format),
+            OwnApi::Skiff(codec) => {
+                let system = SystemFields::default();
+                for row in rows {
+                    codec
+                        .encode_row(0, row, &system, &mut out)
+                        .map_err(|e| e.to_string())?;
+                }
+            }
+            OwnApi::Json(schema) => {
+                for row in rows {
+                    json::encode_row(schema, row, &mut out).map_err(|e| e.to_string())?;
+                }
+            }
+            OwnApi::Msgpack(schema) => {
+                for row in rows {
+                    msgpack::encode_row(schema, row, &mut out).map_err(|e| e.to_string())?;
+                }
+            }
+            OwnApi::Cbor(schema) => {
+                for row in rows {
+                    cbor::encode_row(schema, row, &mut out).map_err(|e| e.to_string())?;
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    fn read(&self, bytes: &[u8]) -> Result<(usize, u64), String> {
+        let mut touch = Touch::default();
+        let mut rows = 0;
+        let mut values = Vec::new();
+        match self {
+            OwnApi::Yson(schema, _) => {
+                let mut reader = TableReader::new(bytes);
+                while let Some(item) = reader.next_item().map_err(|e| e.to_string())? {
+                    let TableItem::Row(row) = item else { continue };
+                    for column in &schema.columns {
+                        let value = match row.get(column.name.as_bytes()) {
+                            Some(node) => {
+                                value_from_node(node, &column.ty).map_err(|e| e.to_string())?
+                            }
+                            None => Value::Null,
+                        };
+                        touch.owned(&value);
+                    }
+                    rows += 1;
+                }
+            }
+            OwnApi::Skiff(codec) => {
+                let mut reader = codec.reader(bytes);
+                while let Some(row) = reader.next_row().map_err(|e| e.to_string())? {
+                    for field in row.fields() {
+                        match field {
+                            FieldRef::Value(value) => touch.value(value),
+                            FieldRef::Lazy(lazy) => {
+                                touch.owned(&lazy.to_value().map_err(|e| e.to_string())?)
+                            }
+                        }
+                    }
+                    rows += 1;
+                }
+            }
+            OwnApi::Json(schema) => {
+                let mut reader = json::RowReader::new(std::slice::from_ref(*schema), bytes);
+                while reader
+                    .next_row(&mut values)
+                    .map_err(|e| e.to_string())?
+                    .is_some()
+                {
+                    values.iter().for_each(|v| touch.owned(v));
+                    rows += 1;
+                }
+            }
+            OwnApi::Msgpack(schema) => {
+                let mut reader = msgpack::RowReader::new(std::slice::from_ref(*schema), bytes);
+                while reader
+                    .next_row(&mut values)
+                    .map_err(|e| e.to_string())?
+                    .is_some()
+                {
+                    values.iter().for_each(|v| touch.owned(v));
+                    rows += 1;
+                }
+            }
+            OwnApi::Cbor(schema) => {
+                let mut reader = cbor::RowReader::new(std::slice::from_ref(*schema), bytes);
+                while reader
+                    .next_row(&mut values)
+                    .map_err(|e| e.to_string())?
+                    .is_some()
+                {
+                    values.iter().for_each(|v| touch.owned(v));
+                    rows += 1;
+                }
+            }
+        }
+        Ok((rows, touch.total()))
+    }
+}
+
+/// YSON's fastest write: the event writer, scalars straight, composites through nodes.
+fn yson_write(
+    schema: &TableSchema,
+    rows: &[Vec<Value>],
+    format: YsonFormat,
+) -> Result<Vec<u8>, String> {
+    let mut writer = Writer::new(Vec::new(), format, YsonType::ListFragment);
+    let io = |e: std::io::Error| e.to_string();
+    for row in rows {
+        writer.begin_map().map_err(io)?;
+        for (value, column) in row.iter().zip(&schema.columns) {
+            writer.key(column.name.as_bytes()).map_err(io)?;
+            match value {
+                Value::Null => writer.entity(),
+                Value::Bool(b) => writer.bool(*b),
+                Value::Int64(v) => writer.int64(*v),
+                Value::Uint64(v) => writer.uint64(*v),
+                Value::Double(v) => writer.double(*v),
+                Value::String(s) => writer.string(s),
+                composite => {
+                    let node = value_to_node(composite, &column.ty, StructForm::Named)
+                        .map_err(|e| e.to_string())?;
+                    writer.write_node(&node)
+                }
+            }
+            .map_err(io)?;
+        }
+        writer.end_map().map_err(io)?;
+    }
+    writer.finish().map_err(io)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_format_is_measured_and_reads_back_its_rows() {
+        let results = run(
+            &[Dataset::Bm5, Dataset::Bm3],
+            &default_formats(),
+            0.0005,
+            1,
+            |_| {},
+        )
+        .unwrap();
+        for format in ["yson", "yson-text", "skiff", "json", "msgpack", "cbor"] {
+            let r = results
+                .iter()
+                .find(|r| r.format == format && r.dataset == "BM5")
+                .unwrap();
+            assert!(
+                r.bytes > 0 && r.zstd_bytes > 0 && r.read_rows_per_s > 0.0,
+                "{r:?}"
+            );
+            assert!(
+                r.write_overhead_pct.is_some() && r.read_overhead_pct.is_some(),
+                "{r:?}"
+            );
+        }
+    }
+}
