@@ -14,7 +14,7 @@
 
 use std::io::{Read, Write};
 
-use shapeshift_types::{TableSchema, Value, ValueRef};
+use shapeshift_types::{TableSchema, Type, Value, ValueRef};
 
 use crate::skiff::{
     Codec, FieldRef, MappingOptions, RowWriter, SkiffError, StreamReader, SystemFields,
@@ -105,7 +105,8 @@ impl RowSource for SkiffRowSource {
             range_index: view.range_index(),
             key_switch: view.key_switch(),
         };
-        // First pass: lazy fields (composites, decimals, wide integers) into the scratch.
+        // First pass: lazy fields into the scratch. Composites are walked in place and
+        // written as binary YSON (no value tree); decimals and wide integers are decoded.
         self.scratch.clear();
         self.spans.clear();
         for (column, field) in view.fields().enumerate() {
@@ -113,32 +114,43 @@ impl RowSource for SkiffRowSource {
                 continue;
             };
             let spec = &self.schemas[table].columns[column];
-            let value = lazy
-                .to_value()
-                .map_err(|e| skiff_error(e).at(view.offset()).in_row(rows))?;
+            let kind = self.kinds[table][column];
+            let fail = |m: String| {
+                FormatError::new(FORMAT, format!("column \"{}\": {m}", spec.name))
+                    .at(view.offset())
+                    .in_row(rows)
+            };
             let start = self.scratch.len();
-            let kind = match value {
-                Value::Null => LazyKind::Null,
-                Value::Int64(v) => LazyKind::Int64(v),
-                Value::Uint64(v) => LazyKind::Uint64(v),
-                Value::String(bytes) if self.kinds[table][column] == ColumnKind::Scalar => {
-                    self.scratch.extend_from_slice(&bytes);
-                    LazyKind::String
-                }
-                value => {
-                    yson_binary::value(&mut self.scratch, &value, &spec.ty).map_err(|m| {
-                        FormatError::new(FORMAT, format!("column \"{}\": {m}", spec.name))
-                            .at(view.offset())
-                            .in_row(rows)
-                    })?;
-                    if self.kinds[table][column] == ColumnKind::Yson {
-                        LazyKind::Any
-                    } else {
-                        LazyKind::Composite
+            let lazy_kind = if kind == ColumnKind::Scalar {
+                match lazy
+                    .to_value()
+                    .map_err(|e| skiff_error(e).at(view.offset()).in_row(rows))?
+                {
+                    Value::Null => LazyKind::Null,
+                    Value::Int64(v) => LazyKind::Int64(v),
+                    Value::Uint64(v) => LazyKind::Uint64(v),
+                    Value::String(bytes) => {
+                        self.scratch.extend_from_slice(&bytes);
+                        LazyKind::String
+                    }
+                    other => {
+                        return Err(fail(format!(
+                            "unexpected value {other:?} of a scalar column"
+                        )))
                     }
                 }
+            } else if matches!(lazy.variant(), Some((0, _))) && spec.ty.is_nullable() {
+                // An absent optional: the common row's null.
+                LazyKind::Null
+            } else {
+                transcode(field, &spec.ty, &mut self.scratch).map_err(fail)?;
+                if kind == ColumnKind::Yson {
+                    LazyKind::Any
+                } else {
+                    LazyKind::Composite
+                }
             };
-            self.spans.push((start, self.scratch.len(), kind));
+            self.spans.push((start, self.scratch.len(), lazy_kind));
         }
         // Second pass: the refs, borrowed from the row or the scratch.
         let scratch = &self.scratch;
@@ -162,6 +174,121 @@ impl RowSource for SkiffRowSource {
             values: refs,
         }))
     }
+}
+
+/// Writes a field of type `ty` as binary YSON, walking its Skiff bytes in place.
+fn transcode(field: FieldRef<'_>, ty: &Type, out: &mut Vec<u8>) -> Result<(), String> {
+    let lazy = match field {
+        FieldRef::Value(value) => {
+            match value {
+                ValueRef::Null => out.push(b'#'),
+                ValueRef::Bool(v) => yson_binary::boolean(out, v),
+                ValueRef::Int64(v) => yson_binary::int64(out, v),
+                ValueRef::Uint64(v) => yson_binary::uint64(out, v),
+                ValueRef::Double(v) => yson_binary::double(out, v),
+                ValueRef::String(v) => yson_binary::string(out, v),
+                // yson32 payloads may be text YSON: re-spelled as binary.
+                ValueRef::Any(bytes) | ValueRef::Composite(bytes) => {
+                    let node =
+                        crate::yson::from_slice(bytes).map_err(|e| format!("yson value: {e}"))?;
+                    yson_binary::node(out, &node);
+                }
+            }
+            return Ok(());
+        }
+        FieldRef::Lazy(lazy) => lazy,
+    };
+    let shape = |what: &str| format!("the skiff field does not have the shape of {what}");
+    match ty.untagged() {
+        Type::Optional(item) => {
+            let (tag, child) = lazy.variant().ok_or_else(|| shape("an optional"))?;
+            if tag == 0 {
+                out.push(b'#');
+            } else if item.is_nullable() {
+                out.push(b'[');
+                transcode(child, item, out)?;
+                out.extend_from_slice(b";]");
+            } else {
+                transcode(child, item, out)?;
+            }
+        }
+        Type::List(item) => {
+            out.push(b'[');
+            for (_, child) in lazy.repeated() {
+                transcode(child, item, out)?;
+                out.push(b';');
+            }
+            out.push(b']');
+        }
+        Type::Dict { key, value } => {
+            out.push(b'[');
+            for (_, pair) in lazy.repeated() {
+                let FieldRef::Lazy(pair) = pair else {
+                    return Err(shape("a dict entry"));
+                };
+                let mut fields = pair.tuple_fields();
+                let (Some(k), Some(v)) = (fields.next(), fields.next()) else {
+                    return Err(shape("a dict entry"));
+                };
+                out.push(b'[');
+                transcode(k, key, out)?;
+                out.push(b';');
+                transcode(v, value, out)?;
+                out.extend_from_slice(b";];");
+            }
+            out.push(b']');
+        }
+        Type::Struct(members) => {
+            out.push(b'{');
+            let mut fields = lazy.tuple_fields();
+            for member in members {
+                let child = fields.next().ok_or_else(|| shape("a struct"))?;
+                yson_binary::string(out, member.name.as_bytes());
+                out.push(b'=');
+                transcode(child, &member.ty, out)?;
+                out.push(b';');
+            }
+            out.push(b'}');
+        }
+        Type::Tuple(elements) => {
+            out.push(b'[');
+            let mut fields = lazy.tuple_fields();
+            for element in elements {
+                let child = fields.next().ok_or_else(|| shape("a tuple"))?;
+                transcode(child, element, out)?;
+                out.push(b';');
+            }
+            out.push(b']');
+        }
+        Type::VariantStruct(members) => {
+            let (tag, child) = lazy.variant().ok_or_else(|| shape("a variant"))?;
+            let member = members
+                .get(usize::from(tag))
+                .ok_or_else(|| shape("a variant"))?;
+            out.push(b'[');
+            yson_binary::string(out, member.name.as_bytes());
+            out.push(b';');
+            transcode(child, &member.ty, out)?;
+            out.extend_from_slice(b";]");
+        }
+        Type::VariantTuple(elements) => {
+            let (tag, child) = lazy.variant().ok_or_else(|| shape("a variant"))?;
+            let element = elements
+                .get(usize::from(tag))
+                .ok_or_else(|| shape("a variant"))?;
+            out.push(b'[');
+            yson_binary::int64(out, i64::from(tag));
+            out.push(b';');
+            transcode(child, element, out)?;
+            out.extend_from_slice(b";]");
+        }
+        // Decimals, wide integers and anything else read whole: a scalar at most.
+        _ => {
+            let value = lazy.to_value().map_err(|e| e.to_string())?;
+            yson_binary::value(out, &value, ty)?;
+        }
+    }
+    Ok(())
 }
 
 /// A Skiff row writer into `output`.
