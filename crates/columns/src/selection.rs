@@ -1,19 +1,17 @@
 //! The encoding-agnostic selection engine. For one block it gathers statistics (exact) and a
-//! sample, asks every allowed scheme for a size estimate, prices each candidate as
+//! sample, asks every allowed scheme for a size estimate, prices each candidate's decode time
+//! from the calibrated table in `cost_table`, and orders the candidates for the target:
 //!
-//! `score = bytes × byte_weight + decode_ns_per_value × count × time_weight`
+//! * `Smaller`: fewest bytes (decode time breaks ties);
+//! * `Balanced`: fastest decode among candidates within 5% of the fewest bytes;
+//! * `Faster`: fastest decode among candidates within 2x of the fewest bytes.
 //!
-//! (decode cost from the calibrated table in `cost_table`), and returns the candidates best
-//! first. Weights per target model the medium the column is read from, as "one byte read costs
-//! as much as 1/time_weight ns of decoding": `Smaller` counts bytes only (decode time breaks
-//! ties), `Balanced` uses 0.25 bytes/ns (a byte costs 4 ns: a ~250 MB/s medium such as a
-//! network or object store), `Faster` uses 2 bytes/ns (a byte costs 0.5 ns: a ~2 GB/s medium,
-//! decode time dominates but a much smaller form still wins).
-//! Zero and constant blocks short-circuit before any sampling. Candidates priced from the
-//! sample (dictionary, ALP, pco, LZ4/zstd) are skipped when their decode time alone already
-//! loses to the best exactly-priced candidate.
+//! A size *budget* rather than a byte/nanosecond exchange rate keeps each target's promise
+//! independent of the data: `Balanced` is never more than ~5% larger than `Smaller`, `Faster`
+//! never more than ~2x, and inside that budget decode speed decides. Zero and constant blocks
+//! short-circuit before any sampling.
 
-use crate::cost_table::decode_ns_per_value;
+use crate::cost_table::{decode_ns_per_byte, decode_ns_per_value};
 use crate::scheme::{self, compressed, BlockInput, Encoding, Estimate};
 use crate::value::{ColumnValue, Lane};
 
@@ -22,10 +20,10 @@ use crate::value::{ColumnValue, Lane};
 pub enum Target {
     /// Smallest encoded size; decode speed only breaks ties.
     Smaller,
-    /// Trade size against decode time (a byte is worth 4 ns of decoding).
+    /// Fastest decode within 5% of the smallest size.
     #[default]
     Balanced,
-    /// Fastest decode; size matters only when the difference is large.
+    /// Fastest decode within 2x of the smallest size.
     Faster,
 }
 
@@ -57,12 +55,12 @@ impl Target {
         }
     }
 
-    /// (byte weight, nanosecond weight).
-    fn weights(self) -> (f64, f64) {
+    /// How much larger than the smallest candidate a faster candidate may be.
+    pub(crate) fn size_budget(self) -> f64 {
         match self {
-            Target::Smaller => (1.0, 1e-4),
-            Target::Balanced => (1.0, 0.25),
-            Target::Faster => (1.0, 2.0),
+            Target::Smaller => 1.0,
+            Target::Balanced => 1.05,
+            Target::Faster => 2.0,
         }
     }
 }
@@ -73,45 +71,50 @@ pub(crate) struct Candidate {
     pub(crate) encoding: Encoding,
     pub(crate) inner: Option<Encoding>,
     pub(crate) estimate: Estimate,
-    pub(crate) score: f64,
+    /// Estimated decode nanoseconds for the block.
+    pub(crate) decode_ns: f64,
 }
 
-pub(crate) fn decode_ns(encoding: Encoding, inner: Option<Encoding>, lane_bits: u32) -> f64 {
-    decode_ns_per_value(encoding, lane_bits)
-        + inner.map_or(0.0, |i| decode_ns_per_value(i, lane_bits))
-}
-
-pub(crate) fn score(
-    target: Target,
+/// Decode nanoseconds per value; wrappers add their per-byte cost over the inner form's bytes.
+pub(crate) fn decode_ns(
     encoding: Encoding,
     inner: Option<Encoding>,
-    bytes: usize,
-    count: usize,
+    inner_bytes_per_value: f64,
     lane_bits: u32,
 ) -> f64 {
-    let (byte_weight, time_weight) = target.weights();
-    bytes as f64 * byte_weight + decode_ns(encoding, inner, lane_bits) * count as f64 * time_weight
+    match inner {
+        None => decode_ns_per_value(encoding, lane_bits),
+        Some(inner) => {
+            decode_ns_per_value(inner, lane_bits)
+                + decode_ns_per_byte(encoding) * inner_bytes_per_value
+        }
+    }
 }
 
-/// Candidates for the block, best first (never empty when `Unencoded` is allowed).
+/// Candidates for the block, best first for `target` (never empty when `Unencoded` is allowed),
+/// and the byte budget the target allows.
 pub(crate) fn rank<T: ColumnValue>(
     input: &BlockInput<'_, T>,
     allowed: &[bool; scheme::ENCODING_COUNT],
     target: Target,
-) -> Vec<Candidate> {
+) -> (Vec<Candidate>, usize) {
     let count = input.lanes.len();
     let bits = T::Lane::BITS;
     let is_allowed = |e: Encoding| allowed[e.tag() as usize];
+    let inner_bytes = |inner: Encoding| match inner {
+        Encoding::BytePacked => input.stats.range_width.div_ceil(8) as f64,
+        _ => T::Lane::BYTES as f64,
+    };
     let price = |encoding: Encoding, inner: Option<Encoding>, estimate: Estimate| Candidate {
         encoding,
         inner,
         estimate,
-        score: score(target, encoding, inner, estimate.bytes, count, bits),
+        decode_ns: decode_ns(encoding, inner, inner.map_or(0.0, inner_bytes), bits) * count as f64,
     };
     for shortcut in [Encoding::Zero, Encoding::Constant] {
         if is_allowed(shortcut) {
             if let Some(estimate) = scheme::estimate(shortcut, input) {
-                return vec![price(shortcut, None, estimate)];
+                return (vec![price(shortcut, None, estimate)], estimate.bytes);
             }
         }
     }
@@ -123,23 +126,11 @@ pub(crate) fn rank<T: ColumnValue>(
         Encoding::Delta,
         Encoding::PatchedBitPacked,
         Encoding::Unencoded,
+        Encoding::Dictionary,
+        Encoding::Alp,
+        Encoding::Pco,
     ] {
         if is_allowed(encoding) {
-            if let Some(estimate) = scheme::estimate(encoding, input) {
-                candidates.push(price(encoding, None, estimate));
-            }
-        }
-    }
-    let best_exact = candidates
-        .iter()
-        .map(|c| c.score)
-        .fold(f64::INFINITY, f64::min);
-    let (_, time_weight) = target.weights();
-    let worth_sampling = |encoding: Encoding, inner: Option<Encoding>| {
-        decode_ns(encoding, inner, bits) * count as f64 * time_weight < best_exact
-    };
-    for encoding in [Encoding::Dictionary, Encoding::Alp, Encoding::Pco] {
-        if is_allowed(encoding) && worth_sampling(encoding, None) {
             if let Some(estimate) = scheme::estimate(encoding, input) {
                 candidates.push(price(encoding, None, estimate));
             }
@@ -150,13 +141,29 @@ pub(crate) fn rank<T: ColumnValue>(
             continue;
         }
         for inner in compressed::INNER {
-            if worth_sampling(wrapper, Some(inner)) {
-                if let Some(estimate) = compressed::estimate(wrapper, inner, input) {
-                    candidates.push(price(wrapper, Some(inner), estimate));
-                }
+            if let Some(estimate) = compressed::estimate(wrapper, inner, input) {
+                candidates.push(price(wrapper, Some(inner), estimate));
             }
         }
     }
-    candidates.sort_by(|a, b| a.score.total_cmp(&b.score));
-    candidates
+    let smallest = candidates
+        .iter()
+        .map(|c| c.estimate.bytes)
+        .min()
+        .unwrap_or(usize::MAX);
+    let budget = (smallest as f64 * target.size_budget()).ceil() as usize;
+    // Inside the budget: fastest first (then smallest); outside: smallest first.
+    candidates.sort_by(|a, b| {
+        let (a_in, b_in) = (a.estimate.bytes <= budget, b.estimate.bytes <= budget);
+        b_in.cmp(&a_in).then_with(|| {
+            if a_in {
+                a.decode_ns
+                    .total_cmp(&b.decode_ns)
+                    .then(a.estimate.bytes.cmp(&b.estimate.bytes))
+            } else {
+                a.estimate.bytes.cmp(&b.estimate.bytes)
+            }
+        })
+    });
+    (candidates, budget)
 }

@@ -91,43 +91,53 @@ fn encode_block<T: ColumnValue>(values: &[T], options: &EncodeOptions) -> Encode
     };
     let mut allowed = options.allowed;
     allowed[Encoding::Unencoded.tag() as usize] = true;
-    let candidates = selection::rank(&input, &allowed, options.target);
-    let count = values.len();
-    let bits = T::Lane::BITS;
-    let mut best: Option<(f64, EncodedBlock)> = None;
-    for candidate in &candidates {
-        if let Some((best_score, _)) = &best {
-            // Only a candidate priced from the sample can be worse than its estimate; stop
-            // once the next estimate cannot beat what is already encoded.
-            if candidate.score >= *best_score {
-                break;
-            }
-        }
+    let (candidates, budget) = selection::rank(&input, &allowed, options.target);
+    // Estimates from the sample can miss. Candidates are encoded in order until one keeps the
+    // budget (an exact estimate always does; at most 3 attempts); the final choice applies the
+    // target's rule again to the real sizes of everything encoded.
+    let mut encoded: Vec<(f64, EncodedBlock)> = Vec::new();
+    for candidate in candidates.iter().take(3) {
         let mut bytes = Vec::new();
         if !scheme::encode(candidate.encoding, candidate.inner, &input, &mut bytes) {
             continue;
         }
-        let actual = selection::score(
-            options.target,
-            candidate.encoding,
-            candidate.inner,
-            bytes.len(),
-            count,
-            bits,
-        );
-        if best.as_ref().is_none_or(|(s, _)| actual < *s) {
-            best = Some((
-                actual,
-                EncodedBlock {
-                    encoding: candidate.encoding,
-                    bytes,
-                },
-            ));
-        }
-        if candidate.estimate.exact {
+        let fits = candidate.estimate.exact || bytes.len() <= budget;
+        encoded.push((
+            candidate.decode_ns,
+            EncodedBlock {
+                encoding: candidate.encoding,
+                bytes,
+            },
+        ));
+        if fits {
             break;
         }
     }
+    if encoded.is_empty() {
+        let mut bytes = Vec::new();
+        scheme::encode(Encoding::Unencoded, None, &input, &mut bytes);
+        let block = EncodedBlock {
+            encoding: Encoding::Unencoded,
+            bytes,
+        };
+        encoded.push((0.0, block));
+    }
+    let smallest = encoded
+        .iter()
+        .map(|(_, b)| b.bytes.len())
+        .min()
+        .unwrap_or(0);
+    let real_budget = (smallest as f64 * options.target.size_budget()).ceil() as usize;
+    let position = encoded
+        .iter()
+        .enumerate()
+        .filter(|(_, (_, b))| b.bytes.len() <= real_budget)
+        .min_by(|(_, (a_ns, a)), (_, (b_ns, b))| {
+            a_ns.total_cmp(b_ns).then(a.bytes.len().cmp(&b.bytes.len()))
+        })
+        .map(|(i, _)| i)
+        .expect("the smallest block is within its own budget");
+    let best = Some(encoded.swap_remove(position));
     let (_, mut block) = best.expect("unencoded always applies");
     pad8(&mut block.bytes);
     block

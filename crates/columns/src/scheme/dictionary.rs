@@ -98,14 +98,14 @@ pub(crate) fn decode<T: ColumnValue>(reader: &mut ByteReader<'_>, out: &mut [T])
     let out = as_lanes_mut(out);
     dictionary.codes.decode_into(out);
     let entries = &dictionary.entries;
-    let mut worst = 0u64;
-    for slot in out.iter_mut() {
-        let code = slot.to_u64();
-        worst = worst.max(code);
-        *slot = entries.get(code as usize).copied().unwrap_or_default();
-    }
+    // Validate all codes first (a max reduction vectorises), then map without branches.
+    let worst = out.iter().map(|c| c.to_u64()).max().unwrap_or(0);
     if worst >= entries.len() as u64 {
         return Err(bad_code(dictionary.codes_at, worst, entries.len()));
+    }
+    for slot in out.iter_mut() {
+        // Every code is < entries.len() (checked above), so indexing cannot fail.
+        *slot = entries[slot.to_u64() as usize];
     }
     Ok(())
 }
