@@ -1,0 +1,31 @@
+"""The columns lab study runs end to end at a tiny scale and reports consistent figures."""
+
+from pathlib import Path
+
+from shapeshift.lab.study import LabContext
+from shapeshift.lab.studies import columns as study
+
+
+def test_study_runs_and_reports_every_system(tmp_path: Path):
+    ctx = LabContext(tmp_path, scale=0.01, quiet=True)
+    result = study.run(ctx)
+    assert result.name == "columns"
+    figures = result.data["columns"]
+    assert {"uniform_i64", "prices_f64", "l_orderkey", "l_shipdate"} <= set(figures)
+    for column in figures.values():
+        systems = column["systems"]
+        assert set(systems) == {s.name for s in study.systems()}
+        for record in systems.values():
+            assert record["bytes"] > 0 or column["values"] == 0
+            assert set(record["take_seconds"]) == {str(f) for f in study.FRACTIONS}
+    assert len(result.targets) == 5
+    for chart in result.charts:
+        assert (tmp_path / chart).exists()
+
+
+def test_spec_lineitem_follows_tpch_domains():
+    cols = study.spec_lineitem(20_000)
+    assert cols["l_quantity"].min() >= 1 and cols["l_quantity"].max() <= 50
+    assert set(cols["l_discount"].round(2)) <= {i / 100 for i in range(11)}
+    assert (cols["l_linenumber"] >= 1).all() and (cols["l_linenumber"] <= 7).all()
+    assert (cols["l_orderkey"][1:] >= cols["l_orderkey"][:-1]).all()
