@@ -11,6 +11,7 @@
 use std::collections::VecDeque;
 use std::fs::File;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{channel, Receiver};
 use std::sync::{Arc, Mutex};
 
@@ -49,12 +50,15 @@ struct ChunkEntry {
 }
 
 enum Values {
+    /// Inside the file map (uncompressed data within one block).
     Mapped {
         map: Arc<Mmap>,
         start: usize,
         len: usize,
     },
-    Owned(Vec<u8>),
+    /// A decompressed buffer, or chunk data gathered across block headers (then the values
+    /// are the part from `start` on, which saves copying them out).
+    Owned { buffer: Vec<u8>, start: usize },
 }
 
 /// One decoded data chunk.
@@ -67,7 +71,7 @@ impl DecodedChunk {
     fn values(&self) -> &[u8] {
         match &self.values {
             Values::Mapped { map, start, len } => &map[*start..*start + *len],
-            Values::Owned(values) => values,
+            Values::Owned { buffer, start } => &buffer[*start..],
         }
     }
 
@@ -362,14 +366,21 @@ impl Reader {
         )
         .map_err(|m| m.in_file(&self.path))?;
         let values = match decoded.values {
-            DecodedValues::Owned(values) => Values::Owned(values),
+            DecodedValues::Owned(values) => Values::Owned {
+                buffer: values,
+                start: 0,
+            },
             DecodedValues::InData(range) => match raw.data {
                 std::borrow::Cow::Borrowed(_) => Values::Mapped {
                     map: Arc::clone(&self.map),
                     start: raw.data_offset as usize + range.start,
                     len: range.len(),
                 },
-                std::borrow::Cow::Owned(data) => Values::Owned(data[range].to_vec()),
+                // Uncompressed values run to the end of the chunk data.
+                std::borrow::Cow::Owned(data) => Values::Owned {
+                    buffer: data,
+                    start: range.start,
+                },
             },
         };
         Ok(Arc::new(DecodedChunk {
@@ -755,6 +766,14 @@ pub struct SequentialReader {
     window_start: u64,
     window: Option<RecordBatch>,
     prefetch: Option<(u64, Receiver<Result<RecordBatch>>)>,
+    /// Set when this reader is dropped, so queued read-ahead is skipped.
+    abandoned: Arc<AtomicBool>,
+}
+
+impl Drop for SequentialReader {
+    fn drop(&mut self) {
+        self.abandoned.store(true, Ordering::Relaxed);
+    }
 }
 
 impl SequentialReader {
@@ -766,6 +785,7 @@ impl SequentialReader {
             window_start: 0,
             window: None,
             prefetch: None,
+            abandoned: Arc::new(AtomicBool::new(false)),
         }
     }
 
@@ -807,8 +827,12 @@ impl SequentialReader {
         let end = self.reader.window_end(begin);
         let (sender, receiver) = channel();
         let reader = Arc::clone(&self.reader);
+        let abandoned = Arc::clone(&self.abandoned);
         rayon::spawn(move || {
-            let _ = sender.send(reader.read_range(begin, end));
+            // A reader dropped before its read-ahead started does not need it.
+            if !abandoned.load(Ordering::Relaxed) {
+                let _ = sender.send(reader.read_range(begin, end));
+            }
         });
         self.prefetch = Some((begin, receiver));
     }

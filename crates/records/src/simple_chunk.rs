@@ -38,6 +38,9 @@ pub(crate) fn encode(values: &[u8], sizes: &[u64], compressor: &Compressor) -> V
     out
 }
 
+/// Sizes buffers up to this many bytes decode without an allocation.
+const SMALL_SIZES: usize = 64;
+
 /// Where the decoded values of a chunk live.
 pub(crate) enum DecodedValues {
     /// Uncompressed: this range of the chunk data.
@@ -97,16 +100,31 @@ fn record_ends(
     dictionary: Option<&Dictionary>,
 ) -> Result<Vec<u64>, Malformed> {
     let sizes_offset = sections.sizes_offset;
+    // One-record chunks have a sizes buffer of a few bytes: decode those on the stack.
+    let mut small = [0u8; SMALL_SIZES];
     let size_bytes: std::borrow::Cow<'_, [u8]> =
         if sections.compression_byte == 0 || sections.compression_byte == ZSTD_WITH_DICTIONARY {
             std::borrow::Cow::Borrowed(sections.sizes)
         } else {
-            std::borrow::Cow::Owned(decompress(
-                sections.compression_byte,
-                sections.sizes,
-                sizes_offset,
-                dictionary,
-            )?)
+            let (declared, prefix) = get_varint(sections.sizes, sizes_offset)?;
+            if declared <= SMALL_SIZES as u64 {
+                let out = &mut small[..declared as usize];
+                decompress_payload(
+                    sections.compression_byte,
+                    &sections.sizes[prefix..],
+                    sizes_offset + prefix as u64,
+                    dictionary,
+                    out,
+                )?;
+                std::borrow::Cow::Borrowed(&small[..declared as usize])
+            } else {
+                std::borrow::Cow::Owned(decompress(
+                    sections.compression_byte,
+                    sections.sizes,
+                    sizes_offset,
+                    dictionary,
+                )?)
+            }
         };
     // Every varint takes at least one byte: this bounds the allocation below.
     if num_records > size_bytes.len() as u64 {

@@ -173,9 +173,10 @@ impl Writer {
     fn encoding_due(&self) -> bool {
         match self.dictionary {
             DictionaryState::Sampling { .. } => {
-                let sampled: usize = self.pending.iter().map(|chunk| chunk.sizes.len()).sum();
+                // Every pending chunk is full: group_size records each.
+                let sampled = self.pending.len() as u64 * self.options.group_size;
                 self.pending_bytes >= DICTIONARY_SAMPLE_BYTES
-                    || sampled >= DICTIONARY_SAMPLE_RECORDS
+                    || sampled >= DICTIONARY_SAMPLE_RECORDS as u64
             }
             _ => self.pending_bytes >= BATCH_BYTES || self.pending.len() >= 65_536,
         }

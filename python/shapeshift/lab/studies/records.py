@@ -54,6 +54,7 @@ def run(ctx: LabContext) -> StudyResult:
 
     import numpy as np
 
+    load_before = os.getloadavg()[0]
     count = ctx.rows(65536, minimum=512)
     ctx.progress(f"records: generating {count} lorem records")
     records = _records(count)
@@ -94,8 +95,8 @@ def run(ctx: LabContext) -> StudyResult:
 
     access: dict[tuple[str, str, str], float] = {}
 
-    def measure(key, fn, operations, repeat=repeat):
-        summary = ctx.time(fn, repeat=repeat, warmup=0)
+    def measure(key, fn, operations, repeat=repeat, warmup=0):
+        summary = ctx.time(fn, repeat=repeat, warmup=warmup)
         access[key] = _qps(operations, summary.median)
 
     for compression in ACCESS_COMPRESSIONS:
@@ -113,10 +114,10 @@ def run(ctx: LabContext) -> StudyResult:
                 seq_reader_factory = lambda p: ArrayRecordReader(p)  # noqa: E731
             batch_reader = Reader(path1) if lib == "shapeshift" else ArrayRecordReader(path1)
             if lib == "shapeshift":
-                measure((lib, compression, "individual Reader"), lambda: [reader.read(i) for i in individual], len(individual))
+                measure((lib, compression, "individual Reader"), lambda: [reader.read(i) for i in individual], len(individual), warmup=1)
             else:
-                measure((lib, compression, "individual Reader"), lambda: [reader.read([i]) for i in individual], len(individual))
-            measure((lib, compression, "individual DataSource"), lambda: [source[i] for i in individual], len(individual))
+                measure((lib, compression, "individual Reader"), lambda: [reader.read([i]) for i in individual], len(individual), warmup=1)
+            measure((lib, compression, "individual DataSource"), lambda: [source[i] for i in individual], len(individual), warmup=1)
             measure((lib, compression, "batch Reader"), lambda: batch_reader.read(permutation), count)
             measure((lib, compression, "batch DataSource"), lambda: source.__getitems__(permutation), count)
             for group_size, path in ((1, path1), (256, path256)):
@@ -137,7 +138,7 @@ def run(ctx: LabContext) -> StudyResult:
     ctx.progress("records: dictionary extension access")
     dictionary_reader = Reader(dictionary_path, "readahead_buffer_size:0")
     assert dictionary_reader.read(permutation[:100]) == [records[i] for i in permutation[:100]]
-    measure(("shapeshift", "zstd:3+dictionary", "individual Reader"), lambda: [dictionary_reader.read(i) for i in individual], len(individual))
+    measure(("shapeshift", "zstd:3+dictionary", "individual Reader"), lambda: [dictionary_reader.read(i) for i in individual], len(individual), warmup=1)
     measure(("shapeshift", "zstd:3+dictionary", "batch Reader"), lambda: dictionary_reader.read(permutation), count)
     workdir.cleanup()
 
@@ -213,6 +214,7 @@ def run(ctx: LabContext) -> StudyResult:
     ))
 
     met = sum(target.met for target in targets)
+    load_after = os.getloadavg()[0]
     plain_g1 = sizes[("shapeshift", "zstd:3", 1)]
     plain_g256 = sizes[("shapeshift", "zstd:3", 256)]
     summary = (
@@ -223,7 +225,9 @@ def run(ctx: LabContext) -> StudyResult:
         f"read_all {worst(['read_all g1', 'read_all g256']):.2f}x, sequential {worst(['sequential g1', 'sequential g256']):.2f}x, "
         f"individual {worst(['individual Reader', 'individual DataSource']):.2f}x, writing {write_ratio:.2f}x. "
         f"The zstd dictionary extension stores group_size 1 in {100 * dictionary_size / raw_bytes:.1f}% of raw "
-        f"(plain zstd:3 {100 * plain_g1 / raw_bytes:.1f}%, group_size 256 {100 * plain_g256 / raw_bytes:.1f}%)."
+        f"(plain zstd:3 {100 * plain_g1 / raw_bytes:.1f}%, group_size 256 {100 * plain_g256 / raw_bytes:.1f}%). "
+        f"Machine load average {load_before:.1f} at the start and {load_after:.1f} at the end on "
+        f"{os.cpu_count()} cores: parallel speedups shrink when other work holds the cores."
     )
     recommendations = [
         f"For random access keep group_size 1: group_size 256 saves {100 * (plain_g1 - plain_g256) / raw_bytes:.0f} points "
@@ -257,5 +261,6 @@ def run(ctx: LabContext) -> StudyResult:
             "write_seconds": {f"{lib}|{c}|{g}": s for (lib, c, g), s in write_seconds.items()},
             "access_qps": {f"{lib}|{c}|{op}": q for (lib, c, op), q in access.items()},
             "dictionary": {"size": dictionary_size, "write_seconds": dictionary_write},
+            "load_average": [load_before, load_after],
         },
     )
