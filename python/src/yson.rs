@@ -106,6 +106,15 @@ impl<'py> Classes<'py> {
 
 const KEY_CACHE_SLOTS: usize = 256;
 
+extern "C" {
+    /// CPython's dict constructor with room for `minused` entries (exported by every CPython 3
+    /// release; private only in name). Saves the resize a growing row dict would go through.
+    fn _PyDict_NewPresized(minused: ffi::Py_ssize_t) -> *mut ffi::PyObject;
+}
+
+/// Map size hints are kept per nesting level (rows at level 0, their maps at level 1, ...).
+const SIZE_HINT_LEVELS: usize = 8;
+
 /// What the next event was, once its borrowed bytes have been turned into objects.
 enum Head<'py> {
     Value(Bound<'py, PyAny>),
@@ -125,6 +134,9 @@ struct Loader<'py> {
     wrap_everything: bool,
     decoding: Decoding,
     key_cache: Vec<Option<(Box<[u8]>, Bound<'py, PyAny>)>>,
+    /// How many entries the last map at each level had: the next one likely has as many.
+    map_size_hints: [usize; SIZE_HINT_LEVELS],
+    level: usize,
 }
 
 #[inline(always)]
@@ -330,12 +342,22 @@ impl<'py> Loader<'py> {
         parser: &mut PullParser<SliceSource<'_>>,
         end: Head<'py>,
     ) -> PyResult<Bound<'py, PyAny>> {
+        let level = self.level.min(SIZE_HINT_LEVELS - 1);
         let dict = if self.wrap_everything {
             self.classes.map.call0()?
         } else {
-            PyDict::new(self.py).into_any()
+            let hint = self.map_size_hints[level];
+            // SAFETY: returns a new reference or null with an exception set.
+            self.owned(unsafe { _PyDict_NewPresized(hint as ffi::Py_ssize_t) })?
         };
-        self.map_entries(parser, dict, end)
+        self.level += 1;
+        let result = self.map_entries(parser, dict, end);
+        self.level -= 1;
+        if let Ok(dict) = &result {
+            // SAFETY: `dict` is a dict or subclass.
+            self.map_size_hints[level] = unsafe { ffi::PyDict_Size(dict.as_ptr()) }.max(0) as usize;
+        }
+        result
     }
 
     /// Fills `dict` with entries until the event `end` (end of map, attributes or fragment).
@@ -442,6 +464,8 @@ fn loads<'py>(
         wrap_everything: always_create_attributes,
         decoding,
         key_cache: (0..KEY_CACHE_SLOTS).map(|_| None).collect(),
+        map_size_hints: [0; SIZE_HINT_LEVELS],
+        level: 0,
     };
     let mut parser = PullParser::from_slice(bytes, yson_type).with_max_depth(max_depth);
     match yson_type {
