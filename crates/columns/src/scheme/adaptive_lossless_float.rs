@@ -4,7 +4,7 @@
 //! bit-exact). Every candidate is verified at encode time with the decoder's own arithmetic;
 //! values that do not round-trip (NaN, infinities, -0.0, too many digits) become exceptions.
 //!
-//! `[exponent u8][2 zero bytes][exceptions u32][packed integers (u64 lanes, signed order)]
+//! `[mode_and_exponent u8: bit 7 = multiply mode, bits 0..6 = e][2 zero bytes][exceptions u32][packed integers (u64 lanes, signed order)]
 //! [exception positions u16 LE × exceptions][zero padding to 8][exception values, raw lanes]`.
 //! The exponent is chosen on the sample to minimise packed size plus exception cost.
 
@@ -18,6 +18,11 @@ const POW10: [f64; 19] = [
     1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15, 1e16,
     1e17, 1e18,
 ];
+const INV_POW10: [f64; 19] = [
+    1e0, 1e-1, 1e-2, 1e-3, 1e-4, 1e-5, 1e-6, 1e-7, 1e-8, 1e-9, 1e-10, 1e-11, 1e-12, 1e-13, 1e-14,
+    1e-15, 1e-16, 1e-17, 1e-18,
+];
+const MULTIPLY: u8 = 0x80;
 /// Integers beyond 2^52 lose exactness in the f64 arithmetic of the decoder.
 const MAX_DIGITS: f64 = 4_503_599_627_370_496.0;
 
@@ -29,19 +34,36 @@ fn max_exponent<T: ColumnValue>() -> usize {
     }
 }
 
+/// `(exponent, multiply mode)` packed as stored.
+#[derive(Clone, Copy)]
+struct Scale {
+    exponent: usize,
+    multiply: bool,
+}
+
+impl Scale {
+    fn byte(self) -> u8 {
+        self.exponent as u8 | if self.multiply { MULTIPLY } else { 0 }
+    }
+}
+
 #[inline(always)]
-fn decode_one<T: ColumnValue>(digits: i64, exponent: usize) -> T {
-    T::from_f64(digits as f64 / POW10[exponent])
+fn decode_one<T: ColumnValue>(digits: i64, scale: Scale) -> T {
+    if scale.multiply {
+        T::from_f64(digits as f64 * INV_POW10[scale.exponent])
+    } else {
+        T::from_f64(digits as f64 / POW10[scale.exponent])
+    }
 }
 
 #[inline]
-fn digits_of<T: ColumnValue>(value: T, exponent: usize) -> Option<i64> {
-    let scaled = value.to_f64() * POW10[exponent];
+fn digits_of<T: ColumnValue>(value: T, scale: Scale) -> Option<i64> {
+    let scaled = value.to_f64() * POW10[scale.exponent];
     if !(scaled.abs() <= MAX_DIGITS) {
         return None;
     }
     let digits = scaled.round() as i64;
-    (decode_one::<T>(digits, exponent).to_lane() == value.to_lane()).then_some(digits)
+    (decode_one::<T>(digits, scale).to_lane() == value.to_lane()).then_some(digits)
 }
 
 /// Bits of the range of `digits`.
@@ -58,16 +80,18 @@ fn range_width(digits: impl Iterator<Item = i64>) -> u32 {
     }
 }
 
-/// `(exponent, estimated bytes for the whole block)` of the best exponent on the sample.
-fn choose<T: ColumnValue>(input: &BlockInput<'_, T>) -> Option<(usize, usize)> {
+/// `(scale, estimated bytes for the whole block)` of the best scale on the sample.
+fn choose<T: ColumnValue>(input: &BlockInput<'_, T>) -> Option<(Scale, usize)> {
     if !T::FLOAT {
         return None;
     }
     let sample = &input.sample.values;
     let count = input.values.len();
-    let mut best: Option<(usize, usize)> = None;
-    for exponent in 0..=max_exponent::<T>() {
-        let digits: Vec<Option<i64>> = sample.iter().map(|&v| digits_of(v, exponent)).collect();
+    let mut best: Option<(Scale, usize)> = None;
+    let scales = (0..=max_exponent::<T>())
+        .flat_map(|exponent| [true, false].map(|multiply| Scale { exponent, multiply }));
+    for scale in scales {
+        let digits: Vec<Option<i64>> = sample.iter().map(|&v| digits_of(v, scale)).collect();
         let exceptions = digits.iter().filter(|d| d.is_none()).count();
         if exceptions * 2 > sample.len() {
             continue;
@@ -78,7 +102,7 @@ fn choose<T: ColumnValue>(input: &BlockInput<'_, T>) -> Option<(usize, usize)> {
             + packed_size(count, width, 8)
             + (exception_share * count as f64 * (2 + T::Lane::BYTES) as f64) as usize;
         if best.is_none_or(|(_, b)| bytes < b) {
-            best = Some((exponent, bytes));
+            best = Some((scale, bytes));
         }
         if exceptions == 0 && width == 0 {
             break;
@@ -95,7 +119,7 @@ pub(crate) fn estimate<T: ColumnValue>(input: &BlockInput<'_, T>) -> Option<Esti
 }
 
 pub(crate) fn encode<T: ColumnValue>(input: &BlockInput<'_, T>, out: &mut Vec<u8>) -> bool {
-    let Some((exponent, _)) = choose(input) else {
+    let Some((scale, _)) = choose(input) else {
         return false;
     };
     let values = input.values;
@@ -104,7 +128,7 @@ pub(crate) fn encode<T: ColumnValue>(input: &BlockInput<'_, T>, out: &mut Vec<u8
     let mut exceptions = Vec::new();
     let mut filler = None;
     for (index, &value) in values.iter().enumerate() {
-        match digits_of(value, exponent) {
+        match digits_of(value, scale) {
             Some(d) => {
                 filler.get_or_insert(d);
                 digits.push(d as u64);
@@ -123,7 +147,7 @@ pub(crate) fn encode<T: ColumnValue>(input: &BlockInput<'_, T>, out: &mut Vec<u8
     for &position in &positions {
         digits[position as usize] = filler;
     }
-    out.push(exponent as u8);
+    out.push(scale.byte());
     out.extend_from_slice(&[0; 2]);
     out.extend_from_slice(&(exceptions.len() as u32).to_le_bytes());
     let (reference, width) = frame_of(&digits, |lane: u64| lane ^ (1 << 63));
@@ -137,7 +161,7 @@ pub(crate) fn encode<T: ColumnValue>(input: &BlockInput<'_, T>, out: &mut Vec<u8
 }
 
 struct Alp<'a> {
-    exponent: usize,
+    scale: Scale,
     digits: PackedView<'a, u64>,
     positions: &'a [u8],
     positions_at: usize,
@@ -150,7 +174,8 @@ fn parse<'a, T: ColumnValue>(reader: &mut ByteReader<'a>, count: usize) -> Resul
     if !T::FLOAT {
         return Err(corrupt(at - 1, "ALP block in an integer column"));
     }
-    let exponent = reader.u8("ALP exponent")? as usize;
+    let stored = reader.u8("ALP exponent")?;
+    let exponent = (stored & !MULTIPLY) as usize;
     if exponent > max_exponent::<T>() {
         return Err(corrupt(at, format!("ALP exponent {exponent} is too large")));
     }
@@ -162,7 +187,10 @@ fn parse<'a, T: ColumnValue>(reader: &mut ByteReader<'a>, count: usize) -> Resul
     reader.align8("padding before ALP exceptions")?;
     let exceptions = reader.take(exception_count * T::Lane::BYTES, "ALP exception values")?;
     Ok(Alp {
-        exponent,
+        scale: Scale {
+            exponent,
+            multiply: stored & MULTIPLY != 0,
+        },
         digits,
         positions,
         positions_at,
@@ -177,7 +205,7 @@ fn position(positions: &[u8], index: usize) -> usize {
 
 pub(crate) fn decode<T: ColumnValue>(reader: &mut ByteReader<'_>, out: &mut [T]) -> Result<()> {
     let alp = parse::<T>(reader, out.len())?;
-    let divisor = POW10[alp.exponent];
+    let scale = alp.scale;
     if T::Lane::BITS == 64 {
         // Decode digits straight into the output's lanes, then convert in place.
         let lanes = as_lanes_mut(out);
@@ -186,14 +214,22 @@ pub(crate) fn decode<T: ColumnValue>(reader: &mut ByteReader<'_>, out: &mut [T])
             std::slice::from_raw_parts_mut(lanes.as_mut_ptr().cast::<u64>(), lanes.len())
         };
         alp.digits.decode_into(lanes);
-        for slot in lanes.iter_mut() {
-            *slot = (*slot as i64 as f64 / divisor).to_bits();
+        if scale.multiply {
+            let factor = INV_POW10[scale.exponent];
+            for slot in lanes.iter_mut() {
+                *slot = (*slot as i64 as f64 * factor).to_bits();
+            }
+        } else {
+            let divisor = POW10[scale.exponent];
+            for slot in lanes.iter_mut() {
+                *slot = (*slot as i64 as f64 / divisor).to_bits();
+            }
         }
     } else {
         let mut digits = vec![0u64; out.len()];
         alp.digits.decode_into(&mut digits);
         for (slot, &d) in out.iter_mut().zip(&digits) {
-            *slot = T::from_f64(d as i64 as f64 / divisor);
+            *slot = decode_one::<T>(d as i64, scale);
         }
     }
     let width = T::Lane::BYTES;
@@ -226,7 +262,7 @@ pub(crate) fn gather<T: ColumnValue>(
         if next < alp.count && position(alp.positions, next) == wanted {
             out.push(T::from_lane(lane_from_le(&alp.exceptions[next * width..])));
         } else {
-            out.push(decode_one::<T>(alp.digits.get(wanted) as i64, alp.exponent));
+            out.push(decode_one::<T>(alp.digits.get(wanted) as i64, alp.scale));
         }
     }
     Ok(())
