@@ -50,8 +50,12 @@ fn serialize(format: FormatKind, schema: &TableSchema, rows: &[Vec<Value>]) -> O
 }
 
 fn deserialize(format: FormatKind, schema: &TableSchema, bytes: Vec<u8>) -> Vec<Vec<Value>> {
-    let mut source =
-        open_source(format, std::slice::from_ref(schema), Box::new(Cursor::new(bytes))).unwrap();
+    let mut source = open_source(
+        format,
+        std::slice::from_ref(schema),
+        Box::new(Cursor::new(bytes)),
+    )
+    .unwrap();
     let mut rows = Vec::new();
     while let Some(row) = source.next_row().unwrap() {
         rows.push(
@@ -66,12 +70,18 @@ fn deserialize(format: FormatKind, schema: &TableSchema, bytes: Vec<u8>) -> Vec<
 }
 
 fn is_zero(value: &Value) -> bool {
-    matches!(value, Value::Int64(0) | Value::Uint64(0)) || matches!(value, Value::Double(v) if *v == 0.0)
+    matches!(value, Value::Int64(0) | Value::Uint64(0))
+        || matches!(value, Value::Double(v) if *v == 0.0)
 }
 
 /// The scenario's output, from its definition.
 fn expected(scenario: Scenario, input: &[Vec<Value>], bm6_rows: u64) -> Vec<Vec<Value>> {
-    let stats = |total: u64| vec![vec![Value::Uint64(input.len() as u64), Value::Uint64(total)]];
+    let stats = |total: u64| {
+        vec![vec![
+            Value::Uint64(input.len() as u64),
+            Value::Uint64(total),
+        ]]
+    };
     match scenario {
         Scenario::Bm1 => stats(input.iter().flatten().filter(|v| is_zero(v)).count() as u64),
         Scenario::Bm2 => stats(
@@ -100,7 +110,11 @@ fn expected(scenario: Scenario, input: &[Vec<Value>], bm6_rows: u64) -> Vec<Vec<
                     panic!("counter is int64")
                 };
                 let mut row = row.clone();
-                let at = if scenario == Scenario::Bm4 { row.len() } else { 5 };
+                let at = if scenario == Scenario::Bm4 {
+                    row.len()
+                } else {
+                    5
+                };
                 row.insert(at, Value::Int64(counter * 2));
                 row
             })
@@ -113,7 +127,9 @@ fn expected(scenario: Scenario, input: &[Vec<Value>], bm6_rows: u64) -> Vec<Vec<
                     panic!("values is a list")
                 };
                 for item in items.iter_mut() {
-                    let Value::Double(v) = item else { panic!("double") };
+                    let Value::Double(v) = item else {
+                        panic!("double")
+                    };
                     *v += 1.0;
                 }
                 items.push(Value::Double(APPENDED_ELEMENT));
@@ -164,10 +180,18 @@ fn check(scenario: Scenario, cardinality: Cardinality) {
             stats.push((format, path, summary.stat));
         }
     }
-    assert!(stats.len() >= 9, "at least YSON, Skiff, Protobuf x2 paths, dynamic, msgpack, json");
+    assert!(
+        stats.len() >= 9,
+        "at least YSON, Skiff, Protobuf x2 paths, dynamic, msgpack, json"
+    );
     let first = stats[0].2;
     for (format, path, stat) in &stats {
-        assert_eq!(*stat, first, "{} {format} {path:?} statistic", scenario.name());
+        assert_eq!(
+            *stat,
+            first,
+            "{} {format} {path:?} statistic",
+            scenario.name()
+        );
     }
 }
 
@@ -217,7 +241,11 @@ fn bm6_writes_the_fixed_row_in_every_format() {
 
 #[test]
 fn formats_without_a_fast_path_refuse_the_native_path() {
-    for format in [FormatKind::ProtobufDynamic, FormatKind::Msgpack, FormatKind::Json] {
+    for format in [
+        FormatKind::ProtobufDynamic,
+        FormatKind::Msgpack,
+        FormatKind::Json,
+    ] {
         let error = run_job(
             Scenario::Bm6,
             format,
@@ -233,9 +261,18 @@ fn formats_without_a_fast_path_refuse_the_native_path() {
 
 #[test]
 fn damaged_input_gives_an_error_never_a_panic() {
-    for scenario in [Scenario::Bm1, Scenario::Bm3, Scenario::Bm4Mid, Scenario::Bm5] {
+    for scenario in [
+        Scenario::Bm1,
+        Scenario::Bm3,
+        Scenario::Bm4Mid,
+        Scenario::Bm5,
+    ] {
         let dataset = scenario.input().unwrap_or(Dataset::Bm3);
-        let rows = dataset.rows(if dataset == Dataset::Bm1 { 3 } else { 12 }, 5, Cardinality::High);
+        let rows = dataset.rows(
+            if dataset == Dataset::Bm1 { 3 } else { 12 },
+            5,
+            Cardinality::High,
+        );
         for format in [FormatKind::Yson, FormatKind::Skiff, FormatKind::Protobuf] {
             let bytes = serialize(format, &dataset.schema(), &rows).unwrap();
             let cuts = [1, bytes.len() / 3, bytes.len() / 2, bytes.len() - 3];
@@ -257,7 +294,11 @@ fn damaged_input_gives_an_error_never_a_panic() {
                     }
                 }
                 // Cutting mid-row must be noticed at least for most cuts.
-                assert!(errors >= 2, "{} {format} {path:?}: {errors} errors", scenario.name());
+                assert!(
+                    errors >= 2,
+                    "{} {format} {path:?}: {errors} errors",
+                    scenario.name()
+                );
                 // Flipped bytes: an error or a result, never a panic.
                 for at in (0..bytes.len()).step_by(bytes.len() / 17 + 1) {
                     let mut flipped = bytes.clone();

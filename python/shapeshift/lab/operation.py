@@ -1,6 +1,6 @@
 """A local stand-in for a YT Map operation: an input table split into jobs, each job a process.
 
-Every job is a separate ``shapeshift job`` process, fed its part of the input on standard
+Every job is a separate ``shapeshift job`` process, reading its part of the input on standard
 input and writing its output table on standard output (file descriptor 1, table 0 of YT's
 ``3k+1`` rule), both in the operation's format — the job protocol of a YT map job. At most
 ``parallelism`` jobs run at once (the number of cores by default), like the slots of a node.
@@ -11,8 +11,10 @@ process) and peak resident memory (``ru_maxrss``), plus bytes in and out and the
 summary (rows, the scenario's statistic, seconds spent in the scenario, from the last line
 of its standard error).
 
-A bandwidth limit (bytes per second, per job) throttles the feeder thread with a token
-bucket, so the job sees its input arrive as over a slow network link.
+Standard input and output are unnamed files in memory (``/dev/shm``), so a job runs as fast
+as it can read and write, never waiting for this Python process. A bandwidth limit (bytes per
+second, per job) turns the input into a pipe fed by a thread with a token bucket, so the job
+sees its input arrive as over a slow network link.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from dataclasses import dataclass, field
@@ -114,30 +117,61 @@ def _drain(stream, keep: bool, out: dict) -> None:
     out["data"] = b"".join(parts) if keep else None
 
 
+def _scratch_file():
+    """An unnamed temporary file, in memory (``/dev/shm``) where there is one."""
+    directory = "/dev/shm" if os.path.isdir("/dev/shm") and os.access("/dev/shm", os.W_OK) else None
+    return tempfile.TemporaryFile(dir=directory)
+
+
 class _Running:
+    """One job process. Without a bandwidth limit its input is a file on fd 0 and its output a
+    file on fd 1, so the runner's own speed never limits the job's; with one, the input is a
+    pipe fed by a throttled thread."""
+
     def __init__(self, args, data, bandwidth, keep_output):
+        self.bytes_in = len(data)
+        self.keep_output = keep_output
+        self.errors: list = []
+        self.err: dict = {}
+        self.stdout_file = _scratch_file()
+        self.stdin_file = None
+        if bandwidth is None:
+            self.stdin_file = _scratch_file()
+            self.stdin_file.write(data)
+            self.stdin_file.flush()
+            self.stdin_file.seek(0)
         self.started = time.perf_counter()
         self.proc = subprocess.Popen(
-            args, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+            args,
+            stdin=self.stdin_file if self.stdin_file is not None else subprocess.PIPE,
+            stdout=self.stdout_file,
+            stderr=subprocess.PIPE,
         )
-        self.bytes_in = len(data)
-        self.errors: list = []
-        self.out: dict = {}
-        self.err: dict = {}
-        self.threads = [
-            threading.Thread(target=_feed, args=(self.proc.stdin, data, bandwidth, self.errors)),
-            threading.Thread(target=_drain, args=(self.proc.stdout, keep_output, self.out)),
-            threading.Thread(target=_drain, args=(self.proc.stderr, True, self.err)),
-        ]
+        self.threads = [threading.Thread(target=_drain, args=(self.proc.stderr, True, self.err))]
+        if self.stdin_file is None:
+            self.threads.append(
+                threading.Thread(target=_feed, args=(self.proc.stdin, data, bandwidth, self.errors))
+            )
         for t in self.threads:
             t.start()
+
+    def _output(self) -> tuple[int, bytes | None]:
+        size = os.fstat(self.stdout_file.fileno()).st_size
+        data = None
+        if self.keep_output:
+            self.stdout_file.seek(0)
+            data = self.stdout_file.read()
+        self.stdout_file.close()
+        if self.stdin_file is not None:
+            self.stdin_file.close()
+        return size, data
 
     def finish(self, status: int, rusage, ended: float) -> JobResult:
         for t in self.threads:
             t.join()
         self.proc.returncode = os.waitstatus_to_exitcode(status)
-        self.proc.stdout.close()
         self.proc.stderr.close()
+        bytes_out, output = self._output()
         stderr = (self.err.get("data") or b"").decode("utf-8", "replace").strip()
         if self.proc.returncode != 0 or self.errors:
             raise JobFailed(
@@ -154,12 +188,12 @@ class _Running:
             # The job's own VmHWM: a vfork-spawned child's ru_maxrss starts at the parent's peak.
             maxrss_kib=int(summary.get("peak_rss_kib") or rusage.ru_maxrss),
             bytes_in=self.bytes_in,
-            bytes_out=self.out["bytes"],
+            bytes_out=bytes_out,
             rows_in=int(summary["rows_in"]),
             rows_out=int(summary["rows_out"]),
             stat=str(summary["stat"]),
             scenario_s=float(summary["seconds"]),
-            output=self.out.get("data"),
+            output=output,
         )
 
 

@@ -88,6 +88,22 @@ const RANGE_INDEX: u32 = 0xFFFF_FFFD;
 const ROW_INDEX: u32 = 0xFFFF_FFFC;
 const END_OF_STREAM: u32 = 0xFFFF_FFFB;
 const MAX_MESSAGE_LEN: u32 = 128 << 20;
+/// Messages up to this size are read into a buffer sized up front.
+const SMALL_MESSAGE: u32 = 1 << 20;
+
+/// Reads until `buf` is full or the input ends; returns the bytes read.
+fn read_full(input: &mut dyn Read, buf: &mut [u8]) -> std::io::Result<usize> {
+    let mut got = 0;
+    while got < buf.len() {
+        match input.read(&mut buf[got..]) {
+            Ok(0) => break,
+            Ok(n) => got += n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(got)
+}
 
 /// Reads the row messages of a framed stream into one reused buffer.
 struct Frames {
@@ -100,7 +116,7 @@ struct Frames {
 impl Frames {
     fn new(input: Box<dyn Read>) -> Frames {
         Frames {
-            input,
+            input: Box::new(std::io::BufReader::with_capacity(1 << 16, input)),
             offset: 0,
             message: Vec::new(),
             message_offset: 0,
@@ -153,10 +169,18 @@ impl Frames {
                 length => {
                     self.message.clear();
                     self.message_offset = self.offset;
-                    let read = (&mut self.input)
-                        .take(u64::from(length))
-                        .read_to_end(&mut self.message)
-                        .map_err(|e| self.error(format!("read: {e}")))?;
+                    let read = if length <= SMALL_MESSAGE {
+                        // Bounded by a constant, not by the input: read straight into place.
+                        self.message.resize(length as usize, 0);
+                        read_full(&mut self.input, &mut self.message)
+                    } else {
+                        // Grows only by bytes really read, whatever the length claims.
+                        (&mut self.input)
+                            .take(u64::from(length))
+                            .read_to_end(&mut self.message)
+                    }
+                    .map_err(|e| self.error(format!("read: {e}")))?;
+                    self.message.truncate(read);
                     self.offset += read as u64;
                     if read != length as usize {
                         return Err(

@@ -67,11 +67,20 @@ pub(super) fn run(
     let mut reader = in_codec.stream_reader(input);
     let mut total = 0u64;
     let mut counter_offset: Option<usize> = None;
+    let mut zero_probes: Option<Option<ZeroProbes>> = None;
     let mut refs: Vec<ValueRef<'static>> = Vec::new();
     while let Some(row) = reader.next_row().map_err(skiff_error)? {
         summary.rows_in += 1;
         match scenario {
-            Scenario::Bm1 => row.for_each_value(|_, value| total += is_zero_value(&value) as u64),
+            Scenario::Bm1 => {
+                if zero_probes.is_none() {
+                    zero_probes = Some(ZeroProbes::for_table(row.table()));
+                }
+                match &zero_probes {
+                    Some(Some(probes)) => total += probes.count(row.raw()),
+                    _ => row.for_each_value(|_, value| total += is_zero_value(&value) as u64),
+                }
+            }
             Scenario::Bm2 => {
                 if let Some(ValueRef::String(data)) = row.value_ref(BM2_DATA_COLUMN) {
                     total += data.len() as u64;
@@ -197,6 +206,60 @@ pub(super) fn run(
     }
     writer.finish().map_err(skiff_error)?.flush()?;
     Ok(summary)
+}
+
+/// BM1 on rows whose every column is a fixed-width number at a fixed offset: a zero is a
+/// field of all-zero bytes (integers), or whose bits other than the sign are zero (doubles,
+/// so -0.0 counts as `-0.0 == 0.0` does). Reads the validated row's raw bytes directly.
+struct ZeroProbes {
+    /// (row-relative offset, width in bytes, is a double) per column.
+    fields: Vec<(usize, usize, bool)>,
+    row_size: usize,
+}
+
+impl ZeroProbes {
+    /// Probes for `table`, or `None` when some column is not a fixed-width number.
+    fn for_table(table: &shapeshift_formats::skiff::TablePlan) -> Option<ZeroProbes> {
+        use shapeshift_formats::skiff::WireType as W;
+        let row_size = table.fixed_row_size()?;
+        let mut fields = Vec::with_capacity(table.column_count());
+        for column in 0..table.column_count() {
+            let offset = table.fixed_column_offset(column)?;
+            let (width, double) = match table.column_plan(column).wire_type() {
+                W::Int8 | W::Uint8 => (1, false),
+                W::Int16 | W::Uint16 => (2, false),
+                W::Int32 | W::Uint32 => (4, false),
+                W::Int64 | W::Uint64 => (8, false),
+                W::Double => (8, true),
+                _ => return None,
+            };
+            if offset + width > row_size {
+                return None;
+            }
+            fields.push((offset, width, double));
+        }
+        Some(ZeroProbes { fields, row_size })
+    }
+
+    #[inline]
+    fn count(&self, row: &[u8]) -> u64 {
+        if row.len() != self.row_size {
+            return 0; // cannot happen for a validated row of this table
+        }
+        let mut zeros = 0u64;
+        for &(offset, width, double) in &self.fields {
+            let bytes = &row[offset..offset + width];
+            let bits = match width {
+                1 => u64::from(bytes[0]),
+                2 => u64::from(u16::from_le_bytes([bytes[0], bytes[1]])),
+                4 => u64::from(u32::from_le_bytes([bytes[0], bytes[1], bytes[2], bytes[3]])),
+                _ => u64::from_le_bytes(bytes.try_into().unwrap_or([1; 8])),
+            };
+            let bits = if double { bits << 1 } else { bits };
+            zeros += (bits == 0) as u64;
+        }
+        zeros
+    }
 }
 
 fn bad_counter(offset: u64, found: Option<ValueRef<'_>>) -> ScenarioError {
