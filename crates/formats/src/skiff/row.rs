@@ -406,7 +406,20 @@ impl<'a> RowView<'a> {
     /// When a yson32 payload is not valid YSON.
     pub fn to_values(&self) -> Result<Vec<Value>, SkiffError> {
         let mut values = Vec::with_capacity(self.table.columns.len());
-        for (column, &child) in self.table.columns.iter().enumerate() {
+        for (column, (&child, fast)) in self.table.columns.iter().zip(&self.table.fast).enumerate()
+        {
+            if fast.direct {
+                values.push(
+                    match read_direct(fast.kind, self.row, fast.offset as usize) {
+                        ValueRef::Bool(b) => Value::Bool(b),
+                        ValueRef::Int64(v) => Value::Int64(v),
+                        ValueRef::Uint64(v) => Value::Uint64(v),
+                        ValueRef::Double(v) => Value::Double(v),
+                        _ => Value::Null,
+                    },
+                );
+                continue;
+            }
             let value = decode(
                 &self.table.fields[child],
                 self.row,
