@@ -1,0 +1,788 @@
+//! Arrow IPC streams of table rows: record batches of N rows, one IPC stream per run of a
+//! table (a table switch ends the stream and starts a new one with its schema message, as
+//! YT's Arrow format does), low-cardinality string columns as dictionaries.
+//!
+//! Layers:
+//! - [`arrow_schema`], [`rows_to_batch`], [`batch_to_rows`]: the type mapping
+//!   (docs/formats-protobuf-arrow-avro.md) between a [`TableSchema`] with rows and an Arrow
+//!   schema with record batches;
+//! - [`BatchReader`] / [`BatchWriter`]: the stream, batch by batch (the columnar fast path)
+//!   and row by row (the common [`RowSource`] / [`RowSink`] interface; rows are views of the
+//!   current batch, composite values transcoded to binary YSON).
+//!
+//! Stream invariants:
+//! - Each IPC stream's schema carries the table index in its metadata (`yt.table_index`)
+//!   and, for every column, the full YT type (`yt.type_v3`, binary YSON in hex is not
+//!   needed: the canonical text YSON).
+//! - Row positions travel as system columns `$row_index`, `$range_index` (nullable Int64)
+//!   and `$key_switch` (Boolean), present in a stream only when some row of its first batch
+//!   has a position; a later batch that needs them starts a new stream.
+//! - A string/utf8 column (or optional of one) is dictionary-encoded for the whole stream
+//!   when at most a quarter of the first batch's first 1024 values are distinct.
+//! - Reading checks every stream's schema against the expected one (dictionary encoding
+//!   aside) before any value is read; the IPC decoder bounds allocations by the input.
+
+use std::collections::HashMap;
+use std::io::{Read, Write};
+use std::sync::Arc;
+
+use arrow_array::cast::AsArray;
+use arrow_array::types::Int64Type;
+use arrow_array::{Array, ArrayRef, BooleanArray, Int64Array, RecordBatch, RecordBatchOptions};
+use arrow_buffer::Buffer;
+use arrow_ipc::reader::StreamDecoder;
+use arrow_ipc::writer::StreamWriter;
+use arrow_schema::{ArrowError, DataType, Field, Schema, SchemaRef};
+use shapeshift_types::{PrimitiveType, TableSchema, Type, Value, ValueRef};
+
+use crate::row_bridge::{check_row, owned_value, RowBuffer};
+use crate::table::{FormatError, RowPosition, RowRef, RowSink, RowSource};
+use crate::yson::{self, YsonFormat};
+
+mod columns;
+
+const FORMAT: &str = "arrow";
+const TABLE_INDEX_KEY: &str = "yt.table_index";
+const ROW_INDEX: &str = "$row_index";
+const RANGE_INDEX: &str = "$range_index";
+const KEY_SWITCH: &str = "$key_switch";
+
+/// Rows per record batch written by [`BatchWriter`] unless set otherwise.
+pub const DEFAULT_BATCH_ROWS: usize = 8192;
+
+fn error(offset: Option<u64>, row: Option<u64>, message: impl Into<String>) -> FormatError {
+    FormatError {
+        format: FORMAT,
+        offset,
+        row,
+        message: message.into(),
+    }
+}
+
+/// The Arrow schema of a table (no system columns, no dictionaries): one field per column,
+/// with the column's YT type in the field metadata `yt.type_v3`.
+pub fn arrow_schema(schema: &TableSchema) -> Schema {
+    Schema::new(
+        schema
+            .columns
+            .iter()
+            .map(|c| {
+                let field = columns::field(&c.name, &c.ty);
+                let mut metadata = field.metadata().clone();
+                metadata.insert(
+                    "yt.type_v3".to_owned(),
+                    String::from_utf8_lossy(&yson::to_vec(&c.ty.to_node(), YsonFormat::Text))
+                        .into_owned(),
+                );
+                field.with_metadata(metadata)
+            })
+            .collect::<Vec<Field>>(),
+    )
+}
+
+/// A record batch of `rows` (schema order), with [`arrow_schema`]'s schema.
+///
+/// # Errors
+/// When a value does not fit its column.
+pub fn rows_to_batch(
+    schema: &TableSchema,
+    rows: &[Vec<Value>],
+) -> Result<RecordBatch, FormatError> {
+    for (i, row) in rows.iter().enumerate() {
+        check_row(row, schema, FORMAT).map_err(|e| error(None, Some(i as u64), e.message))?;
+    }
+    let arrays = build_columns(schema, rows.iter().map(|r| r.as_slice()))?;
+    RecordBatch::try_new_with_options(
+        Arc::new(arrow_schema(schema)),
+        arrays,
+        &RecordBatchOptions::new().with_row_count(Some(rows.len())),
+    )
+    .map_err(|e| error(None, None, e.to_string()))
+}
+
+fn build_columns<'r>(
+    schema: &TableSchema,
+    rows: impl Iterator<Item = &'r [Value]> + Clone,
+) -> Result<Vec<ArrayRef>, FormatError> {
+    schema
+        .columns
+        .iter()
+        .enumerate()
+        .map(|(i, c)| {
+            let slots: Vec<Option<&Value>> = rows.clone().map(|r| Some(&r[i])).collect();
+            columns::build(&c.ty, &slots)
+                .map_err(|e| error(None, None, format!("column {:?}: {e}", c.name)))
+        })
+        .collect()
+}
+
+/// The rows of a batch with the table's columns (by position; extra system columns
+/// `$row_index`, `$range_index`, `$key_switch` are ignored).
+///
+/// # Errors
+/// When the batch's columns do not have the schema's types, or hold values out of range.
+pub fn batch_to_rows(
+    schema: &TableSchema,
+    batch: &RecordBatch,
+) -> Result<Vec<Vec<Value>>, FormatError> {
+    let layout = Layout::new(schema, batch.schema().as_ref(), 0)?;
+    (0..batch.num_rows())
+        .map(|i| {
+            schema
+                .columns
+                .iter()
+                .zip(&layout.columns)
+                .map(|(c, index)| {
+                    columns::value_at(&c.ty, batch.column(*index).as_ref(), i).map_err(|e| {
+                        error(None, Some(i as u64), format!("column {:?}: {e}", c.name))
+                    })
+                })
+                .collect()
+        })
+        .collect()
+}
+
+/// Where a table's columns and the system columns are in a stream's batches.
+#[derive(Clone, Debug)]
+struct Layout {
+    table_index: usize,
+    columns: Vec<usize>,
+    row_index: Option<usize>,
+    range_index: Option<usize>,
+    key_switch: Option<usize>,
+}
+
+fn strip_dictionary(data_type: &DataType) -> &DataType {
+    match data_type {
+        DataType::Dictionary(_, values) => values,
+        other => other,
+    }
+}
+
+impl Layout {
+    /// Checks a stream's schema against the table's and finds the columns.
+    fn new(
+        table: &TableSchema,
+        stream: &Schema,
+        table_index: usize,
+    ) -> Result<Layout, FormatError> {
+        let expected = arrow_schema(table);
+        let mut by_name: HashMap<&str, usize> = HashMap::new();
+        for (i, f) in stream.fields().iter().enumerate() {
+            by_name.insert(f.name().as_str(), i);
+        }
+        let mut columns = Vec::with_capacity(expected.fields().len());
+        for (i, want) in expected.fields().iter().enumerate() {
+            let found = stream
+                .fields()
+                .get(i)
+                .filter(|f| f.name() == want.name())
+                .map(|_| i);
+            let index = found
+                .or_else(|| by_name.get(want.name().as_str()).copied())
+                .ok_or_else(|| {
+                    error(
+                        None,
+                        None,
+                        format!("stream has no column {:?}", want.name()),
+                    )
+                })?;
+            let have = stream.field(index);
+            if strip_dictionary(have.data_type()) != want.data_type() {
+                return Err(error(
+                    None,
+                    None,
+                    format!(
+                        "column {:?} has Arrow type {} where {} is expected",
+                        want.name(),
+                        have.data_type(),
+                        want.data_type()
+                    ),
+                ));
+            }
+            columns.push(index);
+        }
+        let system = |name: &str, data_type: DataType| -> Result<Option<usize>, FormatError> {
+            match by_name.get(name) {
+                Some(i) if stream.field(*i).data_type() == &data_type => Ok(Some(*i)),
+                Some(_) => Err(error(
+                    None,
+                    None,
+                    format!("system column {name} has a wrong type"),
+                )),
+                None => Ok(None),
+            }
+        };
+        Ok(Layout {
+            table_index,
+            columns,
+            row_index: system(ROW_INDEX, DataType::Int64)?,
+            range_index: system(RANGE_INDEX, DataType::Int64)?,
+            key_switch: system(KEY_SWITCH, DataType::Boolean)?,
+        })
+    }
+
+    fn position(&self, batch: &RecordBatch, i: usize) -> RowPosition {
+        let index_at = |column: Option<usize>| {
+            column.and_then(|c| {
+                let array = batch.column(c).as_primitive::<Int64Type>();
+                (!array.is_null(i)).then(|| array.value(i))
+            })
+        };
+        RowPosition {
+            table_index: self.table_index,
+            row_index: index_at(self.row_index),
+            range_index: index_at(self.range_index),
+            key_switch: self
+                .key_switch
+                .map(|c| {
+                    let array = batch.column(c).as_boolean();
+                    !array.is_null(i) && array.value(i)
+                })
+                .unwrap_or(false),
+        }
+    }
+}
+
+/// Reads a sequence of Arrow IPC streams (one per run of a table).
+pub struct BatchReader {
+    input: Box<dyn Read>,
+    schemas: Vec<TableSchema>,
+    decoder: StreamDecoder,
+    pending: Buffer,
+    /// Input bytes handed to the decoder so far.
+    fed: u64,
+    input_done: bool,
+    layout: Option<Layout>,
+    /// The schema the layout was made for (one per stream).
+    layout_schema: Option<SchemaRef>,
+    batch: Option<RecordBatch>,
+    next_row: usize,
+    rows: u64,
+    row: RowBuffer,
+}
+
+impl BatchReader {
+    pub fn new(schemas: &[TableSchema], input: Box<dyn Read>) -> BatchReader {
+        BatchReader {
+            input,
+            schemas: schemas.to_vec(),
+            decoder: StreamDecoder::new(),
+            pending: Buffer::from_vec(Vec::<u8>::new()),
+            fed: 0,
+            input_done: false,
+            layout: None,
+            layout_schema: None,
+            batch: None,
+            next_row: 0,
+            rows: 0,
+            row: RowBuffer::default(),
+        }
+    }
+
+    fn offset(&self) -> u64 {
+        self.fed - self.pending.len() as u64
+    }
+
+    fn fail(&self, message: impl Into<String>) -> FormatError {
+        error(Some(self.offset()), Some(self.rows), message)
+    }
+
+    /// The next record batch and its table index; `None` at the end of the input.
+    ///
+    /// # Errors
+    /// A [`FormatError`] with the byte offset reached, for malformed or truncated streams
+    /// and for schemas that do not match the table's.
+    pub fn next_batch(&mut self) -> Result<Option<(usize, RecordBatch)>, FormatError> {
+        loop {
+            if self.pending.is_empty() && !self.input_done {
+                let mut chunk = vec![0u8; 64 << 10];
+                let read = loop {
+                    match self.input.read(&mut chunk) {
+                        Ok(n) => break n,
+                        Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                        Err(e) => return Err(self.fail(format!("read: {e}"))),
+                    }
+                };
+                if read == 0 {
+                    self.input_done = true;
+                } else {
+                    chunk.truncate(read);
+                    self.fed += read as u64;
+                    self.pending = Buffer::from_vec(chunk);
+                }
+            }
+            if self.pending.is_empty() && self.input_done {
+                return match self.decoder.finish() {
+                    Ok(()) => Ok(None),
+                    Err(e) => Err(self.fail(format!("input ends inside a stream message: {e}"))),
+                };
+            }
+            let decoded = guarded(|| self.decoder.decode(&mut self.pending));
+            match decoded {
+                Ok(Some(batch)) => {
+                    let table_index = self.table_index_of(&batch.schema())?;
+                    return Ok(Some((table_index, batch)));
+                }
+                Ok(None) => {}
+                Err(e) if is_end_of_stream(&e) && self.decoder.finish().is_ok() => {
+                    // One stream ended and another follows: a table switch.
+                    self.decoder = StreamDecoder::new();
+                }
+                Err(e) => return Err(self.fail(e.to_string())),
+            }
+        }
+    }
+
+    fn table_index_of(&mut self, schema: &SchemaRef) -> Result<usize, FormatError> {
+        if let (Some(layout), Some(known)) = (&self.layout, &self.layout_schema) {
+            if Arc::ptr_eq(known, schema) {
+                return Ok(layout.table_index);
+            }
+        }
+        let table_index = match schema.metadata().get(TABLE_INDEX_KEY) {
+            None => 0,
+            Some(text) => text
+                .parse::<usize>()
+                .map_err(|_| self.fail(format!("bad {TABLE_INDEX_KEY} {text:?}")))?,
+        };
+        let table = self.schemas.get(table_index).ok_or_else(|| {
+            self.fail(format!(
+                "table index {table_index} but the stream has {} tables",
+                self.schemas.len()
+            ))
+        })?;
+        let layout = Layout::new(table, schema, table_index).map_err(|e| self.fail(e.message))?;
+        self.layout = Some(layout);
+        self.layout_schema = Some(schema.clone());
+        Ok(table_index)
+    }
+}
+
+/// Runs the third-party decoder, turning a panic on hostile input into an error.
+fn guarded<T>(f: impl FnOnce() -> Result<T, ArrowError>) -> Result<T, ArrowError> {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).unwrap_or_else(|panic| {
+        let message = panic
+            .downcast_ref::<String>()
+            .cloned()
+            .or_else(|| panic.downcast_ref::<&str>().map(|s| (*s).to_owned()))
+            .unwrap_or_else(|| "decoder panicked".to_owned());
+        Err(ArrowError::IpcError(format!("malformed stream: {message}")))
+    })
+}
+
+fn is_end_of_stream(e: &ArrowError) -> bool {
+    matches!(e, ArrowError::IpcError(m) if m == "Unexpected EOS")
+}
+
+impl RowSource for BatchReader {
+    fn next_row(&mut self) -> Result<Option<RowRef<'_>>, FormatError> {
+        loop {
+            if let Some(batch) = &self.batch {
+                if self.next_row < batch.num_rows() {
+                    break;
+                }
+            }
+            match self.next_batch()? {
+                Some((_, batch)) => {
+                    self.batch = Some(batch);
+                    self.next_row = 0;
+                }
+                None => return Ok(None),
+            }
+        }
+        let (Some(batch), Some(layout)) = (&self.batch, &self.layout) else {
+            unreachable!("a batch is read with its layout")
+        };
+        let i = self.next_row;
+        let table = &self.schemas[layout.table_index];
+        self.row.clear();
+        for (column, index) in table.columns.iter().zip(&layout.columns) {
+            let array = batch.column(*index);
+            push_view(&mut self.row, &column.ty, array, i).map_err(|e| FormatError {
+                format: FORMAT,
+                offset: None,
+                row: Some(self.rows),
+                message: format!("column {:?}: {e}", column.name),
+            })?;
+        }
+        let position = layout.position(batch, i);
+        self.next_row += 1;
+        self.rows += 1;
+        Ok(Some(RowRef {
+            position,
+            values: self.row.views(),
+        }))
+    }
+}
+
+/// Pushes the view of row `i`: plain scalars straight from the array, the rest through a
+/// value.
+fn push_view(row: &mut RowBuffer, ty: &Type, array: &ArrayRef, i: usize) -> Result<(), String> {
+    if i < array.len() && !array.is_null(i) {
+        match (ty.untagged(), array.data_type()) {
+            (Type::Primitive(PrimitiveType::Int64), DataType::Int64) => {
+                row.push_int64(array.as_primitive::<Int64Type>().value(i));
+                return Ok(());
+            }
+            (Type::Primitive(PrimitiveType::Double), DataType::Float64) => {
+                row.push_double(
+                    array
+                        .as_primitive::<arrow_array::types::Float64Type>()
+                        .value(i),
+                );
+                return Ok(());
+            }
+            (Type::Primitive(PrimitiveType::String), DataType::Binary) => {
+                row.push_string(array.as_binary::<i32>().value(i));
+                return Ok(());
+            }
+            (Type::Primitive(PrimitiveType::Utf8), DataType::Utf8) => {
+                row.push_string(array.as_string::<i32>().value(i).as_bytes());
+                return Ok(());
+            }
+            _ => {}
+        }
+    }
+    let value = columns::value_at(ty, array.as_ref(), i)?;
+    shapeshift_types::check_value(&value, ty).map_err(|e| e.to_string())?;
+    row.push_value(&value, ty, FORMAT).map_err(|e| e.message)
+}
+
+/// Reads rows from Arrow IPC streams.
+///
+/// # Errors
+/// Never at construction; kept fallible for the common constructor shape.
+pub fn source(
+    schemas: &[TableSchema],
+    input: Box<dyn Read>,
+) -> Result<Box<dyn RowSource>, FormatError> {
+    Ok(Box::new(BatchReader::new(schemas, input)))
+}
+
+/// Writes rows as Arrow IPC streams, [`DEFAULT_BATCH_ROWS`] rows per batch.
+///
+/// # Errors
+/// Never at construction; kept fallible for the common constructor shape.
+pub fn sink(
+    schemas: &[TableSchema],
+    output: Box<dyn Write>,
+) -> Result<Box<dyn RowSink>, FormatError> {
+    Ok(Box::new(BatchWriter::new(schemas, output)))
+}
+
+/// The stream being written: one table, its schema and encoding decisions.
+struct Segment {
+    table_index: usize,
+    schema: SchemaRef,
+    dictionary: Vec<bool>,
+    system_columns: bool,
+    writer: StreamWriter<Box<dyn Write>>,
+}
+
+/// Writes Arrow IPC streams: rows are buffered into batches; a table switch (or a batch
+/// needing system columns the stream lacks) ends the stream and starts a new one.
+pub struct BatchWriter {
+    schemas: Vec<TableSchema>,
+    output: Option<Box<dyn Write>>,
+    segment: Option<Segment>,
+    batch_rows: usize,
+    pending_table: usize,
+    pending: Vec<(RowPosition, Vec<Value>)>,
+    rows: u64,
+    finished: bool,
+}
+
+impl BatchWriter {
+    pub fn new(schemas: &[TableSchema], output: Box<dyn Write>) -> BatchWriter {
+        BatchWriter {
+            schemas: schemas.to_vec(),
+            output: Some(output),
+            segment: None,
+            batch_rows: DEFAULT_BATCH_ROWS,
+            pending_table: 0,
+            pending: Vec::new(),
+            rows: 0,
+            finished: false,
+        }
+    }
+
+    /// Rows per record batch (at least 1).
+    pub fn with_batch_rows(mut self, rows: usize) -> BatchWriter {
+        self.batch_rows = rows.max(1);
+        self
+    }
+
+    fn fail(&self, message: impl Into<String>) -> FormatError {
+        error(None, Some(self.rows), message)
+    }
+
+    fn buffer_row(
+        &mut self,
+        position: &RowPosition,
+        values: Vec<Value>,
+    ) -> Result<(), FormatError> {
+        if position.table_index != self.pending_table && !self.pending.is_empty() {
+            self.flush_pending()?;
+        }
+        self.pending_table = position.table_index;
+        self.pending.push((*position, values));
+        self.rows += 1;
+        if self.pending.len() >= self.batch_rows {
+            self.flush_pending()?;
+        }
+        Ok(())
+    }
+
+    fn flush_pending(&mut self) -> Result<(), FormatError> {
+        if self.pending.is_empty() {
+            return Ok(());
+        }
+        let table = &self.schemas[self.pending_table];
+        let arrays = build_columns(table, self.pending.iter().map(|(_, v)| v.as_slice()))?;
+        let positions: Vec<RowPosition> = self.pending.iter().map(|(p, _)| *p).collect();
+        self.pending.clear();
+        self.write_arrays(self.pending_table, arrays, &positions)
+    }
+
+    /// Writes a record batch of table `table_index` (columns as [`arrow_schema`], plain or
+    /// dictionary-encoded strings). Rows buffered before are written first.
+    ///
+    /// # Errors
+    /// When the batch's columns do not have the table's types, or on I/O failure.
+    pub fn write_batch(
+        &mut self,
+        table_index: usize,
+        batch: &RecordBatch,
+    ) -> Result<(), FormatError> {
+        self.flush_pending()?;
+        let table = self
+            .schemas
+            .get(table_index)
+            .ok_or_else(|| self.fail(format!("table index {table_index} out of range")))?;
+        let layout = Layout::new(table, batch.schema().as_ref(), table_index)?;
+        let arrays: Vec<ArrayRef> = layout
+            .columns
+            .iter()
+            .map(|i| batch.column(*i).clone())
+            .collect();
+        let positions: Vec<RowPosition> = (0..batch.num_rows())
+            .map(|i| layout.position(batch, i))
+            .collect();
+        self.rows += batch.num_rows() as u64;
+        self.write_arrays(table_index, arrays, &positions)
+    }
+
+    fn end_segment(&mut self) -> Result<(), FormatError> {
+        if let Some(mut segment) = self.segment.take() {
+            segment
+                .writer
+                .finish()
+                .map_err(|e| self.fail(format!("write: {e}")))?;
+            let output = segment
+                .writer
+                .into_inner()
+                .map_err(|e| self.fail(format!("write: {e}")))?;
+            self.output = Some(output);
+        }
+        Ok(())
+    }
+
+    fn start_segment(
+        &mut self,
+        table_index: usize,
+        arrays: &[ArrayRef],
+        system_columns: bool,
+    ) -> Result<(), FormatError> {
+        let table = &self.schemas[table_index];
+        let base = arrow_schema(table);
+        let mut dictionary = Vec::with_capacity(arrays.len());
+        let mut fields: Vec<Field> = Vec::with_capacity(arrays.len() + 3);
+        for (field, array) in base.fields().iter().zip(arrays) {
+            let plain = matches!(array.data_type(), DataType::Binary | DataType::Utf8)
+                && field.metadata().get(columns::EXTENSION_NAME).is_none();
+            let encode = plain && columns::low_cardinality(array);
+            dictionary.push(encode);
+            let data_type = match (encode, array.data_type()) {
+                (true, values) => {
+                    DataType::Dictionary(Box::new(DataType::Int32), Box::new(values.clone()))
+                }
+                (false, DataType::Dictionary(..)) => array.data_type().clone(),
+                (false, _) => field.data_type().clone(),
+            };
+            fields.push(field.as_ref().clone().with_data_type(data_type));
+        }
+        if system_columns {
+            fields.push(Field::new(ROW_INDEX, DataType::Int64, true));
+            fields.push(Field::new(RANGE_INDEX, DataType::Int64, true));
+            fields.push(Field::new(KEY_SWITCH, DataType::Boolean, false));
+        }
+        let mut metadata = HashMap::new();
+        metadata.insert(TABLE_INDEX_KEY.to_owned(), table_index.to_string());
+        let schema = Arc::new(Schema::new_with_metadata(fields, metadata));
+        let output = self
+            .output
+            .take()
+            .ok_or_else(|| self.fail("output lost after a write error"))?;
+        let writer =
+            StreamWriter::try_new(output, &schema).map_err(|e| self.fail(format!("write: {e}")))?;
+        self.segment = Some(Segment {
+            table_index,
+            schema,
+            dictionary,
+            system_columns,
+            writer,
+        });
+        Ok(())
+    }
+
+    fn write_arrays(
+        &mut self,
+        table_index: usize,
+        arrays: Vec<ArrayRef>,
+        positions: &[RowPosition],
+    ) -> Result<(), FormatError> {
+        let needs_system = positions
+            .iter()
+            .any(|p| p.row_index.is_some() || p.range_index.is_some() || p.key_switch);
+        let fits = self
+            .segment
+            .as_ref()
+            .is_some_and(|s| s.table_index == table_index && (s.system_columns || !needs_system));
+        if !fits {
+            self.end_segment()?;
+            self.start_segment(table_index, &arrays, needs_system)?;
+        }
+        let Some(segment) = self.segment.as_mut() else {
+            unreachable!("a segment was started above")
+        };
+        let mut columns = Vec::with_capacity(arrays.len() + 3);
+        for (array, encode) in arrays.into_iter().zip(&segment.dictionary) {
+            let is_dictionary = matches!(array.data_type(), DataType::Dictionary(..));
+            columns.push(match (encode, is_dictionary) {
+                (true, false) => {
+                    columns::dictionary_encode(&array).map_err(|e| error(None, None, e))?
+                }
+                (false, true) => arrow_cast_plain(&array).map_err(|e| error(None, None, e))?,
+                _ => array,
+            });
+        }
+        if segment.system_columns {
+            columns.push(Arc::new(Int64Array::from_iter(
+                positions.iter().map(|p| p.row_index),
+            )));
+            columns.push(Arc::new(Int64Array::from_iter(
+                positions.iter().map(|p| p.range_index),
+            )));
+            columns.push(Arc::new(BooleanArray::from_iter(
+                positions.iter().map(|p| Some(p.key_switch)),
+            )));
+        }
+        let batch = RecordBatch::try_new_with_options(
+            segment.schema.clone(),
+            columns,
+            &RecordBatchOptions::new().with_row_count(Some(positions.len())),
+        )
+        .map_err(|e| error(None, None, e.to_string()))?;
+        segment
+            .writer
+            .write(&batch)
+            .map_err(|e| error(None, None, format!("write: {e}")))
+    }
+}
+
+/// A dictionary array of strings as a plain array (for a stream that decided against
+/// dictionaries).
+fn arrow_cast_plain(array: &ArrayRef) -> Result<ArrayRef, String> {
+    let dictionary = array.as_any_dictionary_opt().ok_or("not a dictionary")?;
+    let keys = dictionary
+        .keys()
+        .as_primitive_opt::<arrow_array::types::Int32Type>()
+        .ok_or("dictionary keys other than int32")?;
+    let values = dictionary.values();
+    let indices: Vec<Option<usize>> = (0..keys.len())
+        .map(|i| (!keys.is_null(i)).then(|| keys.value(i) as usize))
+        .collect();
+    match values.data_type() {
+        DataType::Utf8 => {
+            let v = values.as_string::<i32>();
+            Ok(Arc::new(arrow_array::StringArray::from_iter(
+                indices.into_iter().map(|k| k.map(|k| v.value(k))),
+            )))
+        }
+        DataType::Binary => {
+            let v = values.as_binary::<i32>();
+            Ok(Arc::new(arrow_array::BinaryArray::from_iter(
+                indices.into_iter().map(|k| k.map(|k| v.value(k))),
+            )))
+        }
+        other => Err(format!("dictionary of {other}")),
+    }
+}
+
+impl RowSink for BatchWriter {
+    fn write_row(
+        &mut self,
+        position: &RowPosition,
+        values: &[ValueRef<'_>],
+    ) -> Result<(), FormatError> {
+        let table = self.schemas.get(position.table_index).ok_or_else(|| {
+            self.fail(format!("table index {} out of range", position.table_index))
+        })?;
+        if values.len() != table.columns.len() {
+            return Err(self.fail(format!(
+                "row has {} values, the schema {} columns",
+                values.len(),
+                table.columns.len()
+            )));
+        }
+        let owned = values
+            .iter()
+            .zip(&table.columns)
+            .map(|(v, c)| {
+                owned_value(v, &c.ty, FORMAT).map_err(|e| FormatError {
+                    row: Some(self.rows),
+                    message: format!("column {:?}: {}", c.name, e.message),
+                    ..e
+                })
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        self.buffer_row(position, owned)
+    }
+
+    fn write_owned_row(
+        &mut self,
+        position: &RowPosition,
+        values: &[Value],
+    ) -> Result<(), FormatError> {
+        let table = self.schemas.get(position.table_index).ok_or_else(|| {
+            self.fail(format!("table index {} out of range", position.table_index))
+        })?;
+        check_row(values, table, FORMAT).map_err(|e| FormatError {
+            row: Some(self.rows),
+            ..e
+        })?;
+        self.buffer_row(position, values.to_vec())
+    }
+
+    fn finish(&mut self) -> Result<(), FormatError> {
+        self.flush_pending()?;
+        if self.finished {
+            return Ok(());
+        }
+        self.finished = true;
+        if self.segment.is_none() && self.output.is_some() && !self.schemas.is_empty() {
+            // An empty stream still has its schema, so readers know the columns.
+            let table = &self.schemas[0];
+            let arrays = build_columns(table, std::iter::empty())?;
+            self.start_segment(0, &arrays, false)?;
+        }
+        self.end_segment()?;
+        if let Some(output) = self.output.as_mut() {
+            output
+                .flush()
+                .map_err(|e| error(None, None, format!("write: {e}")))?;
+        }
+        Ok(())
+    }
+}
