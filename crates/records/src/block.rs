@@ -136,6 +136,8 @@ pub(crate) fn remaining_in_block(pos: u64) -> u64 {
     (BLOCK_SIZE - pos % BLOCK_SIZE) % BLOCK_SIZE
 }
 
+// `u64::is_multiple_of` needs Rust 1.87; the workspace supports 1.85.
+#[allow(clippy::manual_is_multiple_of)]
 pub(crate) fn is_block_boundary(pos: u64) -> bool {
     pos % BLOCK_SIZE == 0
 }

@@ -106,7 +106,7 @@ fn bytes(text: &str, key: &str, value: Option<&str>) -> Result<u64> {
     let number: f64 = number
         .parse()
         .map_err(|_| fail(text, format!("{key}:{value} is not a size")))?;
-    if !(number >= 0.0) || number * scale > u64::MAX as f64 {
+    if number.is_nan() || number < 0.0 || number * scale > u64::MAX as f64 {
         return Err(fail(text, format!("{key}:{value} is out of range")));
     }
     Ok((number * scale) as u64)
