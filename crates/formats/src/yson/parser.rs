@@ -184,6 +184,68 @@ impl<S: Source> PullParser<S> {
     /// parser's position is unspecified; stop reading.
     #[inline]
     pub fn next_event(&mut self) -> Result<Option<Event<'_>>, YsonError> {
+        // Fast path: binary keys and scalars with short lengths, fully buffered. Everything
+        // it does not recognise falls through to the general state machine untouched.
+        let window = self.source.window();
+        if window.len() >= 16 {
+            let first = window[0];
+            match self.state {
+                State::Key { .. } if first == 0x01 && window[1] < 0x80 => {
+                    let length = (window[1] >> 1) as usize;
+                    // Zigzag: an odd byte is a negative length; leave that to the slow path.
+                    if window[1] & 1 == 0 && length + 2 < window.len() && window[length + 2] == b'='
+                    {
+                        let start = self.source.window_index() + 2;
+                        self.source.consume(length + 3);
+                        self.state = State::Value {
+                            can_close: false,
+                            can_have_attributes: true,
+                        };
+                        return Ok(Some(Event::Key(self.source.buffered(start, length))));
+                    }
+                }
+                State::Value { .. } => match first {
+                    0x01 if window[1] < 0x80 && window[1] & 1 == 0 => {
+                        let length = (window[1] >> 1) as usize;
+                        if length + 2 <= window.len() {
+                            let start = self.source.window_index() + 2;
+                            self.source.consume(length + 2);
+                            self.item_done();
+                            return Ok(Some(Event::String(self.source.buffered(start, length))));
+                        }
+                    }
+                    0x02 => {
+                        self.source.consume(1);
+                        let value = zigzag_decode(self.read_varint()?);
+                        self.item_done();
+                        return Ok(Some(Event::Int64(value)));
+                    }
+                    0x03 => {
+                        let bytes: [u8; 8] = window[1..9].try_into().unwrap_or_default();
+                        self.source.consume(9);
+                        self.item_done();
+                        return Ok(Some(Event::Double(f64::from_le_bytes(bytes))));
+                    }
+                    0x04 | 0x05 => {
+                        self.source.consume(1);
+                        self.item_done();
+                        return Ok(Some(Event::Bool(first == 0x05)));
+                    }
+                    0x06 => {
+                        self.source.consume(1);
+                        let value = self.read_varint()?;
+                        self.item_done();
+                        return Ok(Some(Event::Uint64(value)));
+                    }
+                    _ => {}
+                },
+                _ => {}
+            }
+        }
+        self.next_event_general()
+    }
+
+    fn next_event_general(&mut self) -> Result<Option<Event<'_>>, YsonError> {
         loop {
             match self.state {
                 State::Value {
