@@ -83,7 +83,7 @@ impl<'a> ByteReader<'a> {
 }
 
 pub(crate) fn pad8(out: &mut Vec<u8>) {
-    while out.len() % 8 != 0 {
+    while !out.len().is_multiple_of(8) {
         out.push(0);
     }
 }

@@ -137,8 +137,7 @@ fn encode_block<T: ColumnValue>(values: &[T], options: &EncodeOptions) -> Encode
         })
         .map(|(i, _)| i)
         .expect("the smallest block is within its own budget");
-    let best = Some(encoded.swap_remove(position));
-    let (_, mut block) = best.expect("unencoded always applies");
+    let (_, mut block) = encoded.swap_remove(position);
     pad8(&mut block.bytes);
     block
 }

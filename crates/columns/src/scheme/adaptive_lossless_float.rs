@@ -59,7 +59,8 @@ fn decode_one<T: ColumnValue>(digits: i64, scale: Scale) -> T {
 #[inline]
 fn digits_of<T: ColumnValue>(value: T, scale: Scale) -> Option<i64> {
     let scaled = value.to_f64() * POW10[scale.exponent];
-    if !(scaled.abs() <= MAX_DIGITS) {
+    // NaN fails this comparison too, so it becomes an exception.
+    if scaled.is_nan() || scaled.abs() > MAX_DIGITS {
         return None;
     }
     let digits = scaled.round() as i64;
