@@ -59,7 +59,15 @@ pub(crate) fn source(
     system_columns: bool,
 ) -> Result<Box<dyn RowSource>, FormatError> {
     let codec = codec(schemas, system_columns)?;
+    let all_borrowed = (0..schemas.len())
+        .map(|t| {
+            codec.table(t).is_some_and(|plan| {
+                (0..plan.column_count()).all(|c| plan.column_plan(c).borrowable)
+            })
+        })
+        .collect();
     Ok(Box::new(SkiffRowSource {
+        all_borrowed,
         reader: codec.stream_reader(input),
         schemas: schemas.to_vec(),
         kinds: schemas
@@ -73,6 +81,9 @@ pub(crate) fn source(
 }
 
 struct SkiffRowSource {
+    /// Per table: every column reads as a borrowed value (no composites, decimals or wide
+    /// integers), so a row needs no scratch.
+    all_borrowed: Vec<bool>,
     reader: StreamReader<Box<dyn Read>>,
     schemas: Vec<TableSchema>,
     kinds: Vec<Vec<ColumnKind>>,
@@ -105,6 +116,14 @@ impl RowSource for SkiffRowSource {
             range_index: view.range_index(),
             key_switch: view.key_switch(),
         };
+        if self.all_borrowed[table] {
+            let refs = self.refs.loan();
+            view.for_each_value(|_, value| refs.push(value));
+            return Ok(Some(RowRef {
+                position,
+                values: refs,
+            }));
+        }
         // First pass: lazy fields into the scratch. Composites are walked in place and
         // written as binary YSON (no value tree); decimals and wide integers are decoded.
         self.scratch.clear();

@@ -11,7 +11,7 @@
 //! | format            | own write                           | own read                                   |
 //! |-------------------|-------------------------------------|--------------------------------------------|
 //! | yson, yson-text   | event `Writer` (no type checks)     | `TableReader` nodes, `value_from_node` per column |
-//! | skiff             | `Codec::encode_row`                 | `Codec::reader` zero-copy `RowView` fields |
+//! | skiff             | `Codec::encode_row`                 | `Codec::stream_reader` `RowView` fields (the same reading from a `Read`) |
 //! | json, msgpack, cbor | `encode_row`                      | `RowReader::next_row` owned values         |
 //! | others            | not measured (interface only)       |                                            |
 //!
@@ -304,7 +304,8 @@ impl Touch {
 /// A format's own API for the same work.
 enum OwnApi<'s> {
     Yson(&'s TableSchema, YsonFormat),
-    Skiff(Codec),
+    /// The codec is compiled inside each run, as the interface compiles it on opening.
+    Skiff(&'s TableSchema),
     Json(&'s TableSchema),
     Msgpack(&'s TableSchema),
     Cbor(&'s TableSchema),
@@ -314,10 +315,7 @@ fn own_api(kind: FormatKind, schema: &TableSchema) -> Option<OwnApi<'_>> {
     Some(match kind {
         FormatKind::Yson => OwnApi::Yson(schema, YsonFormat::Binary),
         FormatKind::YsonText => OwnApi::Yson(schema, YsonFormat::Text),
-        FormatKind::Skiff => OwnApi::Skiff(
-            Codec::for_table_schemas(std::slice::from_ref(schema), &MappingOptions::default())
-                .ok()?,
-        ),
+        FormatKind::Skiff => OwnApi::Skiff(schema),
         FormatKind::Json => OwnApi::Json(schema),
         FormatKind::Msgpack => OwnApi::Msgpack(schema),
         FormatKind::Cbor => OwnApi::Cbor(schema),
@@ -330,7 +328,8 @@ impl OwnApi<'_> {
         let mut out = Vec::new();
         match self {
             OwnApi::Yson(schema, format) => return yson_write(schema, rows, *format),
-            OwnApi::Skiff(codec) => {
+            OwnApi::Skiff(schema) => {
+                let codec = skiff_codec(schema)?;
                 let system = SystemFields::default();
                 for row in rows {
                     codec
@@ -378,8 +377,9 @@ impl OwnApi<'_> {
                     rows += 1;
                 }
             }
-            OwnApi::Skiff(codec) => {
-                let mut reader = codec.reader(bytes);
+            OwnApi::Skiff(schema) => {
+                let codec = skiff_codec(schema)?;
+                let mut reader = codec.stream_reader(bytes);
                 while let Some(row) = reader.next_row().map_err(|e| e.to_string())? {
                     for field in row.fields() {
                         match field {
@@ -428,6 +428,11 @@ impl OwnApi<'_> {
         }
         Ok((rows, touch.total()))
     }
+}
+
+fn skiff_codec(schema: &TableSchema) -> Result<Codec, String> {
+    Codec::for_table_schemas(std::slice::from_ref(schema), &MappingOptions::default())
+        .map_err(|e| e.to_string())
 }
 
 /// YSON's fastest write: the event writer, scalars straight, composites through nodes.
