@@ -213,7 +213,8 @@ pub fn open_source_with(
         FormatKind::Cbor => crate::cbor::source(schemas, input),
         FormatKind::Protobuf => crate::protobuf::source(schemas, input),
         FormatKind::ProtobufDynamic => crate::protobuf_dynamic::source(schemas, input),
-        FormatKind::Arrow | FormatKind::Avro => Err(not_available(kind)),
+        FormatKind::Arrow => crate::arrow::source(schemas, input),
+        FormatKind::Avro => Err(not_available(kind)),
     }
 }
 
@@ -239,7 +240,8 @@ pub fn open_sink_with(
         FormatKind::Cbor => crate::cbor::sink(schemas, output),
         FormatKind::Protobuf => crate::protobuf::sink(schemas, output),
         FormatKind::ProtobufDynamic => crate::protobuf_dynamic::sink(schemas, output),
-        FormatKind::Arrow | FormatKind::Avro => Err(not_available(kind)),
+        FormatKind::Arrow => crate::arrow::sink(schemas, output),
+        FormatKind::Avro => Err(not_available(kind)),
     }
 }
 
