@@ -531,7 +531,7 @@ impl Reader {
         if self.options.parallel() && chunk_indices.len() > 1 {
             chunk_indices
                 .par_iter()
-                .with_min_len(8)
+                .with_min_len(64)
                 .map(|&chunk| self.decode_chunk(chunk))
                 .collect()
         } else {
