@@ -55,8 +55,13 @@ pub fn run(args: GenerateArgs) -> Result<(), String> {
         1 << 16,
         std::io::stdout().lock(),
     ));
-    let mut sink =
-        open_sink(format, std::slice::from_ref(&schema), stdout).map_err(|e| e.to_string())?;
+    // Arrow straight from its module: the same sink the common interface opens for it.
+    let sink = if format == FormatKind::Arrow {
+        shapeshift_formats::arrow::sink(std::slice::from_ref(&schema), stdout)
+    } else {
+        open_sink(format, std::slice::from_ref(&schema), stdout)
+    };
+    let mut sink = sink.map_err(|e| e.to_string())?;
     let mut generator = RowGenerator::new(dataset, args.seed, cardinality);
     let position = RowPosition::default();
     for row in 0..args.rows {

@@ -20,7 +20,8 @@
 //!   same code for every format;
 //! - [`JobPath::Native`]: the format's own fast path — the YSON pull parser and event writer;
 //!   Skiff row views whose raw bytes are copied, patched in place or extended by a trailing
-//!   column; prost-generated messages for static Protobuf. Formats without a separate fast
+//!   column; prost-generated messages for static Protobuf; Arrow record batches, column by
+//!   column. Formats without a separate fast
 //!   path ([`has_native_path`] is false) refuse `Native` rather than run the interface twice.
 //!
 //! Invariant: for the same input rows, every format and path produces the same output rows
@@ -36,6 +37,7 @@ use shapeshift_types::{ColumnSchema, PrimitiveType, TableSchema, Type, Value};
 
 use crate::datasets::Dataset;
 
+mod arrow_native;
 mod interface;
 mod protobuf_native;
 mod skiff_native;
@@ -214,7 +216,7 @@ pub fn extra_value(counter: i64) -> i64 {
 pub fn has_native_path(format: FormatKind) -> bool {
     matches!(
         format,
-        FormatKind::Yson | FormatKind::Skiff | FormatKind::Protobuf
+        FormatKind::Yson | FormatKind::Skiff | FormatKind::Protobuf | FormatKind::Arrow
     )
 }
 
@@ -245,6 +247,7 @@ pub fn run_job(
             FormatKind::Yson => yson_native::run(scenario, input, output, bm6_rows)?,
             FormatKind::Skiff => skiff_native::run(scenario, input, output, bm6_rows)?,
             FormatKind::Protobuf => protobuf_native::run(scenario, input, output, bm6_rows)?,
+            FormatKind::Arrow => arrow_native::run(scenario, input, output, bm6_rows)?,
             other => {
                 return Err(ScenarioError::new(format!(
                     "{other} has no fast path of its own: use --path interface"

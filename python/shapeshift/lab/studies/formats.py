@@ -80,19 +80,21 @@ def _zstd_size(data: bytes) -> int:
     return len(pyarrow.compress(data, "zstd", asbytes=True))
 
 
-def _probe(exe: str, fmt: str) -> tuple[bool, bool, str]:
-    """(usable, has a fast path of its own, why not usable) for ``fmt``, found by running it."""
+def _probe(exe: str, fmt: str) -> tuple[list[str], str]:
+    """The paths ``fmt`` runs in this build (found by running each), and why none if so."""
     try:
         data = operation.generate("BM3", 2, 1, fmt, exe=exe)
-        operation.run_operation("BM3", fmt, "interface", [data], exe=exe)
-    except (RuntimeError, operation.JobFailed) as error:
-        return False, False, str(error).splitlines()[-1][:200]
-    try:
-        operation.run_operation("BM6", fmt, "native", [b""], exe=exe, bm6_rows=2)
-        native = True
-    except operation.JobFailed:
-        native = False
-    return True, native, ""
+    except RuntimeError as error:
+        return [], str(error).splitlines()[-1][:200]
+    paths, why = [], ""
+    for path in ("interface", "native"):
+        try:
+            operation.run_operation("BM3", fmt, path, [data], exe=exe)
+            paths.append(path)
+        except operation.JobFailed as error:
+            if path == "interface":
+                why = str(error).splitlines()[-1][:200]
+    return paths, why
 
 
 def _median(values):
@@ -102,16 +104,21 @@ def _median(values):
 def run(ctx: LabContext) -> StudyResult:
     exe = operation.find_cli()
     cases = _cases(ctx)
-    formats, native, unavailable = [], {}, {}
+    formats, native, unavailable, no_interface = [], {}, {}, {}
     for fmt in ALL_FORMATS:
-        usable, has_native, why = _probe(exe, fmt)
-        if usable:
+        paths, why = _probe(exe, fmt)
+        if paths:
             formats.append(fmt)
-            native[fmt] = has_native
+            native[fmt] = "native" in paths and "interface" in paths
+            if "interface" not in paths:
+                no_interface[fmt] = why
+                ctx.progress(f"formats: {fmt} only through its fast path ({why})")
         else:
             unavailable[fmt] = why
             ctx.progress(f"formats: {fmt} unavailable ({why})")
-    combos = [(f, "interface") for f in formats] + [(f, "native") for f in formats if native[f]]
+    combos = [(f, "interface") for f in formats if f not in no_interface] + [
+        (f, "native") for f in formats if native[f] or f in no_interface
+    ]
 
     # Inputs: the same seeded rows in every format, one chunk per job.
     inputs: dict[tuple[str, str], list[bytes]] = {}
@@ -172,7 +179,7 @@ def run(ctx: LabContext) -> StudyResult:
             )
 
     data = _results(cases, combos, runs, inputs, kept_output, setup)
-    return _report(ctx, cases, formats, native, unavailable, data)
+    return _report(ctx, cases, formats, native, unavailable, data, no_interface)
 
 
 def _results(cases, combos, runs, inputs, kept_output, setup) -> list[dict]:
@@ -364,7 +371,7 @@ def _recommendations(data, formats) -> list[str]:
     return out
 
 
-def _report(ctx, cases, formats, native, unavailable, data) -> StudyResult:
+def _report(ctx, cases, formats, native, unavailable, data, no_interface) -> StudyResult:
     case_names = [c.name for c in cases]
     shown = [f for f in ALL_FORMATS if f in formats]
 
@@ -397,14 +404,16 @@ def _report(ctx, cases, formats, native, unavailable, data) -> StudyResult:
                 [case, fmt, _ms(i["median_s"]), _ms(n["median_s"]),
                  _ms(i["scenario_median_s"]), _ms(n["scenario_median_s"]), format_ci(ratio)]
             )
-    no_native = [f for f in shown if not native.get(f)]
+    no_native = [f for f in shown if not native.get(f) and f not in no_interface]
     path_table = Table(
         "Common interface vs the format's own fast path (median job ms; in-job ms)",
         ["scenario", "format", "interface", "native", "in-job interface", "in-job native",
          "interface / native (paired)"],
         path_rows,
         note="No separate fast path (measured through the interface only): "
-        + (", ".join(no_native) or "none"),
+        + (", ".join(no_native) or "none")
+        + "; fast path only (no common-interface entry in this build): "
+        + (", ".join(f"{f} ({w})" for f, w in no_interface.items()) or "none"),
     )
 
     # 3. Sizes.
