@@ -167,6 +167,28 @@ impl<'a, L: Lane> PackedView<'a, L> {
         offset.wrapping_add_(self.reference)
     }
 
+    /// Decodes values `[start, start + out.len())` into `out`; `start` must be a multiple of
+    /// 1024 and `out.len() <= 1024` (one chunk, or the tail) — a cache-sized piece.
+    pub(crate) fn decode_piece(&self, start: usize, out: &mut [L]) {
+        debug_assert!(start % CHUNK == 0 && out.len() <= CHUNK && start + out.len() <= self.count);
+        if self.width == 0 {
+            out.fill(self.reference);
+            return;
+        }
+        let width = self.width as usize;
+        let full = self.count / CHUNK * CHUNK;
+        if start < full && out.len() == CHUNK {
+            let words = self.chunk_words(start / CHUNK);
+            // SAFETY: exact input length (see chunk_words), output of exactly 1024 lanes.
+            unsafe { L::unchecked_unfor_pack(width, words, self.reference, out) };
+            return;
+        }
+        for (position, slot) in out.iter_mut().enumerate() {
+            let bits = read_bits(self.tail, (start + position - full) * width, self.width);
+            *slot = L::truncate_u64(bits).wrapping_add_(self.reference);
+        }
+    }
+
     /// Decodes all values into `out` (`out.len() == count`).
     pub(crate) fn decode_into(&self, out: &mut [L]) {
         assert_eq!(out.len(), self.count, "packed vector output length");

@@ -96,16 +96,21 @@ fn bad_code(at: usize, code: u64, size: usize) -> crate::error::Error {
 pub(crate) fn decode<T: ColumnValue>(reader: &mut ByteReader<'_>, out: &mut [T]) -> Result<()> {
     let dictionary = parse::<T::Lane>(reader, out.len())?;
     let out = as_lanes_mut(out);
-    dictionary.codes.decode_into(out);
     let entries = &dictionary.entries;
-    // Validate all codes first (a max reduction vectorises), then map without branches.
-    let worst = out.iter().map(|c| c.to_u64()).max().unwrap_or(0);
-    if worst >= entries.len() as u64 {
-        return Err(bad_code(dictionary.codes_at, worst, entries.len()));
-    }
-    for slot in out.iter_mut() {
-        // Every code is < entries.len() (checked above), so indexing cannot fail.
-        *slot = entries[slot.to_u64() as usize];
+    // Codes are unpacked one 1024-value piece at a time into a buffer that stays in L1,
+    // validated (a max reduction vectorises) and mapped.
+    let mut codes = [T::Lane::default(); 1024];
+    for (piece, target) in out.chunks_mut(1024).enumerate() {
+        let codes = &mut codes[..target.len()];
+        dictionary.codes.decode_piece(piece * 1024, codes);
+        let worst = codes.iter().map(|c| c.to_u64()).max().unwrap_or(0);
+        if worst >= entries.len() as u64 {
+            return Err(bad_code(dictionary.codes_at, worst, entries.len()));
+        }
+        for (slot, code) in target.iter_mut().zip(codes.iter()) {
+            // Every code is < entries.len() (checked above), so indexing cannot fail.
+            *slot = entries[code.to_u64() as usize];
+        }
     }
     Ok(())
 }
