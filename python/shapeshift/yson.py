@@ -396,7 +396,10 @@ def loads(string, yson_type=None, always_create_attributes=True, raw=None,
         string = bytes(string)
     # The objects being built cannot form cycles, yet each container allocation counts toward
     # the cyclic collector's thresholds: pausing it makes loads several times faster on large
-    # inputs (collections of the growing result are pure waste). It is re-enabled after.
+    # inputs (collections of the growing result are pure waste). Afterwards the young objects
+    # (ours among them) are moved to the oldest generation with freeze/unfreeze, two list
+    # splices, instead of being walked by the next young collection; skipped when the program
+    # froze objects itself, so its frozen set is left alone.
     collecting = gc.isenabled()
     if collecting:
         gc.disable()
@@ -405,6 +408,9 @@ def loads(string, yson_type=None, always_create_attributes=True, raw=None,
                                max_depth)
     finally:
         if collecting:
+            if gc.get_freeze_count() == 0:
+                gc.freeze()
+                gc.unfreeze()
             gc.enable()
     if yson_type == "list_fragment":
         return iter(result)

@@ -314,3 +314,25 @@ def test_invalid_arguments():
         yson.dumps(1, yson_format="xml")
     with pytest.raises(yson.YsonError):
         yson.loads(b"1", yson_type="table")
+
+
+def test_loads_leaves_the_garbage_collector_as_it_found_it():
+    import gc
+
+    assert gc.isenabled()
+    yson.loads(b"[{a=1};{b=[2]}]")
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        yson.loads(b"[1]")
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
+    # A program's own frozen objects stay frozen.
+    gc.freeze()
+    try:
+        frozen = gc.get_freeze_count()
+        yson.loads(b"[{a=1}]")
+        assert gc.get_freeze_count() == frozen
+    finally:
+        gc.unfreeze()
