@@ -159,7 +159,10 @@ fn paths(format: FormatKind) -> Vec<JobPath> {
 }
 
 fn check(scenario: Scenario, cardinality: Cardinality) {
-    let rows = 23;
+    check_rows(scenario, cardinality, 23);
+}
+
+fn check_rows(scenario: Scenario, cardinality: Cardinality, rows: usize) {
     let bm6_rows = 7;
     let input = match scenario.input() {
         Some(dataset) => dataset.rows(rows, 11, cardinality),
@@ -247,6 +250,15 @@ fn bm5_rewrites_the_list_in_every_format() {
 #[test]
 fn bm6_writes_the_fixed_row_in_every_format() {
     check(Scenario::Bm6, Cardinality::High);
+}
+
+#[test]
+fn many_batches_and_dictionaries_keep_the_rows() {
+    // More rows than one Arrow batch (8192), low cardinality so string columns become
+    // dictionaries in the first batch.
+    check_rows(Scenario::Bm3, Cardinality::Low, 9000);
+    check_rows(Scenario::Bm4Mid, Cardinality::Low, 9000);
+    check_rows(Scenario::Bm2, Cardinality::Low, 9000);
 }
 
 #[test]

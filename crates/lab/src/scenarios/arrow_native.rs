@@ -89,8 +89,8 @@ pub(super) fn run(
                     .column(COUNTER_COLUMN)
                     .as_primitive_opt::<Int64Type>()
                     .ok_or_else(|| arrow_error("the counter column is not Int64"))?;
-                let mut columns: Vec<ArrayRef> = batch.columns().to_vec();
-                let mut fields: Vec<Arc<Field>> = batch.schema().fields().iter().cloned().collect();
+                let mut columns = plain_columns(&batch)?;
+                let mut fields = fields_of(&batch, &columns);
                 match scenario.extra_position() {
                     None => {
                         let incremented: Int64Array = counter.unary(|v| v.wrapping_add(1));
@@ -123,9 +123,10 @@ pub(super) fn run(
                     .ok_or_else(|| arrow_error("BM5 values is not a List"))?;
                 let (rewritten, stat) = rewrite_lists(list, summary.stat)?;
                 summary.stat = stat;
-                let mut columns: Vec<ArrayRef> = batch.columns().to_vec();
+                let mut columns = plain_columns(&batch)?;
                 columns[1] = Arc::new(rewritten);
-                let batch = RecordBatch::try_new(batch.schema(), columns).map_err(arrow_error)?;
+                let schema = Arc::new(Schema::new(fields_of(&batch, &columns)));
+                let batch = RecordBatch::try_new(schema, columns).map_err(arrow_error)?;
                 writer.write_batch(0, &batch)?;
             }
             Scenario::Bm6 => unreachable!("BM6 returned above"),
@@ -148,6 +149,68 @@ pub(super) fn run(
     }
     writer.finish()?;
     Ok(summary)
+}
+
+/// The batch's fields, typed as `columns`.
+fn fields_of(batch: &RecordBatch, columns: &[ArrayRef]) -> Vec<Arc<Field>> {
+    let schema = batch.schema();
+    schema
+        .fields()
+        .iter()
+        .zip(columns)
+        .map(|(field, column)| {
+            if field.data_type() == column.data_type() {
+                field.clone()
+            } else {
+                Arc::new(
+                    field
+                        .as_ref()
+                        .clone()
+                        .with_data_type(column.data_type().clone()),
+                )
+            }
+        })
+        .collect()
+}
+
+/// The batch's columns with dictionary-encoded strings expanded: the writer decides itself,
+/// per output stream, which columns travel as dictionaries, and the reader may hand over
+/// one batch's column as a dictionary and the next one's plain.
+fn plain_columns(batch: &RecordBatch) -> Result<Vec<ArrayRef>, ScenarioError> {
+    batch
+        .columns()
+        .iter()
+        .map(|column| match column.data_type() {
+            DataType::Dictionary(_, value_type) => {
+                let dictionary = column.as_any_dictionary();
+                let keys = dictionary.normalized_keys();
+                let values = dictionary.values();
+                let valid = |row: usize| !column.is_null(row);
+                Ok(match value_type.as_ref() {
+                    DataType::Binary => {
+                        let values = values.as_binary::<i32>();
+                        Arc::new(
+                            (0..column.len())
+                                .map(|row| valid(row).then(|| values.value(keys[row])))
+                                .collect::<BinaryArray>(),
+                        ) as ArrayRef
+                    }
+                    DataType::Utf8 => {
+                        let values = values.as_string::<i32>();
+                        Arc::new(
+                            (0..column.len())
+                                .map(|row| valid(row).then(|| values.value(keys[row])))
+                                .collect::<StringArray>(),
+                        ) as ArrayRef
+                    }
+                    other => {
+                        return Err(arrow_error(format!("dictionary of {other} values")));
+                    }
+                })
+            }
+            _ => Ok(column.clone()),
+        })
+        .collect()
 }
 
 fn count_zero_values<T: ArrowPrimitiveType>(
