@@ -495,30 +495,30 @@ fn value_from_json(json: &Json, ty: &Type) -> Result<Value, String> {
                 value => value,
             },
         },
-        Type::Primitive(p) => {
-            match (p.physical(), json) {
-                (PhysicalType::Null, Json::Null) => Value::Null,
-                (PhysicalType::Bool, Json::Bool(v)) => Value::Bool(*v),
-                (PhysicalType::Int64, Json::Int(v)) => Value::Int64(*v),
-                (PhysicalType::Uint64, Json::Int(_) | Json::Uint(_)) => match json.as_u64() {
-                    Some(v) => Value::Uint64(v),
-                    None => return Err("a negative number is not a uint64".into()),
-                },
-                (PhysicalType::Double, Json::Float(v)) => Value::Double(*v),
-                (PhysicalType::Double, Json::Int(v)) => Value::Double(*v as f64),
-                (PhysicalType::Double, Json::String(s)) => match non_finite(s) {
-                    Some(v) => Value::Double(v),
-                    None => return Err(format!(
+        Type::Primitive(p) => match (p.physical(), json) {
+            (PhysicalType::Null, Json::Null) => Value::Null,
+            (PhysicalType::Bool, Json::Bool(v)) => Value::Bool(*v),
+            (PhysicalType::Int64, Json::Int(v)) => Value::Int64(*v),
+            (PhysicalType::Uint64, Json::Int(_) | Json::Uint(_)) => match json.as_u64() {
+                Some(v) => Value::Uint64(v),
+                None => return Err("a negative number is not a uint64".into()),
+            },
+            (PhysicalType::Double, Json::Float(v)) => Value::Double(*v),
+            (PhysicalType::Double, Json::Int(v)) => Value::Double(*v as f64),
+            (PhysicalType::Double, Json::String(s)) => match non_finite(s) {
+                Some(v) => Value::Double(v),
+                None => {
+                    return Err(format!(
                         "\"{s}\" is not a double (non-finite ones are \"nan\", \"inf\", \"-inf\")"
-                    )),
-                },
-                (PhysicalType::String, Json::String(s)) => Value::String(string_bytes(s)?),
-                (PhysicalType::Any, _) if *p == PrimitiveType::Yson => {
-                    Value::Any(node_from_json(json)?)
+                    ))
                 }
-                _ => return wrong(),
+            },
+            (PhysicalType::String, Json::String(s)) => Value::String(string_bytes(s)?),
+            (PhysicalType::Any, _) if *p == PrimitiveType::Yson => {
+                Value::Any(node_from_json(json)?)
             }
-        }
+            _ => return wrong(),
+        },
         Type::Decimal { .. } => match json {
             Json::String(s) => Value::String(string_bytes(s)?),
             _ => return wrong(),
@@ -703,14 +703,14 @@ impl JsonRows {
             self.found.resize(table.schema.columns.len(), None);
             for (entry, (key, _)) in entries.iter().enumerate() {
                 match table.columns.get(key) {
-                    Some(&column) => {
-                        if self.found[column].replace(entry).is_some() {
-                            return Err(fail(
-                                format!("column \"{key}\" appears twice in the row"),
-                                start,
-                            ));
-                        }
+                    // The guard records the entry; a second one for the column fails.
+                    Some(&column) if self.found[column].replace(entry).is_some() => {
+                        return Err(fail(
+                            format!("column \"{key}\" appears twice in the row"),
+                            start,
+                        ));
                     }
+                    Some(_) => {}
                     None if table.schema.strict => {
                         return Err(fail(format!("column \"{key}\" is not in the strict schema of table {table_index}"), start));
                     }

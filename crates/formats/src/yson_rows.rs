@@ -444,7 +444,7 @@ impl RowSource for YsonRowSource {
                     self.read_row(table).map_err(|e| e.in_row(self.rows))?;
                     self.rows += 1;
                     let position = self.positions.next_row();
-                    let values = self.refs.from_slots(&self.slots, &self.scratch);
+                    let values = self.refs.loan_slots(&self.slots, &self.scratch);
                     return Ok(Some(RowRef { position, values }));
                 }
                 other => {

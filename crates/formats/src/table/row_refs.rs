@@ -64,7 +64,7 @@ impl RefsBuffer {
 
     /// The refs of `slots`, pointing into `scratch`.
     #[inline]
-    pub(crate) fn from_slots<'a>(
+    pub(crate) fn loan_slots<'a>(
         &'a mut self,
         slots: &[Slot],
         scratch: &'a [u8],
