@@ -45,7 +45,7 @@ fn path_string(path: &Bound<'_, PyAny>) -> PyResult<String> {
 }
 
 /// Writes an ArrayRecord file: `Writer(path, options="")`, `write(bytes)`, `close()`.
-#[pyclass(name = "Writer", module = "shapeshift._native.records")]
+#[pyclass(name = "Writer", module = "shapeshift.records")]
 struct PyWriter {
     inner: Option<Writer>,
     path: String,
@@ -53,9 +53,15 @@ struct PyWriter {
 
 #[pymethods]
 impl PyWriter {
+    /// Keyword arguments array_record accepts (`file_options`...) are accepted and ignored.
     #[new]
-    #[pyo3(signature = (path, options = ""))]
-    fn new(py: Python<'_>, path: &Bound<'_, PyAny>, options: &str) -> PyResult<Self> {
+    #[pyo3(signature = (path, options = "", **_kwargs))]
+    fn new(
+        py: Python<'_>,
+        path: &Bound<'_, PyAny>,
+        options: &str,
+        _kwargs: Option<&Bound<'_, PyDict>>,
+    ) -> PyResult<Self> {
         let path = path_string(path)?;
         let writer = py
             .detach(|| Writer::create(&path, options))
@@ -132,7 +138,7 @@ impl Drop for PyWriter {
 }
 
 /// Reads an ArrayRecord file; random reads may run from several threads at once.
-#[pyclass(frozen, name = "Reader", module = "shapeshift._native.records")]
+#[pyclass(frozen, name = "Reader", module = "shapeshift.records")]
 struct PyReader {
     reader: Arc<Reader>,
     sequential: Mutex<SequentialReader>,
@@ -196,9 +202,16 @@ impl PyReader {
 
 #[pymethods]
 impl PyReader {
+    /// Keyword arguments array_record accepts (`file_reader_buffer_size`, `file_options`)
+    /// are accepted and ignored: the file is memory-mapped.
     #[new]
-    #[pyo3(signature = (path, options = ""))]
-    fn new(py: Python<'_>, path: &Bound<'_, PyAny>, options: &str) -> PyResult<Self> {
+    #[pyo3(signature = (path, options = "", **_kwargs))]
+    fn new(
+        py: Python<'_>,
+        path: &Bound<'_, PyAny>,
+        options: &str,
+        _kwargs: Option<&Bound<'_, PyDict>>,
+    ) -> PyResult<Self> {
         let path = path_string(path)?;
         let reader_options = ReaderOptions::parse(options).map_err(to_py_error)?;
         let reader = py

@@ -81,6 +81,14 @@ def test_corrupt_file_names_file_and_offset(tmp_path):
         Reader(path)
 
 
+def test_reader_pickles_and_takes_array_record_keywords(tmp_path):
+    path = write(tmp_path / "f.ar", RECORDS[:10])
+    reader = Reader(path, "readahead_buffer_size:0", file_reader_buffer_size=32768)
+    clone = pickle.loads(pickle.dumps(reader))
+    assert clone.read_all() == RECORDS[:10]
+    Writer(str(tmp_path / "g.ar"), "group_size:1", file_options=None).close()
+
+
 def test_data_source_multiple_files_instructions_and_pickle(tmp_path):
     first = write(tmp_path / "a.ar", RECORDS[:100])
     second = write(tmp_path / "b.ar", RECORDS[100:300])
