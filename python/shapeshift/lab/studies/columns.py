@@ -91,7 +91,7 @@ def spec_lineitem(rows: int) -> dict[str, np.ndarray]:
     """TPC-H 4.2.3 distributions: orders with 1..7 lines, sparse order keys, uniform parts."""
     rng = np.random.default_rng(1992)
     scale = rows / 6_000_000
-    orders = max(1, int(rows / 4))
+    orders = max(1, rows)  # every order has at least one line, so rows lines always exist
     lines = rng.integers(1, 8, orders)
     order_keys = np.arange(orders, dtype=np.int64)
     order_keys = (order_keys // 8) * 32 + (order_keys % 8) + 1  # spec: sparse keys
