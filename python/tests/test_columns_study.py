@@ -29,3 +29,11 @@ def test_spec_lineitem_follows_tpch_domains():
     assert set(cols["l_discount"].round(2)) <= {i / 100 for i in range(11)}
     assert (cols["l_linenumber"] >= 1).all() and (cols["l_linenumber"] <= 7).all()
     assert (cols["l_orderkey"][1:] >= cols["l_orderkey"][:-1]).all()
+
+
+def test_spec_lineitem_fallback_gives_every_requested_row():
+    from shapeshift.lab.studies.columns import spec_lineitem
+
+    for rows in (1, 7, 10_000, 12_345):
+        columns = spec_lineitem(rows)
+        assert {len(values) for values in columns.values()} == {rows}
