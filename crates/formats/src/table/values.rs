@@ -122,6 +122,7 @@ fn check_string(bytes: &[u8], ty: &Type) -> Result<(), TypeError> {
 pub struct OwnedRefs {
     scratch: Vec<u8>,
     spans: Vec<(usize, usize)>,
+    kinds: Vec<ColumnKind>,
     refs: RefsBuffer,
 }
 
@@ -152,30 +153,28 @@ impl OwnedRefs {
         }
         self.scratch.clear();
         self.spans.clear();
+        self.kinds.clear();
         for (value, column) in values.iter().zip(&schema.columns) {
+            let kind = ColumnKind::of(&column.ty);
             let start = self.scratch.len();
-            if !matches!(value, Value::Null) && ColumnKind::of(&column.ty) != ColumnKind::Scalar {
+            if kind != ColumnKind::Scalar && !matches!(value, Value::Null) {
                 yson_binary::value(&mut self.scratch, value, &column.ty)
                     .map_err(|m| TypeError::new(column.name.clone(), m))?;
             }
+            self.kinds.push(kind);
             self.spans.push((start, self.scratch.len()));
         }
         let scratch = &self.scratch;
         let refs = self.refs.loan();
-        for ((value, column), &(start, end)) in values.iter().zip(&schema.columns).zip(&self.spans)
-        {
-            refs.push(match value {
-                Value::Null => ValueRef::Null,
-                Value::Bool(v) => ValueRef::Bool(*v),
-                Value::Int64(v) => ValueRef::Int64(*v),
-                Value::Uint64(v) => ValueRef::Uint64(*v),
-                Value::Double(v) => ValueRef::Double(*v),
-                Value::String(v) if ColumnKind::of(&column.ty) == ColumnKind::Scalar => {
-                    ValueRef::String(v)
-                }
-                _ if ColumnKind::of(&column.ty) == ColumnKind::Yson => {
-                    ValueRef::Any(&scratch[start..end])
-                }
+        for ((value, &kind), &(start, end)) in values.iter().zip(&self.kinds).zip(&self.spans) {
+            refs.push(match (value, kind) {
+                (Value::Null, _) => ValueRef::Null,
+                (Value::Bool(v), _) => ValueRef::Bool(*v),
+                (Value::Int64(v), _) => ValueRef::Int64(*v),
+                (Value::Uint64(v), _) => ValueRef::Uint64(*v),
+                (Value::Double(v), _) => ValueRef::Double(*v),
+                (Value::String(v), ColumnKind::Scalar) => ValueRef::String(v),
+                (_, ColumnKind::Yson) => ValueRef::Any(&scratch[start..end]),
                 _ => ValueRef::Composite(&scratch[start..end]),
             });
         }
