@@ -3,6 +3,7 @@
 //! Each format is a module with its own public low-level API (its fast path).
 
 pub mod arrow;
+pub mod avro;
 pub mod cbor;
 pub mod json;
 pub mod msgpack;
