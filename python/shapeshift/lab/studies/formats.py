@@ -58,15 +58,15 @@ class Case:
 
 def _cases(ctx: LabContext) -> list[Case]:
     return [
-        Case("BM1", "BM1", "BM1", ctx.rows(10_000, JOBS)),
-        Case("BM2", "BM2", "BM2", ctx.rows(400_000, JOBS)),
-        Case("BM3", "BM3", "BM3", ctx.rows(240_000, JOBS)),
-        Case("BM4", "BM4", "BM3", ctx.rows(240_000, JOBS)),
-        Case("BM4-mid", "BM4-mid", "BM3", ctx.rows(240_000, JOBS), note="new column mid-schema"),
-        Case("BM5", "BM5", "BM5", ctx.rows(160_000, JOBS)),
-        Case("BM6", "BM6", None, ctx.rows(240_000, JOBS)),
-        Case("BM1-lowcard", "BM1", "BM1", ctx.rows(10_000, JOBS), "low", note="<= 16 values/column"),
-        Case("BM3-lowcard", "BM3", "BM3", ctx.rows(240_000, JOBS), "low", note="<= 16 values/column"),
+        Case("BM1", "BM1", "BM1", ctx.rows(8000, JOBS)),
+        Case("BM2", "BM2", "BM2", ctx.rows(300_000, JOBS)),
+        Case("BM3", "BM3", "BM3", ctx.rows(180_000, JOBS)),
+        Case("BM4", "BM4", "BM3", ctx.rows(180_000, JOBS)),
+        Case("BM4-mid", "BM4-mid", "BM3", ctx.rows(180_000, JOBS), note="new column mid-schema"),
+        Case("BM5", "BM5", "BM5", ctx.rows(120_000, JOBS)),
+        Case("BM6", "BM6", None, ctx.rows(180_000, JOBS)),
+        Case("BM1-lowcard", "BM1", "BM1", ctx.rows(8000, JOBS), "low", note="<= 16 values/column"),
+        Case("BM3-lowcard", "BM3", "BM3", ctx.rows(180_000, JOBS), "low", note="<= 16 values/column"),
         Case("BM1-10mbit", "BM1", "BM1", ctx.rows(60, JOBS), bandwidth=TEN_MBIT, note="10 Mbit/s"),
         Case("BM2-10mbit", "BM2", "BM2", ctx.rows(3000, JOBS), bandwidth=TEN_MBIT, note="10 Mbit/s"),
     ]
