@@ -214,7 +214,7 @@ pub fn open_source_with(
         FormatKind::Protobuf => crate::protobuf::source(schemas, input),
         FormatKind::ProtobufDynamic => crate::protobuf_dynamic::source(schemas, input),
         FormatKind::Arrow => crate::arrow::source(schemas, input),
-        FormatKind::Avro => Err(not_available(kind)),
+        FormatKind::Avro => crate::avro::source(schemas, input),
     }
 }
 
@@ -241,15 +241,8 @@ pub fn open_sink_with(
         FormatKind::Protobuf => crate::protobuf::sink(schemas, output),
         FormatKind::ProtobufDynamic => crate::protobuf_dynamic::sink(schemas, output),
         FormatKind::Arrow => crate::arrow::sink(schemas, output),
-        FormatKind::Avro => Err(not_available(kind)),
+        FormatKind::Avro => crate::avro::sink(schemas, output),
     }
-}
-
-fn not_available(kind: FormatKind) -> FormatError {
-    FormatError::new(
-        kind.name(),
-        "this format is not available through the common interface yet",
-    )
 }
 
 /// Copies every row of `source` into `sink`, then finishes the sink; returns the row count.
