@@ -90,7 +90,7 @@ fn convert(schema: &Path, from: &str, to: &str, input: &[u8]) -> Output {
     )
 }
 
-/// The formats the binary can convert to (all of them, once every format is wired).
+/// The formats the binary converts to; every one must be (checked by the caller).
 fn available(schema: &Path) -> Vec<&'static str> {
     FORMATS
         .into_iter()
@@ -111,16 +111,7 @@ fn every_pair_of_formats_converts_losslessly() {
     let dir = tempfile::tempdir().unwrap();
     let schema = schema_file(dir.path(), SCHEMA);
     let formats = available(&schema);
-    for must in [
-        "yson",
-        "yson-text",
-        "skiff",
-        "json",
-        "msgpack",
-        "cbor",
-        "protobuf",
-        "protobuf-dynamic",
-    ] {
+    for must in FORMATS {
         assert!(formats.contains(&must), "{must} is not available");
     }
     for from in &formats {
