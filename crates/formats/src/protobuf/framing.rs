@@ -30,6 +30,10 @@ const END_OF_STREAM: u32 = 0xFFFF_FFFB;
 /// The largest row message accepted (YT's own limit on a row is 128 MiB).
 pub(crate) const MAX_MESSAGE_LEN: u32 = 128 << 20;
 
+/// Messages up to this length are read with one exact read into a buffer sized up front
+/// (bounded, so no hostile allocation); longer ones grow with the input.
+const SMALL_MESSAGE_LEN: u32 = 64 << 10;
+
 /// Reads frames: the next row message and its position.
 pub(crate) struct FrameReader {
     input: Box<dyn Read>,
@@ -153,6 +157,16 @@ impl FrameReader {
                         format!("unknown control marker or row message too long ({len:#x})"),
                     ));
                 }
+                len if len <= SMALL_MESSAGE_LEN => {
+                    // Small messages: one exact read into the reused buffer.
+                    self.message.resize(len as usize, 0);
+                    self.message_offset = self.offset;
+                    let mut message = std::mem::take(&mut self.message);
+                    let complete = self.read_exact_or_end(&mut message, false);
+                    self.message = message;
+                    complete?;
+                    return Ok(Some(self.row_read()));
+                }
                 len => {
                     self.message.clear();
                     self.message_offset = self.offset;
@@ -167,16 +181,21 @@ impl FrameReader {
                             format!("input ends inside a row message of {len} bytes ({read} read)"),
                         ));
                     }
-                    let position = self.position;
-                    self.position.key_switch = false;
-                    if let Some(index) = self.position.row_index.as_mut() {
-                        *index += 1;
-                    }
-                    self.rows += 1;
-                    return Ok(Some(position));
+                    return Ok(Some(self.row_read()));
                 }
             }
         }
+    }
+
+    /// The position of the row just read; advances the row index and clears the key switch.
+    fn row_read(&mut self) -> RowPosition {
+        let position = self.position;
+        self.position.key_switch = false;
+        if let Some(index) = self.position.row_index.as_mut() {
+            *index += 1;
+        }
+        self.rows += 1;
+        position
     }
 
     /// Rows read so far (the current one included).
