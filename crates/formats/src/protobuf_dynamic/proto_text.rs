@@ -40,11 +40,13 @@ fn is_identifier(name: &str) -> bool {
 }
 
 fn may_be_empty(ty: &Type) -> bool {
-    match ty.untagged() {
-        Type::Primitive(PrimitiveType::Null | PrimitiveType::Void) => true,
-        Type::Optional(_) | Type::List(_) | Type::Dict { .. } => true,
-        _ => false,
-    }
+    matches!(
+        ty.untagged(),
+        Type::Primitive(PrimitiveType::Null | PrimitiveType::Void)
+            | Type::Optional(_)
+            | Type::List(_)
+            | Type::Dict { .. }
+    )
 }
 
 fn scalar_name(ty: &Type) -> Option<&'static str> {
