@@ -9,7 +9,12 @@ use shapeshift_formats::table::{open_sink, open_source, FormatError, FormatKind,
 use shapeshift_types::testing::arb_value;
 use shapeshift_types::{ColumnSchema, Member, PrimitiveType as P, TableSchema, Type, Value};
 
-const FORMATS: [FormatKind; 6] = [
+/// Every format of the interface (each format's own tests go deeper into its framing).
+const FORMATS: [FormatKind; 10] = FormatKind::ALL;
+
+/// The formats whose every cut must be noticed (no optional end marker: a stream cut right
+/// before Protobuf's, Arrow's or Avro's end marker may still read as complete by design).
+const TRUNCATION_CHECKED: [FormatKind; 6] = [
     FormatKind::Yson,
     FormatKind::YsonText,
     FormatKind::Skiff,
@@ -94,8 +99,11 @@ fn check_error(
     error: &FormatError,
     input_len: usize,
 ) -> Result<(), TestCaseError> {
+    // `yson` reads both YSON kinds; protobuf falls back to its dynamic codec (named with `_`)
+    // for schemas without compiled messages.
+    let named = error.format.replace('_', "-");
     prop_assert!(
-        kind.name().starts_with(error.format),
+        kind.name().starts_with(&named) || named.starts_with(kind.name()),
         "{kind}: the error names format {:?}: {error}",
         error.format
     );
@@ -121,13 +129,14 @@ proptest! {
     #[test]
     fn truncated_streams_fail_with_a_position(rows in rows_strategy()) {
         for kind in FORMATS {
+            let strict = TRUNCATION_CHECKED.contains(&kind);
             let bytes = encode(kind, &rows);
             prop_assert_eq!(read_all(kind, bytes.clone()).map_err(|e| TestCaseError::fail(e.to_string()))?, rows.len());
             for cut in 0..bytes.len() {
                 match read_all(kind, bytes[..cut].to_vec()) {
                     // Only a trailing separator (YSON's `;`, JSON's newline) may go unmissed.
                     Ok(n) => prop_assert!(
-                        n < rows.len() || bytes[cut..].iter().all(|b| b";\n\r\t ".contains(b)),
+                        n < rows.len() || !strict || bytes[cut..].iter().all(|b| b";\n\r\t ".contains(b)),
                         "{}: cut at {} of {} read all {} rows", kind, cut, bytes.len(), n
                     ),
                     Err(e) => check_error(kind, &e, cut)?,
