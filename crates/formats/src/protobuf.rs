@@ -403,6 +403,8 @@ impl StaticRow for Bm2Row {
 }
 
 const TIMESTAMP: Type = Type::Primitive(PrimitiveType::Timestamp);
+/// YT's largest timestamp: just before 2106-01-01 (49673 days), in microseconds.
+const TIMESTAMP_MAX: u64 = 49_673 * 86_400 * 1_000_000 - 1;
 
 impl StaticRow for Bm3Row {
     fn push_views(&self, row: &mut RowBuffer) -> Result<(), String> {
@@ -412,8 +414,7 @@ impl StaticRow for Bm3Row {
         row.push_double(self.score.unwrap_or_default());
         row.push_bool(self.active);
         row.push_string(&self.country);
-        check_scalar(&ValueRef::Uint64(self.created), &TIMESTAMP)?;
-        row.push_uint64(self.created);
+        row.push_uint64(unsigned(self.created, TIMESTAMP_MAX)?);
         row.push_int64(i64::from(self.code));
         row.push_double(f64::from(self.ratio.unwrap_or_default()));
         row.push_string(self.comment.as_bytes());
