@@ -7,15 +7,13 @@
 //! [`RowView`](shapeshift_formats::skiff::RowView). Samples are raw seconds; the Python lab
 //! summarizes them.
 
-use std::hint::black_box;
-use std::time::Instant;
-
 use serde::Serialize;
-use shapeshift_formats::skiff::{Codec, FieldRef, MappingOptions, SystemFields};
+use shapeshift_formats::skiff::{Codec, MappingOptions, SystemFields};
 use shapeshift_formats::yson::{Event, PullParser, Writer, YsonFormat, YsonType};
 use shapeshift_types::{value_to_node, StructForm, TableSchema, Value, ValueRef};
 
 use crate::datasets::{Cardinality, Dataset};
+use crate::measure::{measure, Touch};
 
 /// One measured operation.
 #[derive(Debug, Clone, Serialize)]
@@ -118,21 +116,6 @@ fn measurement(
     }
 }
 
-/// Seconds of `repeat` runs of `operation`, after one warm-up run.
-fn measure<T>(
-    repeat: usize,
-    mut operation: impl FnMut() -> Result<T, String>,
-) -> Result<Vec<f64>, String> {
-    black_box(operation()?);
-    let mut samples = Vec::with_capacity(repeat);
-    for _ in 0..repeat {
-        let start = Instant::now();
-        black_box(operation()?);
-        samples.push(start.elapsed().as_secs_f64());
-    }
-    Ok(samples)
-}
-
 fn skiff_write(codec: &Codec, rows: &[Vec<Value>]) -> Result<Vec<u8>, String> {
     let mut out = Vec::new();
     let system = SystemFields::default();
@@ -142,60 +125,6 @@ fn skiff_write(codec: &Codec, rows: &[Vec<Value>]) -> Result<Vec<u8>, String> {
             .map_err(|e| e.to_string())?;
     }
     Ok(out)
-}
-
-/// What reading touches: a checksum over every scalar, so no field can be skipped.
-#[derive(Default)]
-struct Touch {
-    zeros: u64,
-    sum: u64,
-    string_bytes: u64,
-}
-
-impl Touch {
-    #[inline(always)]
-    fn value(&mut self, value: ValueRef<'_>) {
-        match value {
-            ValueRef::Int64(v) => {
-                self.zeros += (v == 0) as u64;
-                self.sum = self.sum.wrapping_add(v as u64);
-            }
-            ValueRef::Uint64(v) => {
-                self.zeros += (v == 0) as u64;
-                self.sum = self.sum.wrapping_add(v);
-            }
-            ValueRef::Double(v) => {
-                self.zeros += (v == 0.0) as u64;
-                self.sum = self.sum.wrapping_add(v.to_bits());
-            }
-            ValueRef::Bool(b) => self.sum += b as u64,
-            ValueRef::String(s) | ValueRef::Any(s) | ValueRef::Composite(s) => {
-                self.string_bytes += s.len() as u64
-            }
-            ValueRef::Null => {}
-        }
-    }
-
-    fn field(&mut self, field: FieldRef<'_>) {
-        match field {
-            FieldRef::Value(value) => self.value(value),
-            FieldRef::Lazy(lazy) => {
-                for child in lazy.tuple_fields() {
-                    self.field(child);
-                }
-                if let Some((_, child)) = lazy.variant() {
-                    self.field(child);
-                }
-                for (_, item) in lazy.repeated() {
-                    self.field(item);
-                }
-            }
-        }
-    }
-
-    fn total(&self) -> u64 {
-        self.zeros ^ self.sum ^ self.string_bytes
-    }
 }
 
 fn skiff_read(codec: &Codec, bytes: &[u8]) -> Result<u64, String> {
@@ -214,7 +143,8 @@ fn skiff_read(codec: &Codec, bytes: &[u8]) -> Result<u64, String> {
     Ok(touch.total())
 }
 
-fn yson_write(
+/// YSON's fastest write: the event writer, scalars straight, composites through nodes.
+pub(crate) fn yson_write(
     schema: &TableSchema,
     rows: &[Vec<Value>],
     format: YsonFormat,

@@ -20,22 +20,21 @@
 //! seconds after one warm-up run; every encoding is checked to read back to the same row
 //! count before anything is timed.
 
-use std::hint::black_box;
 use std::io::{Cursor, Write};
 use std::rc::Rc;
-use std::time::Instant;
 
 use serde::Serialize;
 use shapeshift_formats::skiff::{Codec, FieldRef, MappingOptions, SystemFields};
 use shapeshift_formats::table::{
     open_sink, open_source, FormatKind, RowPosition, RowSink, RowSource,
 };
-use shapeshift_formats::yson::{TableItem, TableReader, Writer, YsonFormat, YsonType};
+use shapeshift_formats::yson::{TableItem, TableReader, YsonFormat};
 use shapeshift_formats::{cbor, json, msgpack};
-use shapeshift_types::{value_from_node, value_to_node, StructForm, TableSchema, Value, ValueRef};
+use shapeshift_types::{value_from_node, TableSchema, Value};
 
-use crate::codec_bench::default_rows;
+use crate::codec_bench::{default_rows, yson_write};
 use crate::datasets::{Cardinality, Dataset};
+use crate::measure::{measure, Touch};
 
 /// One format on one table.
 #[derive(Debug, Clone, Serialize)]
@@ -176,21 +175,6 @@ fn median(samples: &[f64]) -> f64 {
     }
 }
 
-/// Seconds of `repeat` runs of `operation`, after one warm-up run.
-fn measure<T>(
-    repeat: usize,
-    mut operation: impl FnMut() -> Result<T, String>,
-) -> Result<Vec<f64>, String> {
-    black_box(operation()?);
-    let mut samples = Vec::with_capacity(repeat);
-    for _ in 0..repeat {
-        let start = Instant::now();
-        black_box(operation()?);
-        samples.push(start.elapsed().as_secs_f64());
-    }
-    Ok(samples)
-}
-
 /// A `Write` whose bytes stay reachable after the sink that owns it is gone.
 #[derive(Clone, Default)]
 struct SharedBuffer(Rc<std::cell::RefCell<Vec<u8>>>);
@@ -246,59 +230,6 @@ fn interface_read(
         rows += 1;
     }
     Ok((rows, touch.total()))
-}
-
-/// What reading touches: every scalar and string, and a count of composite values (binary
-/// YSON through the interface, owned trees through the own APIs: both are fully decoded,
-/// and both sides count the same values, so the checksums must agree).
-#[derive(Default)]
-struct Touch {
-    zeros: u64,
-    sum: u64,
-    string_bytes: u64,
-    composites: u64,
-}
-
-impl Touch {
-    #[inline(always)]
-    fn value(&mut self, value: ValueRef<'_>) {
-        match value {
-            ValueRef::Int64(v) => {
-                self.zeros += (v == 0) as u64;
-                self.sum = self.sum.wrapping_add(v as u64);
-            }
-            ValueRef::Uint64(v) => {
-                self.zeros += (v == 0) as u64;
-                self.sum = self.sum.wrapping_add(v);
-            }
-            ValueRef::Double(v) => {
-                self.zeros += (v == 0.0) as u64;
-                self.sum = self.sum.wrapping_add(v.to_bits());
-            }
-            ValueRef::Bool(b) => self.sum += b as u64,
-            ValueRef::String(s) => self.string_bytes += s.len() as u64,
-            ValueRef::Any(_) | ValueRef::Composite(_) => self.composites += 1,
-            ValueRef::Null => {}
-        }
-    }
-
-    /// An owned value, as `value` counts its borrowed form.
-    #[inline(always)]
-    fn owned(&mut self, value: &Value) {
-        match value {
-            Value::Null => {}
-            Value::Bool(v) => self.value(ValueRef::Bool(*v)),
-            Value::Int64(v) => self.value(ValueRef::Int64(*v)),
-            Value::Uint64(v) => self.value(ValueRef::Uint64(*v)),
-            Value::Double(v) => self.value(ValueRef::Double(*v)),
-            Value::String(s) => self.value(ValueRef::String(s)),
-            _ => self.composites += 1,
-        }
-    }
-
-    fn total(&self) -> u64 {
-        self.zeros ^ self.sum ^ self.string_bytes ^ self.composites.rotate_left(32)
-    }
 }
 
 /// A format's own API for the same work.
@@ -433,38 +364,6 @@ impl OwnApi<'_> {
 fn skiff_codec(schema: &TableSchema) -> Result<Codec, String> {
     Codec::for_table_schemas(std::slice::from_ref(schema), &MappingOptions::default())
         .map_err(|e| e.to_string())
-}
-
-/// YSON's fastest write: the event writer, scalars straight, composites through nodes.
-fn yson_write(
-    schema: &TableSchema,
-    rows: &[Vec<Value>],
-    format: YsonFormat,
-) -> Result<Vec<u8>, String> {
-    let mut writer = Writer::new(Vec::new(), format, YsonType::ListFragment);
-    let io = |e: std::io::Error| e.to_string();
-    for row in rows {
-        writer.begin_map().map_err(io)?;
-        for (value, column) in row.iter().zip(&schema.columns) {
-            writer.key(column.name.as_bytes()).map_err(io)?;
-            match value {
-                Value::Null => writer.entity(),
-                Value::Bool(b) => writer.bool(*b),
-                Value::Int64(v) => writer.int64(*v),
-                Value::Uint64(v) => writer.uint64(*v),
-                Value::Double(v) => writer.double(*v),
-                Value::String(s) => writer.string(s),
-                composite => {
-                    let node = value_to_node(composite, &column.ty, StructForm::Named)
-                        .map_err(|e| e.to_string())?;
-                    writer.write_node(&node)
-                }
-            }
-            .map_err(io)?;
-        }
-        writer.end_map().map_err(io)?;
-    }
-    writer.finish().map_err(io)
 }
 
 #[cfg(test)]

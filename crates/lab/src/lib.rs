@@ -5,4 +5,5 @@
 pub mod codec_bench;
 pub mod datasets;
 pub mod format_bench;
+pub mod measure;
 pub mod scenarios;
