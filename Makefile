@@ -7,7 +7,7 @@ PY := $(VENV)/bin/python
 CARGO ?= cargo
 SCALE ?= 1
 
-.PHONY: all build lab test rust-test python-test clean
+.PHONY: all build lab test rust-test python-test clean system-deps
 
 all: build
 
@@ -17,8 +17,12 @@ $(VENV)/.deps: requirements.txt
 	$(PY) -m pip install --quiet -r requirements.txt
 	touch $@
 
+# The records layer links the system brotli library (see README design notes).
+system-deps:
+	@dpkg -s libbrotli-dev >/dev/null 2>&1 || { apt-get update -qq && apt-get install -y -qq libbrotli-dev; }
+
 # The CLI goes to .venv/bin/shapeshift; the extension is installed into the venv by maturin.
-build: $(VENV)/.deps
+build: system-deps $(VENV)/.deps
 	$(CARGO) build --release --locked -p shapeshift-cli
 	install -m 755 target/release/shapeshift $(VENV)/bin/shapeshift
 	VIRTUAL_ENV=$(abspath $(VENV)) PATH=$(abspath $(VENV))/bin:$$PATH \
