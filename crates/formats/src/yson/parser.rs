@@ -23,6 +23,10 @@ use super::YsonType;
 /// The nesting limit used unless [`PullParser::with_max_depth`] says otherwise.
 pub const DEFAULT_MAX_DEPTH: usize = 256;
 
+/// Bytes that must be buffered for [`PullParser::next_event`]'s fast path: a marker byte and
+/// the longest varint (10 bytes) fit, so it needs no further length checks.
+const FAST_PATH_WINDOW: usize = 16;
+
 /// Longest numeric or `%` literal accepted, in bytes.
 const MAX_LITERAL_LENGTH: usize = 1024;
 
@@ -100,6 +104,8 @@ enum Token {
 pub struct PullParser<S> {
     source: S,
     frames: Vec<Frame>,
+    /// Always `frames.last()`, kept apart so the hot path reads no heap memory for it.
+    top: Frame,
     state: State,
     scratch: Vec<u8>,
     max_depth: usize,
@@ -154,6 +160,7 @@ impl<S: Source> PullParser<S> {
         PullParser {
             source,
             frames,
+            top: bottom,
             state,
             scratch: Vec::new(),
             max_depth: DEFAULT_MAX_DEPTH,
@@ -184,17 +191,17 @@ impl<S: Source> PullParser<S> {
     /// parser's position is unspecified; stop reading.
     #[inline]
     pub fn next_event(&mut self) -> Result<Option<Event<'_>>, YsonError> {
-        // Fast path: binary keys and scalars with short lengths, fully buffered. Everything
-        // it does not recognise falls through to the general state machine untouched.
+        // Fast path: binary keys and scalars, `[`, `{` and closes right after an item, with at
+        // least 16 bytes buffered (enough for any marker plus a 10-byte varint, so no length
+        // checks inside). Everything it does not recognise, including every malformed input,
+        // falls through to the general state machine untouched, which names the error.
         let window = self.source.window();
-        if window.len() >= 16 {
-            let first = window[0];
+        if let Some(head) = window.first_chunk::<FAST_PATH_WINDOW>() {
+            let first = head[0];
             match self.state {
-                State::Key { .. } if first == 0x01 && window[1] < 0x80 => {
-                    let length = (window[1] >> 1) as usize;
-                    // Zigzag: an odd byte is a negative length; leave that to the slow path.
-                    if window[1] & 1 == 0 && length + 2 < window.len() && window[length + 2] == b'='
-                    {
+                State::Key { .. } if first == 0x01 && head[1] < 0x80 && head[1] & 1 == 0 => {
+                    let length = (head[1] >> 1) as usize;
+                    if window.get(length + 2) == Some(&b'=') {
                         let start = self.source.window_index() + 2;
                         self.source.consume(length + 3);
                         self.state = State::Value {
@@ -205,8 +212,8 @@ impl<S: Source> PullParser<S> {
                     }
                 }
                 State::Value { .. } => match first {
-                    0x01 if window[1] < 0x80 && window[1] & 1 == 0 => {
-                        let length = (window[1] >> 1) as usize;
+                    0x01 if head[1] < 0x80 && head[1] & 1 == 0 => {
+                        let length = (head[1] >> 1) as usize;
                         if length + 2 <= window.len() {
                             let start = self.source.window_index() + 2;
                             self.source.consume(length + 2);
@@ -215,13 +222,15 @@ impl<S: Source> PullParser<S> {
                         }
                     }
                     0x02 => {
-                        self.source.consume(1);
-                        let value = zigzag_decode(self.read_varint()?);
-                        self.item_done();
-                        return Ok(Some(Event::Int64(value)));
+                        if let Some((value, length)) = decode_varint_fast(head) {
+                            self.source.consume(1 + length);
+                            self.item_done();
+                            return Ok(Some(Event::Int64(zigzag_decode(value))));
+                        }
                     }
                     0x03 => {
-                        let bytes: [u8; 8] = window[1..9].try_into().unwrap_or_default();
+                        let mut bytes = [0u8; 8];
+                        bytes.copy_from_slice(&head[1..9]);
                         self.source.consume(9);
                         self.item_done();
                         return Ok(Some(Event::Double(f64::from_le_bytes(bytes))));
@@ -232,10 +241,41 @@ impl<S: Source> PullParser<S> {
                         return Ok(Some(Event::Bool(first == 0x05)));
                     }
                     0x06 => {
+                        if let Some((value, length)) = decode_varint_fast(head) {
+                            self.source.consume(1 + length);
+                            self.item_done();
+                            return Ok(Some(Event::Uint64(value)));
+                        }
+                    }
+                    b'[' if self.frames.len() <= self.max_depth => {
                         self.source.consume(1);
-                        let value = self.read_varint()?;
+                        self.push_unchecked(Frame::List);
+                        self.state = State::Value {
+                            can_close: true,
+                            can_have_attributes: true,
+                        };
+                        return Ok(Some(Event::BeginList));
+                    }
+                    b'{' if self.frames.len() <= self.max_depth => {
+                        self.source.consume(1);
+                        self.push_unchecked(Frame::Map);
+                        self.state = State::Key { can_close: true };
+                        return Ok(Some(Event::BeginMap));
+                    }
+                    _ => {}
+                },
+                State::AfterItem => match (first, self.top) {
+                    (b']', Frame::List) => {
+                        self.source.consume(1);
+                        self.pop();
                         self.item_done();
-                        return Ok(Some(Event::Uint64(value)));
+                        return Ok(Some(Event::EndList));
+                    }
+                    (b'}', Frame::Map) => {
+                        self.source.consume(1);
+                        self.pop();
+                        self.item_done();
+                        return Ok(Some(Event::EndMap));
                     }
                     _ => {}
                 },
@@ -271,7 +311,7 @@ impl<S: Source> PullParser<S> {
                         }
                         Some(b']') if can_close && self.top() == Frame::List => {
                             self.source.consume(1);
-                            self.frames.pop();
+                            self.pop();
                             self.item_done();
                             return Ok(Some(Event::EndList));
                         }
@@ -323,13 +363,13 @@ impl<S: Source> PullParser<S> {
                         }
                         Some(b'}') if can_close && top == Frame::Map => {
                             self.source.consume(1);
-                            self.frames.pop();
+                            self.pop();
                             self.item_done();
                             return Ok(Some(Event::EndMap));
                         }
                         Some(b'>') if can_close && top == Frame::Attributes => {
                             self.source.consume(1);
-                            self.frames.pop();
+                            self.pop();
                             self.state = State::Value {
                                 can_close: false,
                                 can_have_attributes: false,
@@ -374,7 +414,7 @@ impl<S: Source> PullParser<S> {
                         }
                         (Frame::List, Some(b']')) => {
                             self.source.consume(1);
-                            self.frames.pop();
+                            self.pop();
                             self.item_done();
                             return Ok(Some(Event::EndList));
                         }
@@ -384,13 +424,13 @@ impl<S: Source> PullParser<S> {
                         }
                         (Frame::Map, Some(b'}')) => {
                             self.source.consume(1);
-                            self.frames.pop();
+                            self.pop();
                             self.item_done();
                             return Ok(Some(Event::EndMap));
                         }
                         (Frame::Attributes, Some(b'>')) => {
                             self.source.consume(1);
-                            self.frames.pop();
+                            self.pop();
                             self.state = State::Value {
                                 can_close: false,
                                 can_have_attributes: false,
@@ -455,8 +495,24 @@ impl<S: Source> PullParser<S> {
 
     #[inline(always)]
     fn top(&self) -> Frame {
-        // The bottom frame is never popped: closes only match List, Map and Attributes frames.
-        *self.frames.last().unwrap_or(&Frame::TopNode)
+        self.top
+    }
+
+    /// Closes the innermost list, map or attribute map. The bottom frame is never popped:
+    /// closes only match List, Map and Attributes frames.
+    #[inline(always)]
+    fn pop(&mut self) {
+        if self.frames.len() > 1 {
+            self.frames.pop();
+        }
+        self.top = *self.frames.last().unwrap_or(&Frame::TopNode);
+    }
+
+    /// Opens a frame; the caller has checked the depth limit.
+    #[inline(always)]
+    fn push_unchecked(&mut self, frame: Frame) {
+        self.frames.push(frame);
+        self.top = frame;
     }
 
     #[inline]
@@ -467,7 +523,7 @@ impl<S: Source> PullParser<S> {
                 format!("nesting deeper than the limit of {} levels", self.max_depth),
             ));
         }
-        self.frames.push(frame);
+        self.push_unchecked(frame);
         Ok(())
     }
 
@@ -937,7 +993,128 @@ fn hex_value(byte: u8) -> Option<u32> {
     (byte as char).to_digit(16)
 }
 
+/// The varint that starts at `head[1]` (after a marker byte) and its length in bytes, or `None`
+/// when it is longer than 10 bytes (an error the general path reports).
+///
+/// Branch-light: the first 8 bytes are read as one little-endian word, the end of the varint
+/// is the first byte without its high bit, and the 7-bit groups are packed together with three
+/// shift-and-mask steps. Bits past 64 are dropped exactly as the byte-by-byte decoder
+/// (`read_varint`) drops them, so both decoders agree on every input.
+#[inline(always)]
+fn decode_varint_fast(head: &[u8; FAST_PATH_WINDOW]) -> Option<(u64, usize)> {
+    let mut word_bytes = [0u8; 8];
+    word_bytes.copy_from_slice(&head[1..9]);
+    let word = u64::from_le_bytes(word_bytes);
+    if word & 0x80 == 0 {
+        // One byte: small integers and zeros.
+        return Some((word & 0x7f, 1));
+    }
+    let stops = !word & 0x8080_8080_8080_8080;
+    if stops != 0 {
+        let length = (stops.trailing_zeros() as usize + 1) / 8;
+        // `length` is 2..=8 here; keep its bytes only.
+        let kept = word & (u64::MAX >> (64 - 8 * length));
+        return Some((pack_varint_groups(kept), length));
+    }
+    let mut value = pack_varint_groups(word);
+    let ninth = head[9];
+    value |= ((ninth & 0x7f) as u64) << 56;
+    if ninth < 0x80 {
+        return Some((value, 9));
+    }
+    let tenth = head[10];
+    value |= ((tenth & 0x7f) as u64) << 63;
+    if tenth < 0x80 {
+        return Some((value, 10));
+    }
+    None
+}
+
+/// The low 7 bits of each byte of `word` (a varint's first bytes, least significant first)
+/// packed into one 56-bit number.
+#[inline(always)]
+fn pack_varint_groups(word: u64) -> u64 {
+    let groups = word & 0x7f7f_7f7f_7f7f_7f7f;
+    let groups = (groups & 0x007f_007f_007f_007f) | ((groups & 0x7f00_7f00_7f00_7f00) >> 1);
+    let groups = (groups & 0x0000_3fff_0000_3fff) | ((groups & 0x3fff_0000_3fff_0000) >> 2);
+    (groups & 0x0000_0000_0fff_ffff) | ((groups & 0x0fff_ffff_0000_0000) >> 4)
+}
+
 #[inline(always)]
 pub(crate) fn zigzag_decode(value: u64) -> i64 {
     ((value >> 1) as i64) ^ -((value & 1) as i64)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The byte-by-byte definition: 7-bit groups, least significant first, bits past 64
+    /// dropped; `None` past 10 bytes.
+    fn decode_varint_reference(bytes: &[u8]) -> Option<(u64, usize)> {
+        let mut value = 0u64;
+        for (index, &byte) in bytes.iter().take(10).enumerate() {
+            value |= ((byte & 0x7f) as u64).wrapping_shl(7 * index as u32);
+            if byte < 0x80 {
+                return Some((value, index + 1));
+            }
+        }
+        None
+    }
+
+    fn encode_varint(mut value: u64, out: &mut Vec<u8>) {
+        while value >= 0x80 {
+            out.push(value as u8 | 0x80);
+            value >>= 7;
+        }
+        out.push(value as u8);
+    }
+
+    fn head_of(varint: &[u8]) -> [u8; FAST_PATH_WINDOW] {
+        let mut head = [0xaa; FAST_PATH_WINDOW];
+        head[0] = 0x02;
+        head[1..1 + varint.len()].copy_from_slice(varint);
+        head
+    }
+
+    #[test]
+    fn fast_varint_decoder_agrees_with_the_byte_by_byte_one_on_every_length() {
+        let mut values = vec![0, 1, 0x7f, 0x80, u64::MAX, u64::MAX - 1, 1 << 63];
+        for shift in 0..64 {
+            values.extend([1u64 << shift, (1u64 << shift) - 1, (1u64 << shift) + 1]);
+        }
+        for value in values {
+            let mut varint = Vec::new();
+            encode_varint(value, &mut varint);
+            let head = head_of(&varint);
+            assert_eq!(
+                decode_varint_fast(&head),
+                Some((value, varint.len())),
+                "{value}"
+            );
+            assert_eq!(
+                decode_varint_fast(&head),
+                decode_varint_reference(&head[1..])
+            );
+        }
+    }
+
+    #[test]
+    fn fast_varint_decoder_drops_overflow_bits_and_rejects_eleven_bytes_like_the_slow_one() {
+        // Tenth bytes with more than the one bit that fits, and padded (non-minimal) varints.
+        for tenth in [0x01u8, 0x02, 0x03, 0x7f] {
+            let mut varint = vec![0xff; 9];
+            varint.push(tenth);
+            let head = head_of(&varint);
+            assert_eq!(
+                decode_varint_fast(&head),
+                decode_varint_reference(&head[1..])
+            );
+        }
+        let padded = head_of(&[0x80, 0x80, 0x80, 0x00]);
+        assert_eq!(decode_varint_fast(&padded), Some((0, 4)));
+        let too_long = head_of(&[0x80; 11]);
+        assert_eq!(decode_varint_fast(&too_long), None);
+        assert_eq!(decode_varint_reference(&too_long[1..]), None);
+    }
 }
