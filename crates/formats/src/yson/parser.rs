@@ -191,10 +191,11 @@ impl<S: Source> PullParser<S> {
     /// parser's position is unspecified; stop reading.
     #[inline]
     pub fn next_event(&mut self) -> Result<Option<Event<'_>>, YsonError> {
-        // Fast path: binary keys and scalars, `[`, `{` and closes right after an item, with at
-        // least 16 bytes buffered (enough for any marker plus a 10-byte varint, so no length
-        // checks inside). Everything it does not recognise, including every malformed input,
+        // Fast path: binary keys and scalars, with at least 16 bytes buffered (enough for any
+        // marker plus a 10-byte varint, so no length checks inside). Everything it does not recognise, including every malformed input,
         // falls through to the general state machine untouched, which names the error.
+        // (Brackets and closes stay out of it on purpose: adding them made the code of this
+        // function larger and BM1's binary read measurably slower.)
         let window = self.source.window();
         if let Some(head) = window.first_chunk::<FAST_PATH_WINDOW>() {
             let first = head[0];
@@ -246,36 +247,6 @@ impl<S: Source> PullParser<S> {
                             self.item_done();
                             return Ok(Some(Event::Uint64(value)));
                         }
-                    }
-                    b'[' if self.frames.len() <= self.max_depth => {
-                        self.source.consume(1);
-                        self.push_unchecked(Frame::List);
-                        self.state = State::Value {
-                            can_close: true,
-                            can_have_attributes: true,
-                        };
-                        return Ok(Some(Event::BeginList));
-                    }
-                    b'{' if self.frames.len() <= self.max_depth => {
-                        self.source.consume(1);
-                        self.push_unchecked(Frame::Map);
-                        self.state = State::Key { can_close: true };
-                        return Ok(Some(Event::BeginMap));
-                    }
-                    _ => {}
-                },
-                State::AfterItem => match (first, self.top) {
-                    (b']', Frame::List) => {
-                        self.source.consume(1);
-                        self.pop();
-                        self.item_done();
-                        return Ok(Some(Event::EndList));
-                    }
-                    (b'}', Frame::Map) => {
-                        self.source.consume(1);
-                        self.pop();
-                        self.item_done();
-                        return Ok(Some(Event::EndMap));
                     }
                     _ => {}
                 },
