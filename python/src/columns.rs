@@ -202,13 +202,14 @@ impl PyColumn {
             .as_slice()
             .map_err(|_| PyValueError::new_err("indices must be C-contiguous"))?;
         let column = &self.column;
-        let rows: Vec<usize> = py.detach(|| {
-            indices
-                .iter()
-                .map(|&i| usize::try_from(i).map_err(|_| i))
-                .collect::<Result<_, i64>>()
-        })
-        .map_err(|i| PyValueError::new_err(format!("negative row index {i}")))?;
+        let rows: Vec<usize> = py
+            .detach(|| {
+                indices
+                    .iter()
+                    .map(|&i| usize::try_from(i).map_err(|_| i))
+                    .collect::<Result<_, i64>>()
+            })
+            .map_err(|i| PyValueError::new_err(format!("negative row index {i}")))?;
         dispatch!(column, T => {
             let values = py.detach(|| column.take::<T>(&rows)).map_err(value_error)?;
             Ok(PyArray1::from_vec(py, values).into_any())

@@ -113,13 +113,24 @@ impl Compiler {
         let name = self.record_name(kind);
         let mut json_fields = Vec::with_capacity(fields.len());
         let mut plans = Vec::with_capacity(fields.len());
+        // A substitute name must not collide with a member's own valid name, nor with another
+        // substitute: Avro refuses duplicate field names.
+        let mut taken: std::collections::HashSet<String> = fields
+            .iter()
+            .filter(|(name, _)| is_avro_name(name))
+            .map(|(name, _)| (*name).to_owned())
+            .collect();
         for (i, (field_name, ty)) in fields.iter().enumerate() {
             let (schema, plan) = self.compile(ty);
             let mut field = JsonMap::new();
             if is_avro_name(field_name) {
                 field.insert("name".into(), json!(field_name));
             } else {
-                field.insert("name".into(), json!(format!("f{i}")));
+                let mut substitute = format!("f{i}");
+                while !taken.insert(substitute.clone()) {
+                    substitute.push('_');
+                }
+                field.insert("name".into(), json!(substitute));
                 field.insert("yt.name".into(), json!(field_name));
             }
             field.insert("type".into(), schema);
