@@ -26,7 +26,7 @@ use std::rc::Rc;
 use serde::Serialize;
 use shapeshift_formats::skiff::{Codec, FieldRef, MappingOptions, SystemFields};
 use shapeshift_formats::table::{
-    open_sink, open_source, FormatKind, RowPosition, RowSink, RowSource,
+    open_sink, open_source, FormatError, FormatKind, RowPosition, RowSink, RowSource,
 };
 use shapeshift_formats::yson::{TableItem, TableReader, YsonFormat};
 use shapeshift_formats::{cbor, json, msgpack};
@@ -232,6 +232,21 @@ fn interface_read(
     Ok((rows, touch.total()))
 }
 
+/// Reads every row through `next_row` (an own-API reader of owned values), touching each
+/// value; returns the number of rows.
+fn touch_owned_rows(
+    mut next_row: impl FnMut(&mut Vec<Value>) -> Result<Option<RowPosition>, FormatError>,
+    values: &mut Vec<Value>,
+    touch: &mut Touch,
+) -> Result<usize, String> {
+    let mut rows = 0;
+    while next_row(values).map_err(|e| e.to_string())?.is_some() {
+        values.iter().for_each(|v| touch.owned(v));
+        rows += 1;
+    }
+    Ok(rows)
+}
+
 /// A format's own API for the same work.
 enum OwnApi<'s> {
     Yson(&'s TableSchema, YsonFormat),
@@ -325,36 +340,15 @@ impl OwnApi<'_> {
             }
             OwnApi::Json(schema) => {
                 let mut reader = json::RowReader::new(std::slice::from_ref(*schema), bytes);
-                while reader
-                    .next_row(&mut values)
-                    .map_err(|e| e.to_string())?
-                    .is_some()
-                {
-                    values.iter().for_each(|v| touch.owned(v));
-                    rows += 1;
-                }
+                rows += touch_owned_rows(|v| reader.next_row(v), &mut values, &mut touch)?;
             }
             OwnApi::Msgpack(schema) => {
                 let mut reader = msgpack::RowReader::new(std::slice::from_ref(*schema), bytes);
-                while reader
-                    .next_row(&mut values)
-                    .map_err(|e| e.to_string())?
-                    .is_some()
-                {
-                    values.iter().for_each(|v| touch.owned(v));
-                    rows += 1;
-                }
+                rows += touch_owned_rows(|v| reader.next_row(v), &mut values, &mut touch)?;
             }
             OwnApi::Cbor(schema) => {
                 let mut reader = cbor::RowReader::new(std::slice::from_ref(*schema), bytes);
-                while reader
-                    .next_row(&mut values)
-                    .map_err(|e| e.to_string())?
-                    .is_some()
-                {
-                    values.iter().for_each(|v| touch.owned(v));
-                    rows += 1;
-                }
+                rows += touch_owned_rows(|v| reader.next_row(v), &mut values, &mut touch)?;
             }
         }
         Ok((rows, touch.total()))
