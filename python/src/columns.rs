@@ -1,7 +1,9 @@
 //! `shapeshift._native.columns`: adaptive numeric columns for numpy arrays.
 //! Encoding and decoding run with the GIL released.
 
-use numpy::{PyArray1, PyReadonlyArray1};
+use std::mem::MaybeUninit;
+
+use numpy::{PyArray1, PyArrayMethods, PyReadonlyArray1};
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict};
@@ -90,6 +92,11 @@ fn encode_baseline<'py>(
 ) -> PyResult<Bound<'py, PyBytes>> {
     encode_any(py, array, None)
 }
+
+/// A fresh numpy array's data pointer and length, moved into the GIL-free decode.
+struct UninitOutput<T>(*mut MaybeUninit<T>, usize);
+// SAFETY: the pointer is to a buffer owned by an array no other thread can see yet.
+unsafe impl<T: Send> Send for UninitOutput<T> {}
 
 /// An encoded column (a copy of the bytes, validated and checksum-verified on construction).
 #[pyclass(frozen, name = "Column", module = "shapeshift._native.columns")]
@@ -187,8 +194,22 @@ impl PyColumn {
     fn to_numpy<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
         let column = &self.column;
         dispatch!(column, T => {
-            let values = py.detach(|| column.decode::<T>()).map_err(value_error)?;
-            Ok(PyArray1::from_vec(py, values).into_any())
+            // Decoded straight into numpy's own (uninitialised) buffer: no zeroing pass and
+            // no copy. The array is new and not yet visible to Python, so nothing else can
+            // touch it while the GIL is released.
+            // SAFETY: `new` leaves the elements uninitialised; they are only viewed as
+            // `MaybeUninit` until `decode_into_uninit` has written every one of them, and on
+            // error the array is dropped without being returned.
+            let array = unsafe { PyArray1::<T>::new(py, column.len(), false) };
+            let out = UninitOutput(array.data().cast::<MaybeUninit<T>>(), column.len());
+            py.detach(|| {
+                let out = out;
+                // SAFETY: see above; pointer and length come from the array just created.
+                let slice = unsafe { std::slice::from_raw_parts_mut(out.0, out.1) };
+                column.decode_into_uninit(slice).map(|_| ())
+            })
+            .map_err(value_error)?;
+            Ok(array.into_any())
         })
     }
 

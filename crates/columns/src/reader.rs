@@ -1,6 +1,8 @@
 //! Reading a column: validated metadata up front, then whole-column decode, single values and
 //! sorted multi-row `take` that decodes only what it must.
 
+use std::mem::MaybeUninit;
+
 use crate::bytes::ByteReader;
 use crate::error::{corrupt, Error, Result};
 use crate::layout::{self, BlockEntry, Metadata};
@@ -161,13 +163,37 @@ impl<B: AsRef<[u8]>> Column<B> {
         Ok(())
     }
 
+    /// Decodes every value into uninitialised memory (`out.len()` must equal `len()`), for
+    /// example a freshly allocated numpy array, and returns it initialised. Saves the pass that
+    /// zeroes a fresh buffer (page faults and a memset: about a third of a fast decode).
+    ///
+    /// # Errors
+    /// As `decode_into`; on error the contents of `out` are unspecified (possibly still
+    /// uninitialised), which is why only the `Ok` path hands out an initialised view.
+    pub fn decode_into_uninit<'o, T: ColumnValue>(
+        &self,
+        out: &'o mut [MaybeUninit<T>],
+    ) -> Result<&'o mut [T]> {
+        // SAFETY: `T` is a plain integer or float (every bit pattern valid), so the view only
+        // matters once read. Every scheme's decoder writes each slot of its output before it
+        // reads that slot, and returns `Ok` only after writing all of them (pco's progress and
+        // run coverage are checked); `decode_into` returns `Ok` only when every block
+        // succeeded, and only then is the view handed out.
+        let values: &'o mut [T] =
+            unsafe { std::slice::from_raw_parts_mut(out.as_mut_ptr().cast::<T>(), out.len()) };
+        self.decode_into(values)?;
+        Ok(values)
+    }
+
     /// Decodes the whole column.
     ///
     /// # Errors
     /// `TypeMismatch` or a decoding error.
     pub fn decode<T: ColumnValue>(&self) -> Result<Vec<T>> {
-        let mut out = vec![T::default(); self.len()];
-        self.decode_into(&mut out)?;
+        let mut out: Vec<T> = Vec::with_capacity(self.len());
+        self.decode_into_uninit(&mut out.spare_capacity_mut()[..self.len()])?;
+        // SAFETY: `decode_into_uninit` returned Ok, so all `len()` values are written.
+        unsafe { out.set_len(self.len()) };
         Ok(out)
     }
 
