@@ -11,7 +11,7 @@ use pyo3::exceptions::{
 };
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList, PyString};
-use shapeshift_records::{Error, Reader, ReaderOptions, RecordBatch, SequentialReader, Writer};
+use shapeshift_records::{Error, PreparedBatch, Reader, ReaderOptions, SequentialReader, Writer};
 
 create_exception!(
     records,
@@ -146,8 +146,69 @@ struct PyReader {
     options: String,
 }
 
-fn batch_to_list<'py>(py: Python<'py>, batch: &RecordBatch) -> PyResult<Bound<'py, PyList>> {
-    PyList::new(py, batch.iter().map(|record| PyBytes::new(py, record)))
+/// The `bytes` objects of a prepared batch: allocated (uninitialized) with the GIL, then
+/// filled in parallel with the GIL released, so each record is written once, straight from
+/// the decompressor (or the chunk's decoded values) into its final object.
+fn prepared_to_list<'py>(
+    py: Python<'py>,
+    prepared: &PreparedBatch<'_>,
+) -> PyResult<Bound<'py, PyList>> {
+    let mut objects: Vec<Bound<'py, PyBytes>> = Vec::with_capacity(prepared.len());
+    let mut outputs: Vec<&mut [u8]> = Vec::with_capacity(prepared.len());
+    for position in 0..prepared.len() {
+        let len = prepared.record_len(position);
+        // SAFETY: with a null source CPython allocates an uninitialized object of `len`
+        // bytes (the shared empty object for 0, which is never written: its slice is
+        // empty). We own the only reference, and nothing reads the object before `fill`
+        // has written all of it: on failure the objects are dropped unseen.
+        let object = unsafe {
+            let raw = pyo3::ffi::PyBytes_FromStringAndSize(std::ptr::null(), len as isize);
+            if raw.is_null() {
+                return Err(PyErr::fetch(py));
+            }
+            Bound::from_owned_ptr(py, raw).cast_into_unchecked::<PyBytes>()
+        };
+        // SAFETY: the object holds `len` writable bytes at this address for as long as
+        // `objects` keeps it alive, which outlives `outputs`.
+        let buffer = unsafe {
+            let data = pyo3::ffi::PyBytes_AsString(object.as_ptr()) as *mut u8;
+            std::slice::from_raw_parts_mut(data, len)
+        };
+        outputs.push(buffer);
+        objects.push(object);
+    }
+    py.detach(|| prepared.fill(&mut outputs))
+        .map_err(to_py_error)?;
+    drop(outputs);
+    PyList::new(py, objects)
+}
+
+fn read_indices<'py>(
+    py: Python<'py>,
+    reader: &Reader,
+    indices: &[u64],
+) -> PyResult<Bound<'py, PyList>> {
+    let prepared = py
+        .detach(|| reader.prepare_batch(indices))
+        .map_err(to_py_error)?;
+    let list = prepared_to_list(py, &prepared);
+    // Chunk data gathered across block boundaries is freed without the GIL.
+    py.detach(move || drop(prepared));
+    list
+}
+
+fn read_range<'py>(
+    py: Python<'py>,
+    reader: &Reader,
+    begin: u64,
+    end: u64,
+) -> PyResult<Bound<'py, PyList>> {
+    let prepared = py
+        .detach(|| reader.prepare_range(begin, end))
+        .map_err(to_py_error)?;
+    let list = prepared_to_list(py, &prepared);
+    py.detach(move || drop(prepared));
+    list
 }
 
 impl PyReader {
@@ -174,7 +235,9 @@ impl PyReader {
         let batch = py
             .detach(|| reader.read_batch(&[index]))
             .map_err(to_py_error)?;
-        Ok(PyBytes::new(py, batch.get(0)))
+        let bytes = PyBytes::new(py, batch.get(0));
+        py.detach(move || drop(batch));
+        Ok(bytes)
     }
 
     fn read_next<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyBytes>> {
@@ -239,22 +302,14 @@ impl PyReader {
             (None, None) => Ok(self.read_next(py)?.into_any()),
             (Some(begin), Some(end)) => {
                 let begin: u64 = begin.extract()?;
-                let reader = &self.reader;
-                let batch = py
-                    .detach(|| reader.read_range(begin, end))
-                    .map_err(to_py_error)?;
-                Ok(batch_to_list(py, &batch)?.into_any())
+                Ok(read_range(py, &self.reader, begin, end)?.into_any())
             }
             (Some(first), None) => {
                 if let Ok(index) = first.extract::<u64>() {
                     return Ok(self.read_one(py, index)?.into_any());
                 }
                 let indices: Vec<u64> = first.extract()?;
-                let reader = &self.reader;
-                let batch = py
-                    .detach(|| reader.read_batch(&indices))
-                    .map_err(to_py_error)?;
-                Ok(batch_to_list(py, &batch)?.into_any())
+                Ok(read_indices(py, &self.reader, &indices)?.into_any())
             }
             (None, Some(_)) => Err(PyValueError::new_err("read(begin, end) needs both bounds")),
         }
@@ -262,9 +317,7 @@ impl PyReader {
 
     /// All records, decoded in parallel.
     fn read_all<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
-        let reader = &self.reader;
-        let batch = py.detach(|| reader.read_all()).map_err(to_py_error)?;
-        batch_to_list(py, &batch)
+        read_range(py, &self.reader, 0, self.reader.num_records())
     }
 
     fn num_records(&self) -> u64 {
@@ -333,11 +386,7 @@ impl PyReader {
         py: Python<'py>,
         indices: Vec<u64>,
     ) -> PyResult<Bound<'py, PyList>> {
-        let reader = &self.reader;
-        let batch = py
-            .detach(|| reader.read_batch(&indices))
-            .map_err(to_py_error)?;
-        batch_to_list(py, &batch)
+        read_indices(py, &self.reader, &indices)
     }
 
     fn __getnewargs__(&self) -> (String, String) {

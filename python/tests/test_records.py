@@ -136,3 +136,41 @@ def test_dictionary_extension_round_trip(tmp_path):
     assert reader.read_all() == records
     assert reader.info()["compression"] == "zstd+dictionary"
     assert reader.info()["footer_offset"] < Reader(plain).info()["footer_offset"]
+
+
+@pytest.mark.parametrize("options", ["group_size:1,zstd:3", "group_size:1,brotli:3", "group_size:7,zstd:1",
+                                     "group_size:256,snappy", "group_size:1,uncompressed", "group_size:3,uncompressed"])
+@pytest.mark.parametrize("reader_options", ["", "max_parallelism:1"])
+def test_parallel_batches_out_of_order_with_repeats(tmp_path, options, reader_options):
+    # Records of 0, 1 and many bytes: empty and one-byte bytes objects are special in CPython.
+    records = [bytes([i % 251]) * (i % 5 if i % 3 else 3000 + i) for i in range(1200)]
+    path = write(tmp_path / "f.ar", records, options)
+    reader = Reader(path, reader_options)
+    import random
+
+    keys = [random.Random(7).randrange(len(records)) for _ in range(3)]
+    order = list(range(len(records)))
+    random.Random(11).shuffle(order)
+    order += order[:300] + keys * 4  # repeats, also of the same chunk
+    assert reader.read(order) == [records[i] for i in order]
+    assert reader.__getitems__(order[:50]) == [records[i] for i in order[:50]]
+    assert DataSource([path]).__getitems__(order) == [records[i] for i in order]
+    assert reader.read([]) == []
+    assert reader.read(5, 5) == []
+    assert reader.read_all() == records
+    with pytest.raises(IndexError):
+        reader.read([0, len(records)])
+
+
+def test_damaged_chunk_fails_only_the_batches_that_need_it(tmp_path):
+    records = [f"record {i}".encode() * 40 for i in range(50)]
+    path = write(tmp_path / "f.ar", records, "group_size:1,zstd:3")
+    data = bytearray(open(path, "rb").read())
+    data[64 + 40 + 3] ^= 0xFF  # inside record 0's chunk data
+    open(path, "wb").write(bytes(data))
+    reader = Reader(path)
+    with pytest.raises(CorruptRecordsError, match="at byte"):
+        reader.read([5, 0, 7])
+    with pytest.raises(CorruptRecordsError):
+        reader.read_all()
+    assert reader.read([7, 5, 7]) == [records[7], records[5], records[7]]

@@ -19,7 +19,7 @@ use memmap2::Mmap;
 use prost::Message;
 use rayon::prelude::*;
 
-use crate::block::{read_chunk, ChunkType, BLOCK_SIZE};
+use crate::block::{read_chunk, ChunkType, RawChunk, BLOCK_SIZE};
 use crate::compression::Dictionary;
 use crate::error::{io_error, Error, Malformed, Result};
 use crate::footer::{
@@ -336,7 +336,7 @@ impl Reader {
         }
     }
 
-    fn out_of_range(&self, index: u64) -> Error {
+    pub(crate) fn out_of_range(&self, index: u64) -> Error {
         Error::OutOfRange {
             path: self.path.clone(),
             index,
@@ -345,7 +345,7 @@ impl Reader {
     }
 
     /// (chunk, record within chunk) of record `index`, which must be in range.
-    fn locate(&self, index: u64) -> (usize, usize) {
+    pub(crate) fn locate(&self, index: u64) -> (usize, usize) {
         if let Some(group_size) = self.group_size {
             return ((index / group_size) as usize, (index % group_size) as usize);
         }
@@ -353,10 +353,28 @@ impl Reader {
         (chunk, (index - self.record_starts[chunk]) as usize)
     }
 
-    fn decode_chunk(&self, chunk_index: usize) -> Result<Arc<DecodedChunk>> {
+    /// Chunk `chunk_index` read, hash-verified and checked against its footer entry.
+    pub(crate) fn read_verified_chunk(&self, chunk_index: usize) -> Result<RawChunk<'_>> {
         let entry = self.chunks[chunk_index];
         let raw = read_chunk(&self.map, entry.offset).map_err(|m| m.in_file(&self.path))?;
         self.check_entry(&raw.header, entry)?;
+        Ok(raw)
+    }
+
+    /// The footer's (records, decoded bytes) of chunk `chunk_index`.
+    pub(crate) fn chunk_counts(&self, chunk_index: usize) -> (u64, u64) {
+        let entry = self.chunks[chunk_index];
+        (entry.num_records, entry.decoded_size)
+    }
+
+    /// The shared zstd dictionary (extension), if the file has one.
+    pub(crate) fn dictionary(&self) -> Option<&Dictionary> {
+        self.dictionary.as_deref()
+    }
+
+    fn decode_chunk(&self, chunk_index: usize) -> Result<Arc<DecodedChunk>> {
+        let entry = self.chunks[chunk_index];
+        let raw = self.read_verified_chunk(chunk_index)?;
         let decoded = simple_chunk::decode(
             &raw.data,
             raw.data_offset,

@@ -270,3 +270,95 @@ pub(crate) fn decode_single_into(
         out,
     )
 }
+
+/// A simple chunk whose record sizes are decoded and checked and whose values buffer is
+/// located but not yet decompressed: the first half of decoding, which tells a caller how
+/// large each record is before it allocates destinations for them.
+pub(crate) struct PreparedSimpleChunk {
+    /// End offset of every record in the decoded values.
+    pub ends: Vec<u64>,
+    compression_byte: u8,
+    /// Where the values payload (after its size prefix) starts in the chunk data.
+    payload_start: usize,
+    payload_offset: u64,
+    /// Brotli values whose declared size is too large to preallocate on trust: decoded
+    /// already, with the output growing only as data actually decodes.
+    predecoded: Option<Vec<u8>>,
+}
+
+impl PreparedSimpleChunk {
+    /// The decoded values when no decompression is needed (uncompressed chunks, and brotli
+    /// buffers decoded while preparing); `data` is the chunk data given to [`prepare`].
+    pub fn values_in_place<'d>(&'d self, data: &'d [u8]) -> Option<&'d [u8]> {
+        match (&self.predecoded, self.compression_byte) {
+            (Some(values), _) => Some(values),
+            (None, 0) => Some(&data[self.payload_start..]),
+            _ => None,
+        }
+    }
+
+    /// Decompresses the values into `out`, whose length must be the chunk's decoded size
+    /// (`ends.last()`); the payload must decode to exactly that many bytes.
+    pub fn decompress_values_into(
+        &self,
+        data: &[u8],
+        dictionary: Option<&Dictionary>,
+        out: &mut [u8],
+    ) -> Result<(), Malformed> {
+        if let Some(values) = self.values_in_place(data) {
+            if values.len() != out.len() {
+                return Err(Malformed::new(
+                    self.payload_offset,
+                    format!(
+                        "values buffer holds {} bytes, {} expected",
+                        values.len(),
+                        out.len()
+                    ),
+                ));
+            }
+            out.copy_from_slice(values);
+            return Ok(());
+        }
+        decompress_payload(
+            self.compression_byte,
+            &data[self.payload_start..],
+            self.payload_offset,
+            dictionary,
+            out,
+        )
+    }
+}
+
+/// First half of [`decode`]: sizes decoded and checked against the header, the values
+/// payload located and its declared size checked (bounded before anything is allocated).
+pub(crate) fn prepare(
+    data: &[u8],
+    offset: u64,
+    num_records: u64,
+    decoded_data_size: u64,
+    dictionary: Option<&Dictionary>,
+) -> Result<PreparedSimpleChunk, Malformed> {
+    let sections = sections(data, offset)?;
+    let ends = record_ends(&sections, num_records, decoded_data_size, dictionary)?;
+    let (declared, payload, payload_offset) = values_payload(data, &sections)?;
+    check_values_size(&sections, declared, payload.len(), decoded_data_size)?;
+    let payload_start = data.len() - payload.len();
+    let predecoded =
+        if sections.compression_byte == b'b' && declared > plausible_size(b'b', payload.len()) {
+            Some(decompress(
+                b'b',
+                &data[sections.values_start..],
+                sections.values_offset,
+                None,
+            )?)
+        } else {
+            None
+        };
+    Ok(PreparedSimpleChunk {
+        ends,
+        compression_byte: sections.compression_byte,
+        payload_start,
+        payload_offset,
+        predecoded,
+    })
+}

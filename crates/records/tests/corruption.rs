@@ -40,6 +40,21 @@ fn check_reads(path: &Path, original: &[Vec<u8>]) {
     if let Ok(batch) = reader.read_batch(&[11, 0, 5]) {
         assert_eq!(batch.get(0), original[11].as_slice());
     }
+    if let Ok(records) = read_prepared(&reader, &[11, 0, 5, 0]) {
+        let expected: Vec<Vec<u8>> = [11, 0, 5, 0].iter().map(|&i| original[i].clone()).collect();
+        assert_eq!(records, expected, "prepared batch returned wrong data");
+    }
+}
+
+/// The two-phase batch read (prepare, then fill caller buffers).
+fn read_prepared(reader: &Reader, indices: &[u64]) -> Result<Vec<Vec<u8>>, Error> {
+    let prepared = reader.prepare_batch(indices)?;
+    let mut records: Vec<Vec<u8>> = (0..prepared.len())
+        .map(|position| vec![0xAA; prepared.record_len(position)])
+        .collect();
+    let mut outputs: Vec<&mut [u8]> = records.iter_mut().map(Vec::as_mut_slice).collect();
+    prepared.fill(&mut outputs)?;
+    Ok(records)
 }
 
 /// The meaningful part of the file: everything before the final padding, and the
@@ -102,6 +117,17 @@ fn a_corrupt_chunk_does_not_stop_reads_of_healthy_chunks() {
         assert_eq!(&reader.read(index as u64).unwrap(), record);
     }
     assert!(reader.read_all().is_err());
+    // The two-phase batch: the damaged chunk fails the batch that needs it, with its offset.
+    let error = read_prepared(&reader, &[3, 0, 5]).unwrap_err();
+    assert!(error.to_string().contains("at byte"), "{error}");
+    assert_eq!(
+        read_prepared(&reader, &[5, 3, 5]).unwrap(),
+        vec![
+            original[5].clone(),
+            original[3].clone(),
+            original[5].clone()
+        ]
+    );
 }
 
 #[test]

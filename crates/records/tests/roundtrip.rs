@@ -1,7 +1,45 @@
 //! Property: any records written with any supported options read back identically.
 
 use proptest::prelude::*;
-use shapeshift_records::{Reader, Writer};
+use shapeshift_records::{PreparedBatch, Reader, ReaderOptions, Writer};
+
+/// Decodes a prepared batch into freshly allocated buffers (poisoned with 0xAA first, so a
+/// byte left unwritten shows).
+fn fill(prepared: &PreparedBatch<'_>) -> Vec<Vec<u8>> {
+    let mut records: Vec<Vec<u8>> = (0..prepared.len())
+        .map(|position| vec![0xAA; prepared.record_len(position)])
+        .collect();
+    let mut outputs: Vec<&mut [u8]> = records.iter_mut().map(Vec::as_mut_slice).collect();
+    prepared.fill(&mut outputs).unwrap();
+    records
+}
+
+#[test]
+fn prepared_batch_rejects_mismatched_destinations() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("file.array_record");
+    let mut writer = Writer::create(&path, "group_size:2,zstd:1").unwrap();
+    for record in [&b"one"[..], b"three", b""] {
+        writer.write(record).unwrap();
+    }
+    writer.close().unwrap();
+    let reader = Reader::open(&path).unwrap();
+    let prepared = reader.prepare_batch(&[2, 1, 1]).unwrap();
+    assert_eq!(
+        (0..3).map(|p| prepared.record_len(p)).collect::<Vec<_>>(),
+        [0, 5, 5]
+    );
+    let mut short = [0u8; 4];
+    let mut fine = [0u8; 5];
+    let mut empty = [0u8; 0];
+    assert!(prepared
+        .fill(&mut [&mut empty[..], &mut short[..], &mut fine[..]])
+        .is_err());
+    assert!(prepared.fill(&mut [&mut empty[..]]).is_err());
+    assert!(reader.prepare_batch(&[3]).is_err());
+    assert!(reader.prepare_range(2, 4).is_err());
+    assert!(reader.prepare_range(0, 0).unwrap().is_empty());
+}
 
 fn options() -> impl Strategy<Value = String> {
     let compression = prop_oneof![
@@ -35,6 +73,31 @@ proptest! {
         for (index, record) in records.iter().enumerate() {
             prop_assert_eq!(&reader.read(index as u64).unwrap(), record);
         }
+    }
+
+    #[test]
+    fn prepared_batches_match_the_requested_records(
+        records in proptest::collection::vec(proptest::collection::vec(any::<u8>(), 0..300), 1..60),
+        options in options(),
+        picks in proptest::collection::vec(any::<proptest::sample::Index>(), 0..80),
+        parallel in any::<bool>(),
+    ) {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("file.array_record");
+        let mut writer = Writer::create(&path, &options).unwrap();
+        for record in &records {
+            writer.write(record).unwrap();
+        }
+        writer.close().unwrap();
+        let reader_options = if parallel { "" } else { "max_parallelism:1" };
+        let reader = Reader::open_with_options(&path, ReaderOptions::parse(reader_options).unwrap()).unwrap();
+        // Out of order, with repeats.
+        let indices: Vec<u64> = picks.iter().map(|pick| pick.index(records.len()) as u64).collect();
+        let expected: Vec<Vec<u8>> = indices.iter().map(|&i| records[i as usize].clone()).collect();
+        prop_assert_eq!(fill(&reader.prepare_batch(&indices).unwrap()), expected);
+        let begin = indices.first().copied().unwrap_or(0);
+        let end = records.len() as u64;
+        prop_assert_eq!(fill(&reader.prepare_range(begin, end).unwrap()), records[begin as usize..].to_vec());
     }
 
     #[test]

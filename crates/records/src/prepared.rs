@@ -1,0 +1,334 @@
+//! Batch reads into buffers the caller allocates: the path of Python's `read(list)`,
+//! `__getitems__` and `read_all`, where every record becomes a `bytes` object.
+//!
+//! Reading happens in two halves so that the caller can allocate each record's final home
+//! in between, and records are then written straight into those homes:
+//!
+//! 1. [`Reader::prepare_batch`] / [`Reader::prepare_range`] read every needed chunk once
+//!    (in parallel), verify its hashes and footer entry, decode its sizes buffer and check
+//!    the declared values size against what the compressed payload can produce. Nothing is
+//!    decompressed yet, but every record's length is known and trusted.
+//! 2. [`PreparedBatch::fill`] decompresses each chunk once (in parallel): a one-record chunk
+//!    straight into the destination of the first request for it, a larger chunk into a
+//!    scratch buffer reused by the thread, from which its requested records are copied out.
+//!
+//! Invariants: every requested position maps to exactly one chunk slot, so the parallel
+//! tasks of `fill` write disjoint destinations; a destination is written only after its
+//! chunk verified, and `fill` fails as a whole if any needed chunk is damaged (the caller
+//! then discards the destinations, so a half-written record is never returned).
+
+use std::borrow::Cow;
+use std::cell::RefCell;
+
+use rayon::prelude::*;
+
+use crate::error::{Error, Result};
+use crate::reader::Reader;
+use crate::simple_chunk::{self, PreparedSimpleChunk};
+
+/// Scratch buffers above this size are not kept by the thread after use.
+const KEPT_SCRATCH_BYTES: usize = 16 << 20;
+
+thread_local! {
+    /// Decoded values of multi-record chunks land here before their records are copied out;
+    /// reusing it spares an allocation (and its page faults) per chunk.
+    static SCRATCH: RefCell<Vec<u8>> = const { RefCell::new(Vec::new()) };
+}
+
+struct PreparedChunk<'r> {
+    chunk_index: usize,
+    data: Cow<'r, [u8]>,
+    simple: PreparedSimpleChunk,
+}
+
+impl PreparedChunk<'_> {
+    fn record_range(&self, within: usize) -> std::ops::Range<usize> {
+        let start = if within == 0 {
+            0
+        } else {
+            self.simple.ends[within - 1] as usize
+        };
+        start..self.simple.ends[within] as usize
+    }
+
+    fn decoded_size(&self) -> usize {
+        self.simple.ends.last().copied().unwrap_or(0) as usize
+    }
+}
+
+/// Records of a batch or range whose chunks are verified and whose lengths are known, to be
+/// decoded into caller-provided buffers with [`PreparedBatch::fill`].
+pub struct PreparedBatch<'r> {
+    reader: &'r Reader,
+    chunks: Vec<PreparedChunk<'r>>,
+    /// Per requested record: (chunk slot, record within that chunk).
+    items: Vec<(u32, u32)>,
+    /// Positions of the requested records grouped by chunk slot:
+    /// `by_chunk[chunk_starts[slot]..chunk_starts[slot + 1]]`.
+    by_chunk: Vec<u32>,
+    chunk_starts: Vec<u32>,
+}
+
+/// Destination pointers handed to the parallel tasks of [`PreparedBatch::fill`].
+struct Destinations {
+    pointers: Vec<(*mut u8, usize)>,
+}
+
+// SAFETY: the pointers come from distinct `&mut [u8]` borrowed for the whole `fill` call,
+// and each is written by exactly one task (the one of its chunk slot).
+unsafe impl Sync for Destinations {}
+
+impl Destinations {
+    /// # Safety
+    /// `position` must belong to the calling task's chunk slot (no other task touches it).
+    #[allow(clippy::mut_from_ref)]
+    unsafe fn get(&self, position: u32) -> &mut [u8] {
+        let (pointer, len) = self.pointers[position as usize];
+        // SAFETY: see the type's invariant; the slice lies inside the caller's buffer.
+        unsafe { std::slice::from_raw_parts_mut(pointer, len) }
+    }
+}
+
+impl<'r> PreparedBatch<'r> {
+    /// Number of records.
+    pub fn len(&self) -> usize {
+        self.items.len()
+    }
+
+    /// Whether the batch holds no record.
+    pub fn is_empty(&self) -> bool {
+        self.items.is_empty()
+    }
+
+    /// Length in bytes of the `position`-th record.
+    ///
+    /// # Panics
+    /// If `position >= self.len()`.
+    pub fn record_len(&self, position: usize) -> usize {
+        let (slot, within) = self.items[position];
+        self.chunks[slot as usize]
+            .record_range(within as usize)
+            .len()
+    }
+
+    /// Decodes the records into `outputs`, one buffer per record in request order, each
+    /// exactly [`PreparedBatch::record_len`] bytes long. Chunks decode in parallel unless the
+    /// reader's `max_parallelism` is 0 or 1.
+    ///
+    /// # Errors
+    /// [`Error::State`] if `outputs` does not match the batch; [`Error::Corrupt`] if a
+    /// chunk's payload is damaged (the outputs then hold partial data and must be dropped).
+    pub fn fill(&self, outputs: &mut [&mut [u8]]) -> Result<()> {
+        if outputs.len() != self.items.len() {
+            return Err(Error::State {
+                path: self.reader.path().to_path_buf(),
+                what: format!(
+                    "{} destination buffers for a batch of {} records",
+                    outputs.len(),
+                    self.items.len()
+                ),
+            });
+        }
+        for (position, output) in outputs.iter().enumerate() {
+            let expected = self.record_len(position);
+            if output.len() != expected {
+                return Err(Error::State {
+                    path: self.reader.path().to_path_buf(),
+                    what: format!(
+                        "destination {position} has {} bytes, the record {expected}",
+                        output.len()
+                    ),
+                });
+            }
+        }
+        let destinations = Destinations {
+            pointers: outputs
+                .iter_mut()
+                .map(|output| (output.as_mut_ptr(), output.len()))
+                .collect(),
+        };
+        let fill_slot = |slot: usize| self.fill_slot(slot, &destinations);
+        if self.reader.options().parallel() && self.chunks.len() > 1 {
+            // Small chunks are cheap: hand them out in runs so scheduling does not dominate.
+            let run = (4096 / self.items.len().div_ceil(self.chunks.len()).max(1)).clamp(1, 64);
+            (0..self.chunks.len())
+                .into_par_iter()
+                .with_min_len(run)
+                .try_for_each(fill_slot)
+        } else {
+            (0..self.chunks.len()).try_for_each(fill_slot)
+        }
+    }
+
+    fn fill_slot(&self, slot: usize, destinations: &Destinations) -> Result<()> {
+        let chunk = &self.chunks[slot];
+        let positions =
+            &self.by_chunk[self.chunk_starts[slot] as usize..self.chunk_starts[slot + 1] as usize];
+        let reader = self.reader;
+        let corrupt = |malformed: crate::error::Malformed| malformed.in_file(reader.path());
+        if let Some(values) = chunk.simple.values_in_place(&chunk.data) {
+            for &position in positions {
+                let within = self.items[position as usize].1 as usize;
+                // SAFETY: `position` is listed under this slot only.
+                unsafe { destinations.get(position) }
+                    .copy_from_slice(&values[chunk.record_range(within)]);
+            }
+            return Ok(());
+        }
+        if chunk.simple.ends.len() == 1 {
+            // The only record is the whole values buffer: decompress into the first
+            // destination, copy it to repeated requests.
+            let (&first, repeats) = positions.split_first().expect("a slot has a position");
+            // SAFETY: `first` is listed under this slot only.
+            let out = unsafe { destinations.get(first) };
+            chunk
+                .simple
+                .decompress_values_into(&chunk.data, reader.dictionary(), out)
+                .map_err(corrupt)?;
+            for &position in repeats {
+                // SAFETY: distinct positions of this slot are distinct buffers.
+                unsafe { destinations.get(position) }.copy_from_slice(out);
+            }
+            return Ok(());
+        }
+        let scatter = |values: &[u8]| {
+            for &position in positions {
+                let within = self.items[position as usize].1 as usize;
+                // SAFETY: `position` is listed under this slot only.
+                unsafe { destinations.get(position) }
+                    .copy_from_slice(&values[chunk.record_range(within)]);
+            }
+        };
+        let size = chunk.decoded_size();
+        if size > KEPT_SCRATCH_BYTES {
+            let mut values = vec![0u8; size];
+            chunk
+                .simple
+                .decompress_values_into(&chunk.data, reader.dictionary(), &mut values)
+                .map_err(corrupt)?;
+            scatter(&values);
+            return Ok(());
+        }
+        SCRATCH.with(|scratch| {
+            let mut scratch = scratch.borrow_mut();
+            if scratch.len() < size {
+                scratch.resize(size, 0);
+            }
+            let values = &mut scratch[..size];
+            chunk
+                .simple
+                .decompress_values_into(&chunk.data, reader.dictionary(), values)
+                .map_err(corrupt)?;
+            scatter(values);
+            Ok(())
+        })
+    }
+}
+
+impl Reader {
+    /// First half of a batch read into caller buffers: the records at `indices` (any order,
+    /// repeats allowed) located, their chunks read and verified (in parallel), their
+    /// lengths known. See [`PreparedBatch::fill`].
+    ///
+    /// # Errors
+    /// [`Error::OutOfRange`] for the first bad index; [`Error::Corrupt`] if a needed chunk
+    /// is damaged.
+    pub fn prepare_batch(&self, indices: &[u64]) -> Result<PreparedBatch<'_>> {
+        let num_records = self.num_records();
+        let mut located: Vec<(u32, u32, u32)> = Vec::with_capacity(indices.len());
+        for (position, &index) in indices.iter().enumerate() {
+            if index >= num_records {
+                return Err(self.out_of_range(index));
+            }
+            let (chunk, within) = self.locate(index);
+            located.push((chunk as u32, within as u32, position as u32));
+        }
+        // Already in chunk order for ranges and sorted requests; otherwise group them.
+        if !located.is_sorted_by_key(|&(chunk, _, _)| chunk) {
+            located.sort_unstable_by_key(|&(chunk, _, _)| chunk);
+        }
+        let mut unique: Vec<usize> = Vec::new();
+        let mut chunk_starts: Vec<u32> = Vec::new();
+        let mut by_chunk = Vec::with_capacity(located.len());
+        let mut items = vec![(0u32, 0u32); indices.len()];
+        for (sorted_position, &(chunk, within, position)) in located.iter().enumerate() {
+            if unique.last() != Some(&(chunk as usize)) {
+                unique.push(chunk as usize);
+                chunk_starts.push(sorted_position as u32);
+            }
+            items[position as usize] = ((unique.len() - 1) as u32, within);
+            by_chunk.push(position);
+        }
+        chunk_starts.push(located.len() as u32);
+        let chunks = self.prepare_chunks(&unique)?;
+        Ok(PreparedBatch {
+            reader: self,
+            chunks,
+            items,
+            by_chunk,
+            chunk_starts,
+        })
+    }
+
+    /// [`Reader::prepare_batch`] for records `begin..end`.
+    ///
+    /// # Errors
+    /// [`Error::OutOfRange`] if `end` exceeds the record count or `begin > end`;
+    /// [`Error::Corrupt`] if a needed chunk is damaged.
+    pub fn prepare_range(&self, begin: u64, end: u64) -> Result<PreparedBatch<'_>> {
+        if end > self.num_records() {
+            return Err(self.out_of_range(end.saturating_sub(1).max(begin)));
+        }
+        if begin > end {
+            return Err(self.out_of_range(begin));
+        }
+        let indices: Vec<u64> = (begin..end).collect();
+        self.prepare_batch(&indices)
+    }
+
+    fn prepare_chunks(&self, chunk_indices: &[usize]) -> Result<Vec<PreparedChunk<'_>>> {
+        let prepare = |&chunk_index: &usize| -> Result<PreparedChunk<'_>> {
+            let raw = self.read_verified_chunk(chunk_index)?;
+            let (num_records, decoded_size) = self.chunk_counts(chunk_index);
+            let simple = simple_chunk::prepare(
+                &raw.data,
+                raw.data_offset,
+                num_records,
+                decoded_size,
+                self.dictionary(),
+            )
+            .map_err(|malformed| malformed.in_file(self.path()))?;
+            Ok(PreparedChunk {
+                chunk_index,
+                data: raw.data,
+                simple,
+            })
+        };
+        if self.options().parallel() && chunk_indices.len() > 1 {
+            chunk_indices
+                .par_iter()
+                .with_min_len(16)
+                .map(prepare)
+                .collect()
+        } else {
+            chunk_indices.iter().map(prepare).collect()
+        }
+    }
+}
+
+impl std::fmt::Debug for PreparedBatch<'_> {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        formatter
+            .debug_struct("PreparedBatch")
+            .field("records", &self.items.len())
+            .field(
+                "chunks",
+                &self
+                    .chunks
+                    .iter()
+                    .map(|c| c.chunk_index)
+                    .collect::<Vec<_>>(),
+            )
+            .finish()
+    }
+}
