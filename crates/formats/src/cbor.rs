@@ -17,8 +17,9 @@ use minicbor::data::{Tag, Type as CborType};
 use minicbor::{Decoder, Encoder};
 use shapeshift_types::{TableSchema, Value};
 
-use crate::table::tree_codec::{Dialect, Item, TreeError, TreeRows, TreeSink, TreeSource};
-use crate::table::{FormatError, RowPosition, RowSink, RowSource};
+pub use crate::table::tree_codec::Item;
+use crate::table::tree_codec::{self, Dialect, TreeError, TreeSink, TreeSource};
+use crate::table::{FormatError, RowSink, RowSource};
 
 const FORMAT: &str = "cbor";
 
@@ -26,10 +27,13 @@ const FORMAT: &str = "cbor";
 /// with IANA; the bytes spell "YSON".
 pub const YSON_TAG: u64 = 0x5953_4f4e;
 
-/// The CBOR spelling of the tree mapping.
-pub(crate) struct Cbor;
+/// The CBOR spelling of the tree mapping (the type parameter of [`RowReader`] and
+/// [`ItemReader`]).
+pub struct Cbor;
 
 impl Dialect for Cbor {
+    const NAME: &'static str = FORMAT;
+
     // Encoding into a Vec cannot fail: its error type is `Infallible`.
     fn nil(out: &mut Vec<u8>) {
         let _ = Encoder::new(out).null();
@@ -122,46 +126,23 @@ pub fn encode_row(
     crate::msgpack::encode_row_with::<Cbor>(FORMAT, schema, values, out)
 }
 
-/// Reads the rows of a CBOR stream held in memory, as owned values.
-pub struct RowReader<'a> {
-    input: &'a [u8],
-    rows: TreeRows<Cbor>,
-}
+/// Reads the rows of a CBOR stream held in memory, as owned values (see
+/// [`crate::msgpack::RowReader`]).
+pub type RowReader<'a> = tree_codec::RowReader<'a, Cbor>;
 
-impl<'a> RowReader<'a> {
-    /// A reader of `input`, whose rows belong to `schemas` (table index = position).
-    pub fn new(schemas: &[TableSchema], input: &'a [u8]) -> RowReader<'a> {
-        RowReader {
-            input,
-            rows: TreeRows::new(FORMAT, schemas),
-        }
-    }
-
-    /// Decodes the next row into `values` (cleared first); its position, or `None` at the end.
-    ///
-    /// # Errors
-    /// A [`FormatError`] with the byte offset and row number for malformed input.
-    pub fn next_row(
-        &mut self,
-        values: &mut Vec<Value>,
-    ) -> Result<Option<RowPosition>, FormatError> {
-        Ok(self
-            .rows
-            .next_row(self.input, values)?
-            .map(|(position, _)| position))
-    }
-}
+/// Reads a CBOR stream item by item with no schema (the lowest level).
+pub type ItemReader<'a> = tree_codec::ItemReader<'a, Cbor>;
 
 pub(crate) fn source(
     schemas: &[TableSchema],
     input: Box<dyn Read>,
 ) -> Result<Box<dyn RowSource>, FormatError> {
-    Ok(Box::new(TreeSource::<Cbor>::open(FORMAT, schemas, input)?))
+    Ok(Box::new(TreeSource::<Cbor>::open(schemas, input)?))
 }
 
 pub(crate) fn sink(
     schemas: &[TableSchema],
     output: Box<dyn Write>,
 ) -> Result<Box<dyn RowSink>, FormatError> {
-    Ok(Box::new(TreeSink::<Cbor>::new(FORMAT, schemas, output)))
+    Ok(Box::new(TreeSink::<Cbor>::new(schemas, output)))
 }

@@ -38,7 +38,9 @@ use shapeshift_types::{
     check_value, Node, NodeValue, PhysicalType, PrimitiveType, TableSchema, Type, Value, ValueRef,
 };
 
+use crate::table::other_columns;
 use crate::table::position::{Control, PositionReader, PositionWriter};
+use crate::table::yson_binary;
 use crate::table::{
     value_from_ref, FormatError, OwnedRefs, RowPosition, RowRef, RowSink, RowSource,
 };
@@ -643,6 +645,9 @@ struct JsonRows {
     pos: usize,
     rows: u64,
     found: Vec<Option<usize>>,
+    /// The last row's columns outside its non-strict schema, as a binary YSON map (empty:
+    /// none).
+    others: Vec<u8>,
 }
 
 impl JsonRows {
@@ -664,6 +669,7 @@ impl JsonRows {
             pos: 0,
             rows: 0,
             found: Vec::new(),
+            others: Vec::new(),
         }
     }
 
@@ -701,7 +707,8 @@ impl JsonRows {
             let table = &self.tables[table_index];
             self.found.clear();
             self.found.resize(table.schema.columns.len(), None);
-            for (entry, (key, _)) in entries.iter().enumerate() {
+            self.others.clear();
+            for (entry, (key, json)) in entries.iter().enumerate() {
                 match table.columns.get(key) {
                     // The guard records the entry; a second one for the column fails.
                     Some(&column) if self.found[column].replace(entry).is_some() => {
@@ -714,8 +721,20 @@ impl JsonRows {
                     None if table.schema.strict => {
                         return Err(fail(format!("column \"{key}\" is not in the strict schema of table {table_index}"), start));
                     }
-                    None => {}
+                    None => {
+                        let other = unescape_key(key)
+                            .and_then(|name| Ok((name, node_from_json(json)?)))
+                            .map_err(|m| fail(format!("column \"{key}\": {m}"), start))?;
+                        self.others
+                            .push(if self.others.is_empty() { b'{' } else { b';' });
+                        yson_binary::string(&mut self.others, &other.0);
+                        self.others.push(b'=');
+                        yson_binary::node(&mut self.others, &other.1);
+                    }
                 }
+            }
+            if !self.others.is_empty() {
+                self.others.push(b'}');
             }
             values.clear();
             for (column, found) in table.schema.columns.iter().zip(&self.found) {
@@ -806,6 +825,12 @@ impl<'a> RowReader<'a> {
             .next_row(self.input, values)?
             .map(|(position, _)| position))
     }
+
+    /// The binary YSON map of the columns the last row carries outside its (non-strict)
+    /// schema; `None` when it has none.
+    pub fn other_columns(&self) -> Option<&[u8]> {
+        (!self.rows.others.is_empty()).then_some(self.rows.others.as_slice())
+    }
 }
 
 struct JsonSource {
@@ -817,6 +842,12 @@ struct JsonSource {
 
 impl RowSource for JsonSource {
     fn next_row(&mut self) -> Result<Option<RowRef<'_>>, FormatError> {
+        Ok(self.next_row_with_other_columns()?.map(|(row, _)| row))
+    }
+
+    fn next_row_with_other_columns(
+        &mut self,
+    ) -> Result<Option<(RowRef<'_>, Option<&[u8]>)>, FormatError> {
         let Some((position, table)) = self.rows.next_row(&self.input, &mut self.values)? else {
             return Ok(None);
         };
@@ -824,7 +855,11 @@ impl RowSource for JsonSource {
             .refs
             .refs(&self.values, &self.rows.tables[table].schema)
             .map_err(|e| FormatError::new(FORMAT, e.to_string()))?;
-        Ok(Some(RowRef { position, values }))
+        let others = &self.rows.others;
+        Ok(Some((
+            RowRef { position, values },
+            (!others.is_empty()).then_some(others.as_slice()),
+        )))
     }
 }
 
@@ -853,6 +888,70 @@ struct JsonSink {
 }
 
 impl JsonSink {
+    /// Writes a row (and its other columns, checked by the caller) into the buffer.
+    fn write_unflushed(
+        &mut self,
+        position: &RowPosition,
+        values: &[Value],
+        others: &[(Vec<u8>, Node)],
+    ) -> Result<(), FormatError> {
+        self.schema(position)?;
+        let schema = &self.schemas[position.table_index];
+        let start = self.buffer.len();
+        let buffer = &mut self.buffer;
+        let _ = self.positions.controls(position, |c| {
+            write_control(buffer, c);
+            Ok::<(), ()>(())
+        });
+        if let Err(e) = encode_row(schema, values, buffer) {
+            self.buffer.truncate(start);
+            return Err(e.in_row(self.rows));
+        }
+        if !others.is_empty() {
+            // The row ends with "}\n": its other columns go before that.
+            self.buffer.truncate(self.buffer.len() - 2);
+            for (key, node) in others {
+                if self.buffer.last() != Some(&b'{') {
+                    self.buffer.push(b',');
+                }
+                write_key(&mut self.buffer, key);
+                write_node(&mut self.buffer, node);
+            }
+            self.buffer.extend_from_slice(b"}\n");
+        }
+        Ok(())
+    }
+
+    /// The owned values of a row of refs, checked.
+    fn owned_values(
+        &self,
+        position: &RowPosition,
+        values: &[ValueRef<'_>],
+    ) -> Result<Vec<Value>, FormatError> {
+        let schema = self.schema(position)?;
+        if values.len() != schema.columns.len() {
+            return Err(FormatError::new(
+                FORMAT,
+                format!(
+                    "the schema has {} columns, the row has {} values",
+                    schema.columns.len(),
+                    values.len()
+                ),
+            )
+            .in_row(self.rows));
+        }
+        let rows = self.rows;
+        values
+            .iter()
+            .zip(&schema.columns)
+            .map(|(v, c)| {
+                value_from_ref(*v, &c.ty).map_err(|e| {
+                    FormatError::new(FORMAT, format!("column \"{}\": {e}", c.name)).in_row(rows)
+                })
+            })
+            .collect()
+    }
+
     fn flush_if_full(&mut self) -> Result<(), FormatError> {
         self.rows += 1;
         if self.buffer.len() >= 1 << 16 {
@@ -885,29 +984,28 @@ impl RowSink for JsonSink {
         position: &RowPosition,
         values: &[ValueRef<'_>],
     ) -> Result<(), FormatError> {
-        let schema = self.schema(position)?;
-        if values.len() != schema.columns.len() {
-            return Err(FormatError::new(
-                FORMAT,
-                format!(
-                    "the schema has {} columns, the row has {} values",
-                    schema.columns.len(),
-                    values.len()
-                ),
-            )
-            .in_row(self.rows));
-        }
-        let rows = self.rows;
-        let owned = values
-            .iter()
-            .zip(&schema.columns)
-            .map(|(v, c)| {
-                value_from_ref(*v, &c.ty).map_err(|e| {
-                    FormatError::new(FORMAT, format!("column \"{}\": {e}", c.name)).in_row(rows)
-                })
-            })
-            .collect::<Result<Vec<_>, _>>()?;
+        let owned = self.owned_values(position, values)?;
         self.write_owned_row(position, &owned)
+    }
+
+    fn write_row_with_other_columns(
+        &mut self,
+        position: &RowPosition,
+        values: &[ValueRef<'_>],
+        other_columns: Option<&[u8]>,
+    ) -> Result<(), FormatError> {
+        let Some(bytes) = other_columns else {
+            return self.write_row(position, values);
+        };
+        let rows = self.rows;
+        let schema = self.schema(position)?;
+        let fail = |m: String| FormatError::new(FORMAT, m).in_row(rows);
+        let entries = other_columns::entries(bytes).map_err(fail)?;
+        other_columns::write_checked(&entries, schema, position.table_index, &mut Vec::new())
+            .map_err(fail)?;
+        let owned = self.owned_values(position, values)?;
+        self.write_unflushed(position, &owned, &entries)?;
+        self.flush_if_full()
     }
 
     fn write_owned_row(
@@ -915,18 +1013,7 @@ impl RowSink for JsonSink {
         position: &RowPosition,
         values: &[Value],
     ) -> Result<(), FormatError> {
-        self.schema(position)?;
-        let schema = &self.schemas[position.table_index];
-        let start = self.buffer.len();
-        let buffer = &mut self.buffer;
-        let _ = self.positions.controls(position, |c| {
-            write_control(buffer, c);
-            Ok::<(), ()>(())
-        });
-        if let Err(e) = encode_row(schema, values, buffer) {
-            self.buffer.truncate(start);
-            return Err(e.in_row(self.rows));
-        }
+        self.write_unflushed(position, values, &[])?;
         self.flush_if_full()
     }
 

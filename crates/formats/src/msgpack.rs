@@ -12,6 +12,7 @@
 //! `rmp`'s markers from a slice and checks every length against the bytes that remain.
 //!
 //! - [`encode_row`]: one row into a buffer, the fast path for writing.
+//! - [`ItemReader`]: the lowest-level reader, item by item with no schema.
 //! - [`RowReader`]: rows of a stream in memory, as owned values.
 //! - the common interface: [`crate::table::open_source`] / [`crate::table::open_sink`].
 
@@ -20,18 +21,22 @@ use std::io::{Read, Write};
 use rmp::Marker;
 use shapeshift_types::{check_value, TableSchema, Value};
 
-use crate::table::tree_codec::{self, Dialect, Item, TreeError, TreeRows, TreeSink, TreeSource};
-use crate::table::{FormatError, RowPosition, RowSink, RowSource};
+pub use crate::table::tree_codec::Item;
+use crate::table::tree_codec::{self, Dialect, TreeError, TreeSink, TreeSource};
+use crate::table::{FormatError, RowSink, RowSource};
 
 const FORMAT: &str = "msgpack";
 
 /// The MessagePack extension type of `yson` values (payload: binary YSON). ASCII `Y`.
 pub const YSON_EXT_TYPE: i8 = 0x59;
 
-/// The MessagePack spelling of the tree mapping.
-pub(crate) struct MsgPack;
+/// The MessagePack spelling of the tree mapping (the type parameter of [`RowReader`] and
+/// [`ItemReader`]).
+pub struct MsgPack;
 
 impl Dialect for MsgPack {
+    const NAME: &'static str = FORMAT;
+
     // Writing into a Vec cannot fail; rmp's results carry only the sink's error.
     fn nil(out: &mut Vec<u8>) {
         let _ = rmp::encode::write_nil(out);
@@ -212,48 +217,25 @@ pub(crate) fn encode_row_with<D: Dialect>(
     Ok(())
 }
 
-/// Reads the rows of a MessagePack stream held in memory, as owned values.
-pub struct RowReader<'a> {
-    input: &'a [u8],
-    rows: TreeRows<MsgPack>,
-}
+/// Reads the rows of a MessagePack stream held in memory, as owned values:
+/// `RowReader::new(schemas, input)`, then `next_row(&mut values)` until `None`;
+/// `other_columns()` gives the last row's columns outside a non-strict schema.
+pub type RowReader<'a> = tree_codec::RowReader<'a, MsgPack>;
 
-impl<'a> RowReader<'a> {
-    /// A reader of `input`, whose rows belong to `schemas` (table index = position).
-    pub fn new(schemas: &[TableSchema], input: &'a [u8]) -> RowReader<'a> {
-        RowReader {
-            input,
-            rows: TreeRows::new(FORMAT, schemas),
-        }
-    }
-
-    /// Decodes the next row into `values` (cleared first); its position, or `None` at the end.
-    ///
-    /// # Errors
-    /// A [`FormatError`] with the byte offset and row number for malformed input.
-    pub fn next_row(
-        &mut self,
-        values: &mut Vec<Value>,
-    ) -> Result<Option<RowPosition>, FormatError> {
-        Ok(self
-            .rows
-            .next_row(self.input, values)?
-            .map(|(position, _)| position))
-    }
-}
+/// Reads a MessagePack stream item by item with no schema (the lowest level):
+/// `ItemReader::new(input)`, then `next_item()` until `None`.
+pub type ItemReader<'a> = tree_codec::ItemReader<'a, MsgPack>;
 
 pub(crate) fn source(
     schemas: &[TableSchema],
     input: Box<dyn Read>,
 ) -> Result<Box<dyn RowSource>, FormatError> {
-    Ok(Box::new(TreeSource::<MsgPack>::open(
-        FORMAT, schemas, input,
-    )?))
+    Ok(Box::new(TreeSource::<MsgPack>::open(schemas, input)?))
 }
 
 pub(crate) fn sink(
     schemas: &[TableSchema],
     output: Box<dyn Write>,
 ) -> Result<Box<dyn RowSink>, FormatError> {
-    Ok(Box::new(TreeSink::<MsgPack>::new(FORMAT, schemas, output)))
+    Ok(Box::new(TreeSink::<MsgPack>::new(schemas, output)))
 }

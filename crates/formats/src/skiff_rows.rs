@@ -5,8 +5,9 @@
 //! rows carry `$key_switch`, `$row_index` and `$range_index`, which are the row's
 //! [`RowPosition`] (the table index is every Skiff row's first field). Without them a sink
 //! refuses a position it cannot write (a row or range index, a key switch) rather than drop it.
-//! A non-strict table's `$other_columns` field is written as an empty map and skipped on
-//! reading: the common row has only the schema's columns.
+//! A non-strict table's `$other_columns` field carries the row's other columns (see
+//! `table::other_columns`): an empty map when it has none; a strict table has no such field,
+//! so its sink refuses other columns, naming the first.
 //!
 //! Reading borrows scalars and strings from the reader's buffer; composite fields (and wide
 //! integers, decimals) are decoded and re-encoded as binary YSON into one per-row scratch
@@ -19,6 +20,7 @@ use shapeshift_types::{TableSchema, Type, Value, ValueRef};
 use crate::skiff::{
     Codec, FieldRef, MappingOptions, RowWriter, SkiffError, StreamReader, SystemFields,
 };
+use crate::table::other_columns;
 use crate::table::row_refs::RefsBuffer;
 use crate::table::values::{value_from_ref, ColumnKind};
 use crate::table::yson_binary;
@@ -76,6 +78,7 @@ pub(crate) fn source(
             .collect(),
         scratch: Vec::new(),
         spans: Vec::new(),
+        others: Vec::new(),
         refs: RefsBuffer::default(),
     }))
 }
@@ -90,6 +93,8 @@ struct SkiffRowSource {
     scratch: Vec<u8>,
     /// The scratch spans of the row's lazy fields, in column order.
     spans: Vec<(usize, usize, LazyKind)>,
+    /// The row's `$other_columns`, checked, as a binary YSON map (empty: none).
+    others: Vec<u8>,
     refs: RefsBuffer,
 }
 
@@ -104,7 +109,25 @@ enum LazyKind {
 }
 
 impl RowSource for SkiffRowSource {
+    #[inline]
     fn next_row(&mut self) -> Result<Option<RowRef<'_>>, FormatError> {
+        Ok(self.read(false)?.map(|(row, _)| row))
+    }
+
+    fn next_row_with_other_columns(
+        &mut self,
+    ) -> Result<Option<(RowRef<'_>, Option<&[u8]>)>, FormatError> {
+        self.read(true)
+    }
+}
+
+impl SkiffRowSource {
+    /// The next row, and its other columns when `with_others` (else they are not looked at).
+    #[inline]
+    fn read(
+        &mut self,
+        with_others: bool,
+    ) -> Result<Option<(RowRef<'_>, Option<&[u8]>)>, FormatError> {
         let rows = self.reader.rows_read();
         let Some(view) = self.reader.next_row().map_err(skiff_error)? else {
             return Ok(None);
@@ -116,13 +139,24 @@ impl RowSource for SkiffRowSource {
             range_index: view.range_index(),
             key_switch: view.key_switch(),
         };
+        self.others.clear();
+        if with_others {
+            if let Some(bytes) = view.other_columns().filter(|b| *b != b"{}") {
+                other_columns::normalize(bytes, &self.schemas[table], table, &mut self.others)
+                    .map_err(|m| FormatError::new(FORMAT, m).at(view.offset()).in_row(rows))?;
+            }
+        }
+        let others = (!self.others.is_empty()).then_some(self.others.as_slice());
         if self.all_borrowed[table] {
             let refs = self.refs.loan();
             view.for_each_value(|_, value| refs.push(value));
-            return Ok(Some(RowRef {
-                position,
-                values: refs,
-            }));
+            return Ok(Some((
+                RowRef {
+                    position,
+                    values: refs,
+                },
+                others,
+            )));
         }
         // First pass: lazy fields into the scratch. Composites are walked in place and
         // written as binary YSON (no value tree); decimals and wide integers are decoded.
@@ -188,10 +222,13 @@ impl RowSource for SkiffRowSource {
                 }
             },
         }));
-        Ok(Some(RowRef {
-            position,
-            values: refs,
-        }))
+        Ok(Some((
+            RowRef {
+                position,
+                values: refs,
+            },
+            others,
+        )))
     }
 }
 
@@ -320,7 +357,11 @@ pub(crate) fn sink(
     system_columns: bool,
 ) -> Result<Box<dyn RowSink>, FormatError> {
     let codec = codec(schemas, system_columns)?;
+    let other_columns = (0..schemas.len())
+        .map(|t| codec.table(t).is_some_and(|plan| plan.has_other_columns()))
+        .collect();
     Ok(Box::new(SkiffRowSink {
+        other_columns,
         writer: Some(codec.writer(output)),
         schemas: schemas.to_vec(),
         system_columns,
@@ -329,6 +370,8 @@ pub(crate) fn sink(
 }
 
 struct SkiffRowSink {
+    /// Per table: its Skiff schema has `$other_columns`.
+    other_columns: Vec<bool>,
     writer: Option<RowWriter<Box<dyn Write>>>,
     schemas: Vec<TableSchema>,
     system_columns: bool,
@@ -374,6 +417,36 @@ impl SkiffRowSink {
         ))
     }
 
+    /// The owned values of a row of refs (composite values decoded), checked.
+    fn owned_values(
+        &self,
+        table: usize,
+        values: &[ValueRef<'_>],
+    ) -> Result<Vec<Value>, FormatError> {
+        let rows = self.rows;
+        let schema = &self.schemas[table];
+        if values.len() != schema.columns.len() {
+            return Err(FormatError::new(
+                FORMAT,
+                format!(
+                    "table {table} has {} columns, the row has {} values",
+                    schema.columns.len(),
+                    values.len()
+                ),
+            )
+            .in_row(rows));
+        }
+        values
+            .iter()
+            .zip(&schema.columns)
+            .map(|(v, c)| {
+                value_from_ref(*v, &c.ty).map_err(|e| {
+                    FormatError::new(FORMAT, format!("column \"{}\": {e}", c.name)).in_row(rows)
+                })
+            })
+            .collect()
+    }
+
     fn writer(&mut self) -> Result<&mut RowWriter<Box<dyn Write>>, FormatError> {
         self.writer
             .as_mut()
@@ -388,34 +461,55 @@ impl RowSink for SkiffRowSink {
         values: &[ValueRef<'_>],
     ) -> Result<(), FormatError> {
         let (table, system) = self.system(position)?;
-        let rows = self.rows;
         if values.iter().any(|v| matches!(v, ValueRef::Composite(_))) {
-            let schema = &self.schemas[usize::from(table)];
-            if values.len() != schema.columns.len() {
-                return Err(FormatError::new(
-                    FORMAT,
-                    format!(
-                        "table {table} has {} columns, the row has {} values",
-                        schema.columns.len(),
-                        values.len()
-                    ),
-                )
-                .in_row(rows));
-            }
-            let owned = values
-                .iter()
-                .zip(&schema.columns)
-                .map(|(v, c)| {
-                    value_from_ref(*v, &c.ty).map_err(|e| {
-                        FormatError::new(FORMAT, format!("column \"{}\": {e}", c.name)).in_row(rows)
-                    })
-                })
-                .collect::<Result<Vec<_>, _>>()?;
+            let owned = self.owned_values(usize::from(table), values)?;
             return self.write_owned_row(position, &owned);
         }
         self.writer()?
             .write_row_refs(table, values, &system)
             .map_err(skiff_error)?;
+        self.rows += 1;
+        Ok(())
+    }
+
+    fn write_row_with_other_columns(
+        &mut self,
+        position: &RowPosition,
+        values: &[ValueRef<'_>],
+        other_columns: Option<&[u8]>,
+    ) -> Result<(), FormatError> {
+        let Some(bytes) = other_columns else {
+            return self.write_row(position, values);
+        };
+        let (table, mut system) = self.system(position)?;
+        let rows = self.rows;
+        if !self.other_columns[usize::from(table)] {
+            return other_columns::refuse(FORMAT, bytes)
+                .map_err(|e| e.in_row(rows))
+                .and_then(|()| self.write_row(position, values));
+        }
+        let mut others = Vec::new();
+        other_columns::normalize(
+            bytes,
+            &self.schemas[usize::from(table)],
+            usize::from(table),
+            &mut others,
+        )
+        .map_err(|m| FormatError::new(FORMAT, m).in_row(rows))?;
+        if others.is_empty() {
+            return self.write_row(position, values);
+        }
+        system.other_columns = Some(others);
+        if values.iter().any(|v| matches!(v, ValueRef::Composite(_))) {
+            let owned = self.owned_values(usize::from(table), values)?;
+            self.writer()?
+                .write_row(table, &owned, &system)
+                .map_err(skiff_error)?;
+        } else {
+            self.writer()?
+                .write_row_refs(table, values, &system)
+                .map_err(skiff_error)?;
+        }
         self.rows += 1;
         Ok(())
     }

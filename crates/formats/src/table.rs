@@ -28,6 +28,7 @@ use std::io::{Read, Write};
 use shapeshift_types::{TableSchema, Value, ValueRef};
 
 mod format_kind;
+pub(crate) mod other_columns;
 pub(crate) mod position;
 pub(crate) mod row_refs;
 pub(crate) mod tree_codec;
@@ -65,6 +66,20 @@ pub trait RowSource {
     /// # Errors
     /// A [`FormatError`] naming the format, position and problem for malformed input.
     fn next_row(&mut self) -> Result<Option<RowRef<'_>>, FormatError>;
+
+    /// The next row and the columns it carries outside its table's (non-strict) schema: a
+    /// binary YSON map, `None` when there are none. [`RowSource::next_row`] gives the same
+    /// row without them; a conversion ([`copy_rows`]) reads rows this way so nothing is lost.
+    ///
+    /// The default is for formats whose rows hold only the schema's columns.
+    ///
+    /// # Errors
+    /// As [`RowSource::next_row`].
+    fn next_row_with_other_columns(
+        &mut self,
+    ) -> Result<Option<(RowRef<'_>, Option<&[u8]>)>, FormatError> {
+        Ok(self.next_row()?.map(|row| (row, None)))
+    }
 }
 
 /// Writes rows of one stream.
@@ -88,6 +103,27 @@ pub trait RowSink {
         position: &RowPosition,
         values: &[Value],
     ) -> Result<(), FormatError>;
+
+    /// Writes one row and the columns it carries outside its table's schema
+    /// (`other_columns`: a YSON map, as [`RowSource::next_row_with_other_columns`] gives it).
+    ///
+    /// The default is for formats that cannot carry such columns: it refuses a row with any,
+    /// naming the first, rather than drop them.
+    ///
+    /// # Errors
+    /// As [`RowSink::write_row`]; also when `other_columns` is not a YSON map, names a column
+    /// of the schema, the schema is strict, or the format has no place for them.
+    fn write_row_with_other_columns(
+        &mut self,
+        position: &RowPosition,
+        values: &[ValueRef<'_>],
+        other_columns: Option<&[u8]>,
+    ) -> Result<(), FormatError> {
+        if let Some(bytes) = other_columns {
+            other_columns::refuse("this format", bytes)?;
+        }
+        self.write_row(position, values)
+    }
 
     /// Flushes everything and ends the stream (footers, end markers).
     ///
@@ -238,21 +274,70 @@ pub fn open_sink_with(
         FormatKind::Json => crate::json::sink(schemas, output),
         FormatKind::Msgpack => crate::msgpack::sink(schemas, output),
         FormatKind::Cbor => crate::cbor::sink(schemas, output),
-        FormatKind::Protobuf => crate::protobuf::sink(schemas, output),
-        FormatKind::ProtobufDynamic => crate::protobuf_dynamic::sink(schemas, output),
-        FormatKind::Arrow => crate::arrow::sink(schemas, output),
-        FormatKind::Avro => crate::avro::sink(schemas, output),
+        FormatKind::Protobuf => schema_columns_only(kind, crate::protobuf::sink(schemas, output)),
+        FormatKind::ProtobufDynamic => {
+            schema_columns_only(kind, crate::protobuf_dynamic::sink(schemas, output))
+        }
+        FormatKind::Arrow => schema_columns_only(kind, crate::arrow::sink(schemas, output)),
+        FormatKind::Avro => schema_columns_only(kind, crate::avro::sink(schemas, output)),
     }
 }
 
-/// Copies every row of `source` into `sink`, then finishes the sink; returns the row count.
+/// A sink of a format whose rows hold only the schema's columns: other columns are refused
+/// with an error naming the format (the trait's default can only say "this format").
+fn schema_columns_only(
+    kind: FormatKind,
+    sink: Result<Box<dyn RowSink>, FormatError>,
+) -> Result<Box<dyn RowSink>, FormatError> {
+    struct SchemaColumnsOnly {
+        kind: FormatKind,
+        inner: Box<dyn RowSink>,
+    }
+    impl RowSink for SchemaColumnsOnly {
+        #[inline]
+        fn write_row(
+            &mut self,
+            position: &RowPosition,
+            values: &[ValueRef<'_>],
+        ) -> Result<(), FormatError> {
+            self.inner.write_row(position, values)
+        }
+        fn write_row_with_other_columns(
+            &mut self,
+            position: &RowPosition,
+            values: &[ValueRef<'_>],
+            other_columns: Option<&[u8]>,
+        ) -> Result<(), FormatError> {
+            if let Some(bytes) = other_columns {
+                other_columns::refuse(self.kind.name(), bytes)?;
+            }
+            self.inner.write_row(position, values)
+        }
+        #[inline]
+        fn write_owned_row(
+            &mut self,
+            position: &RowPosition,
+            values: &[Value],
+        ) -> Result<(), FormatError> {
+            self.inner.write_owned_row(position, values)
+        }
+        fn finish(&mut self) -> Result<(), FormatError> {
+            self.inner.finish()
+        }
+    }
+    Ok(Box::new(SchemaColumnsOnly { kind, inner: sink? }))
+}
+
+/// Copies every row of `source` into `sink`, with the columns rows carry outside their
+/// schema, then finishes the sink; returns the row count.
 ///
 /// # Errors
-/// The first error of either side, with the row number.
+/// The first error of either side, with the row number (a sink that cannot carry a row's
+/// other columns fails, naming the column).
 pub fn copy_rows(source: &mut dyn RowSource, sink: &mut dyn RowSink) -> Result<u64, FormatError> {
     let mut rows = 0u64;
-    while let Some(row) = source.next_row()? {
-        sink.write_row(&row.position, row.values)
+    while let Some((row, other_columns)) = source.next_row_with_other_columns()? {
+        sink.write_row_with_other_columns(&row.position, row.values, other_columns)
             .map_err(|e| e.in_row(rows))?;
         rows += 1;
     }

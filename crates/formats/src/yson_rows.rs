@@ -19,13 +19,12 @@
 use std::collections::HashMap;
 use std::io::{BufWriter, Read, Write};
 
-use shapeshift_types::{
-    check_value, value_to_node, PhysicalType, StructForm, TableSchema, Type, Value, ValueRef,
-};
+use shapeshift_types::{check_value, value_to_node, StructForm, TableSchema, Value, ValueRef};
 
+use crate::table::other_columns;
 use crate::table::position::{Control, PositionReader, PositionWriter};
 use crate::table::row_refs::{RefsBuffer, Slot};
-use crate::table::values::{check_ref, value_from_ref, ColumnKind};
+use crate::table::values::{check_ref, scalar_ref, value_from_ref, ColumnCheck, ColumnKind};
 use crate::table::yson_binary;
 use crate::table::{FormatError, RowPosition, RowRef, RowSink, RowSource};
 use crate::yson::{Event, PullParser, ReadSource, Writer, YsonError, YsonFormat, YsonType};
@@ -39,7 +38,9 @@ fn yson_error(error: YsonError) -> FormatError {
 /// One input or output table: its schema and how its columns travel.
 struct Table {
     schema: TableSchema,
-    kinds: Vec<ColumnKind>,
+    checks: Vec<ColumnCheck>,
+    /// Each column's key as binary YSON, with its `=`: written once per row as is.
+    keys: Vec<Vec<u8>>,
     /// Column index by name, for reading.
     index: HashMap<Vec<u8>, usize>,
 }
@@ -47,7 +48,21 @@ struct Table {
 impl Table {
     fn new(schema: &TableSchema) -> Table {
         Table {
-            kinds: crate::table::values::column_kinds(schema),
+            checks: schema
+                .columns
+                .iter()
+                .map(|c| ColumnCheck::new(&c.ty))
+                .collect(),
+            keys: schema
+                .columns
+                .iter()
+                .map(|c| {
+                    let mut key = Vec::new();
+                    yson_binary::string(&mut key, c.name.as_bytes());
+                    key.push(b'=');
+                    key
+                })
+                .collect(),
             index: schema
                 .columns
                 .iter()
@@ -74,6 +89,7 @@ pub(crate) fn source(
         slots: Vec::new(),
         seen: Vec::new(),
         scratch: Vec::new(),
+        others: Vec::new(),
         refs: RefsBuffer::default(),
         rows: 0,
     }))
@@ -86,6 +102,8 @@ struct YsonRowSource {
     slots: Vec<Slot>,
     seen: Vec<bool>,
     scratch: Vec<u8>,
+    /// The row's columns outside a non-strict schema, as a binary YSON map (empty: none).
+    others: Vec<u8>,
     refs: RefsBuffer,
     rows: u64,
 }
@@ -192,8 +210,9 @@ impl YsonRowSource {
         }
     }
 
-    /// Skips one value (of a column a non-strict schema does not name).
-    fn skip_value(&mut self) -> Result<(), FormatError> {
+    /// Moves the value of column `name`, which a non-strict schema does not name, into the
+    /// row's other columns.
+    fn keep_other(&mut self, name_at: (usize, usize)) -> Result<(), FormatError> {
         let mut depth = 0usize;
         let start = self.scratch.len();
         let event = next_event_or_end(&mut self.parser)?;
@@ -201,7 +220,12 @@ impl YsonRowSource {
         if !done {
             self.transcode_rest(depth)?;
         }
-        self.scratch.truncate(start);
+        self.others
+            .push(if self.others.is_empty() { b'{' } else { b';' });
+        yson_binary::string(&mut self.others, &self.scratch[name_at.0..name_at.1]);
+        self.others.push(b'=');
+        self.others.extend_from_slice(&self.scratch[start..]);
+        self.scratch.truncate(name_at.0);
         Ok(())
     }
 
@@ -271,6 +295,7 @@ impl YsonRowSource {
         self.seen.clear();
         self.seen.resize(columns, false);
         self.scratch.clear();
+        self.others.clear();
         // Rows usually list their columns in schema order: try the next one before hashing.
         let mut expected = 0usize;
         loop {
@@ -297,7 +322,10 @@ impl YsonRowSource {
                         .at(offset));
                         }
                         None => {
-                            self.skip_value()?;
+                            let at = self.scratch.len();
+                            self.scratch.extend_from_slice(name);
+                            let end = self.scratch.len();
+                            self.keep_other((at, end))?;
                             continue;
                         }
                     }
@@ -334,22 +362,18 @@ impl YsonRowSource {
     }
 
     fn read_value(&mut self, table: usize, column: usize) -> Result<Slot, FormatError> {
-        let kind = self.tables[table].kinds[column];
-        let nullable = self.tables[table].schema.columns[column].ty.is_nullable();
+        let ColumnCheck { kind, nullable, .. } = self.tables[table].checks[column];
         let start = self.scratch.len();
         let event = next_event_or_end(&mut self.parser)?;
         match kind {
             ColumnKind::Scalar => {
-                let slot = match event {
-                    Event::Entity => Slot::Null,
-                    Event::Bool(v) => Slot::Bool(v),
-                    Event::Int64(v) => Slot::Int64(v),
-                    Event::Uint64(v) => Slot::Uint64(v),
-                    Event::Double(v) => Slot::Double(v),
-                    Event::String(v) => {
-                        self.scratch.extend_from_slice(v);
-                        Slot::String(start, self.scratch.len())
-                    }
+                let value = match event {
+                    Event::Entity => ValueRef::Null,
+                    Event::Bool(v) => ValueRef::Bool(v),
+                    Event::Int64(v) => ValueRef::Int64(v),
+                    Event::Uint64(v) => ValueRef::Uint64(v),
+                    Event::Double(v) => ValueRef::Double(v),
+                    Event::String(v) => ValueRef::String(v),
                     other => {
                         return Err(FormatError::new(
                             FORMAT,
@@ -357,11 +381,21 @@ impl YsonRowSource {
                         ))
                     }
                 };
-                let ty = &self.tables[table].schema.columns[column].ty;
-                let slot = coerce_integer(slot, ty);
-                check_ref(slot.to_ref(&self.scratch), ty)
+                let spec = &self.tables[table];
+                let value = spec.checks[column]
+                    .read(value, &spec.schema.columns[column].ty)
                     .map_err(|e| FormatError::new(FORMAT, e.to_string()))?;
-                Ok(slot)
+                Ok(match value {
+                    ValueRef::Bool(v) => Slot::Bool(v),
+                    ValueRef::Int64(v) => Slot::Int64(v),
+                    ValueRef::Uint64(v) => Slot::Uint64(v),
+                    ValueRef::Double(v) => Slot::Double(v),
+                    ValueRef::String(v) => {
+                        self.scratch.extend_from_slice(v);
+                        Slot::String(start, self.scratch.len())
+                    }
+                    _ => Slot::Null,
+                })
             }
             ColumnKind::Yson | ColumnKind::Composite => {
                 if matches!(event, Event::Entity) && nullable {
@@ -379,24 +413,6 @@ impl YsonRowSource {
                 })
             }
         }
-    }
-}
-
-/// YT's leniency: a non-negative int64 is a uint64 and a uint64 within range an int64.
-#[inline]
-fn coerce_integer(slot: Slot, ty: &Type) -> Slot {
-    let physical = match ty.untagged() {
-        Type::Primitive(p) => p.physical(),
-        Type::Optional(item) => match item.untagged() {
-            Type::Primitive(p) => p.physical(),
-            _ => return slot,
-        },
-        _ => return slot,
-    };
-    match (slot, physical) {
-        (Slot::Int64(v), PhysicalType::Uint64) if v >= 0 => Slot::Uint64(v as u64),
-        (Slot::Uint64(v), PhysicalType::Int64) if v <= i64::MAX as u64 => Slot::Int64(v as i64),
-        _ => slot,
     }
 }
 
@@ -428,8 +444,8 @@ impl FormatError {
     }
 }
 
-impl RowSource for YsonRowSource {
-    fn next_row(&mut self) -> Result<Option<RowRef<'_>>, FormatError> {
+impl YsonRowSource {
+    fn read(&mut self) -> Result<Option<(RowRef<'_>, Option<&[u8]>)>, FormatError> {
         loop {
             let offset = self.parser.offset();
             let event = match self.parser.next_event() {
@@ -445,7 +461,13 @@ impl RowSource for YsonRowSource {
                     self.rows += 1;
                     let position = self.positions.next_row();
                     let values = self.refs.loan_slots(&self.slots, &self.scratch);
-                    return Ok(Some(RowRef { position, values }));
+                    let others = if self.others.is_empty() {
+                        None
+                    } else {
+                        self.others.push(b'}');
+                        Some(self.others.as_slice())
+                    };
+                    return Ok(Some((RowRef { position, values }, others)));
                 }
                 other => {
                     return Err(FormatError::new(
@@ -460,6 +482,18 @@ impl RowSource for YsonRowSource {
                 }
             }
         }
+    }
+}
+
+impl RowSource for YsonRowSource {
+    fn next_row(&mut self) -> Result<Option<RowRef<'_>>, FormatError> {
+        Ok(self.read()?.map(|(row, _)| row))
+    }
+
+    fn next_row_with_other_columns(
+        &mut self,
+    ) -> Result<Option<(RowRef<'_>, Option<&[u8]>)>, FormatError> {
+        self.read()
     }
 }
 
@@ -488,6 +522,7 @@ pub(crate) fn sink(
         Box::new(YsonBinarySink {
             output,
             buffer: Vec::with_capacity(1 << 16),
+            others: Vec::new(),
             tables,
             positions: PositionWriter::default(),
             rows: 0,
@@ -557,6 +592,8 @@ fn binary_control(out: &mut Vec<u8>, control: Control) {
 struct YsonBinarySink {
     output: Box<dyn Write>,
     buffer: Vec<u8>,
+    /// The current row's other columns, checked, as a binary YSON map.
+    others: Vec<u8>,
     tables: Vec<Table>,
     positions: PositionWriter,
     rows: u64,
@@ -583,6 +620,65 @@ impl YsonBinarySink {
     }
 }
 
+impl YsonBinarySink {
+    /// Writes a row of refs, then `others` (a checked binary YSON map, or empty) inside it.
+    fn write_refs(
+        &mut self,
+        position: &RowPosition,
+        values: &[ValueRef<'_>],
+    ) -> Result<(), FormatError> {
+        let table = check_table(&self.tables, position, values.len())?;
+        let out = &mut self.buffer;
+        self.positions.controls(position, |c| {
+            binary_control(out, c);
+            Ok::<(), FormatError>(())
+        })?;
+        out.push(b'{');
+        for (((value, column), check), key) in values
+            .iter()
+            .zip(&table.schema.columns)
+            .zip(&table.checks)
+            .zip(&table.keys)
+        {
+            out.extend_from_slice(key);
+            match *value {
+                ValueRef::Composite(_) | ValueRef::Any(_) => {
+                    let owned = value_from_ref(*value, &column.ty)
+                        .map_err(|e| column_error(&column.name, e))?;
+                    yson_binary::value(out, &owned, &column.ty)
+                        .map_err(|e| column_error(&column.name, e))?;
+                }
+                scalar => {
+                    check
+                        .write(scalar, &column.ty)
+                        .map_err(|e| column_error(&column.name, e))?;
+                    binary_scalar(out, scalar);
+                }
+            }
+            out.push(b';');
+        }
+        if let [b'{', entries @ .., b'}'] = self.others.as_slice() {
+            out.extend_from_slice(entries);
+            out.push(b';');
+        }
+        out.extend_from_slice(b"};");
+        Ok(())
+    }
+}
+
+/// Writes a scalar (or null) as binary YSON.
+#[inline]
+fn binary_scalar(out: &mut Vec<u8>, value: ValueRef<'_>) {
+    match value {
+        ValueRef::Bool(v) => yson_binary::boolean(out, v),
+        ValueRef::Int64(v) => yson_binary::int64(out, v),
+        ValueRef::Uint64(v) => yson_binary::uint64(out, v),
+        ValueRef::Double(v) => yson_binary::double(out, v),
+        ValueRef::String(v) => yson_binary::string(out, v),
+        _ => out.push(b'#'),
+    }
+}
+
 impl RowSink for YsonBinarySink {
     fn write_row(
         &mut self,
@@ -590,47 +686,31 @@ impl RowSink for YsonBinarySink {
         values: &[ValueRef<'_>],
     ) -> Result<(), FormatError> {
         let start = self.buffer.len();
-        let result = (|| {
-            let table = check_table(&self.tables, position, values.len())?;
-            let out = &mut self.buffer;
-            self.positions.controls(position, |c| {
-                binary_control(out, c);
-                Ok::<(), FormatError>(())
-            })?;
-            out.push(b'{');
-            for ((value, column), kind) in
-                values.iter().zip(&table.schema.columns).zip(&table.kinds)
-            {
-                yson_binary::string(out, column.name.as_bytes());
-                out.push(b'=');
-                match (*value, kind) {
-                    (ValueRef::Null, _) => {
-                        check_ref(*value, &column.ty).map_err(|e| column_error(&column.name, e))?;
-                        out.push(b'#');
-                    }
-                    (ValueRef::Composite(_) | ValueRef::Any(_), _) => {
-                        let owned = value_from_ref(*value, &column.ty)
-                            .map_err(|e| column_error(&column.name, e))?;
-                        yson_binary::value(out, &owned, &column.ty)
-                            .map_err(|e| column_error(&column.name, e))?;
-                    }
-                    (scalar, _) => {
-                        check_ref(scalar, &column.ty).map_err(|e| column_error(&column.name, e))?;
-                        match scalar {
-                            ValueRef::Bool(v) => yson_binary::boolean(out, v),
-                            ValueRef::Int64(v) => yson_binary::int64(out, v),
-                            ValueRef::Uint64(v) => yson_binary::uint64(out, v),
-                            ValueRef::Double(v) => yson_binary::double(out, v),
-                            ValueRef::String(v) => yson_binary::string(out, v),
-                            _ => out.push(b'#'),
-                        }
-                    }
-                }
-                out.push(b';');
-            }
-            out.extend_from_slice(b"};");
-            Ok(())
-        })();
+        self.others.clear();
+        let result = self.write_refs(position, values);
+        self.row_done(start, result)
+    }
+
+    fn write_row_with_other_columns(
+        &mut self,
+        position: &RowPosition,
+        values: &[ValueRef<'_>],
+        other_columns: Option<&[u8]>,
+    ) -> Result<(), FormatError> {
+        let start = self.buffer.len();
+        self.others.clear();
+        let result = match (other_columns, self.tables.get(position.table_index)) {
+            (Some(bytes), Some(table)) => other_columns::normalize(
+                bytes,
+                &table.schema,
+                position.table_index,
+                &mut self.others,
+            )
+            .map_err(|m| FormatError::new(FORMAT, m)),
+            _ => Ok(()),
+        };
+        let result = result.and_then(|()| self.write_refs(position, values));
+        self.others.clear();
         self.row_done(start, result)
     }
 
@@ -648,12 +728,21 @@ impl RowSink for YsonBinarySink {
                 Ok::<(), FormatError>(())
             })?;
             out.push(b'{');
-            for (value, column) in values.iter().zip(&table.schema.columns) {
-                check_value(value, &column.ty).map_err(|e| column_error(&column.name, e))?;
-                yson_binary::string(out, column.name.as_bytes());
-                out.push(b'=');
-                yson_binary::value(out, value, &column.ty)
+            for (((value, column), check), key) in values
+                .iter()
+                .zip(&table.schema.columns)
+                .zip(&table.checks)
+                .zip(&table.keys)
+            {
+                check
+                    .write_owned(value, &column.ty)
                     .map_err(|e| column_error(&column.name, e))?;
+                out.extend_from_slice(key);
+                match scalar_ref(value) {
+                    Some(scalar) if check.kind == ColumnKind::Scalar => binary_scalar(out, scalar),
+                    _ => yson_binary::value(out, value, &column.ty)
+                        .map_err(|e| column_error(&column.name, e))?,
+                }
                 out.push(b';');
             }
             out.extend_from_slice(b"};");
@@ -714,6 +803,7 @@ impl YsonTextSink {
         position: &RowPosition,
         values: &[ValueRef<'_>],
         owned: Option<&[Value]>,
+        others: &[(Vec<u8>, shapeshift_types::Node)],
     ) -> Result<(), FormatError> {
         let io = |e: std::io::Error| FormatError::io(FORMAT, &e);
         let schema = &self.tables[position.table_index].schema;
@@ -751,6 +841,10 @@ impl YsonTextSink {
             }
             .map_err(io)?;
         }
+        for (key, node) in others {
+            writer.key(key).map_err(io)?;
+            writer.write_node(node).map_err(io)?;
+        }
         writer.end_map().map_err(io)?;
         self.rows += 1;
         Ok(())
@@ -772,7 +866,39 @@ impl RowSink for YsonTextSink {
             }
         }
         let rows = self.rows;
-        self.write_checked(position, values, None)
+        self.write_checked(position, values, None, &[])
+            .map_err(|e| e.in_row(rows))
+    }
+
+    fn write_row_with_other_columns(
+        &mut self,
+        position: &RowPosition,
+        values: &[ValueRef<'_>],
+        other_columns: Option<&[u8]>,
+    ) -> Result<(), FormatError> {
+        let Some(bytes) = other_columns else {
+            return self.write_row(position, values);
+        };
+        let rows = self.rows;
+        let table =
+            check_table(&self.tables, position, values.len()).map_err(|e| e.in_row(rows))?;
+        let fail = |m: String| FormatError::new(FORMAT, m).in_row(rows);
+        let entries = other_columns::entries(bytes).map_err(fail)?;
+        // Checked as the binary sink checks them; the text writer spells the nodes.
+        other_columns::write_checked(
+            &entries,
+            &table.schema,
+            position.table_index,
+            &mut Vec::new(),
+        )
+        .map_err(fail)?;
+        for (value, column) in values.iter().zip(&table.schema.columns) {
+            if !matches!(value, ValueRef::Composite(_) | ValueRef::Any(_)) {
+                check_ref(*value, &column.ty)
+                    .map_err(|e| column_error(&column.name, e).in_row(rows))?;
+            }
+        }
+        self.write_checked(position, values, None, &entries)
             .map_err(|e| e.in_row(rows))
     }
 
@@ -801,7 +927,7 @@ impl RowSink for YsonTextSink {
             })
             .collect();
         let rows = self.rows;
-        self.write_checked(position, &refs, Some(values))
+        self.write_checked(position, &refs, Some(values), &[])
             .map_err(|e| e.in_row(rows))
     }
 

@@ -30,14 +30,23 @@
 //! which is finite, never the input; no allocation is sized by a length read from the input
 //! beyond the bytes that remain.
 
-use shapeshift_types::{check_value, PhysicalType, PrimitiveType, Type, Value};
+use std::marker::PhantomData;
 
-use super::position::Control;
+use shapeshift_types::{
+    check_value, PhysicalType, PrimitiveType, TableSchema, Type, Value, ValueRef,
+};
+
+use super::other_columns;
+use super::position::{Control, PositionReader, PositionWriter};
+use super::row_refs::RefsBuffer;
+use super::values::{value_from_ref, ColumnCheck, ColumnKind};
 use super::yson_binary;
+use super::{FormatError, RowPosition, RowRef, RowSink, RowSource};
 
-/// One item header or scalar of a tree format.
-#[derive(Clone, Copy, Debug)]
-pub(crate) enum Item<'a> {
+/// One item header or scalar of a tree format (MessagePack, CBOR): what the lowest-level
+/// reader ([`ItemReader`]) yields.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Item<'a> {
     Nil,
     Bool(bool),
     Int(i64),
@@ -52,7 +61,8 @@ pub(crate) enum Item<'a> {
 }
 
 impl Item<'_> {
-    fn name(&self) -> &'static str {
+    /// What the item is, for messages ("an integer", "a map", ...).
+    pub fn name(&self) -> &'static str {
         match self {
             Item::Nil => "nil",
             Item::Bool(_) => "a boolean",
@@ -69,7 +79,7 @@ impl Item<'_> {
 
 /// A decoding failure: the byte offset and what was expected.
 #[derive(Debug)]
-pub(crate) struct TreeError {
+pub struct TreeError {
     pub offset: usize,
     pub message: String,
 }
@@ -85,7 +95,9 @@ impl TreeError {
 }
 
 /// How one tree format spells items.
-pub(crate) trait Dialect {
+pub trait Dialect {
+    /// The format's name in errors.
+    const NAME: &'static str;
     fn nil(out: &mut Vec<u8>);
     fn boolean(out: &mut Vec<u8>, v: bool);
     fn int(out: &mut Vec<u8>, v: i64);
@@ -227,7 +239,11 @@ pub(crate) struct TreeDecoder<'a, D> {
 
 /// What the stream holds next.
 pub(crate) enum Record {
-    Row,
+    /// A row's array header; `other_columns`: one more item than columns follows, the
+    /// binary YSON map of the columns a non-strict schema does not name.
+    Row {
+        other_columns: bool,
+    },
     Control(Vec<Control>),
     End,
 }
@@ -241,6 +257,7 @@ impl<'a, D: Dialect> TreeDecoder<'a, D> {
         }
     }
 
+    #[inline]
     fn item(&mut self) -> Result<Item<'a>, TreeError> {
         D::read(self.input, &mut self.pos)
     }
@@ -252,7 +269,7 @@ impl<'a, D: Dialect> TreeDecoder<'a, D> {
     /// For anything else, or a malformed control record.
     pub(crate) fn record(
         &mut self,
-        columns: impl Fn(usize) -> Option<usize>,
+        columns: impl Fn(usize) -> Option<(usize, bool)>,
         table: usize,
     ) -> Result<Record, TreeError> {
         if self.pos >= self.input.len() {
@@ -261,14 +278,26 @@ impl<'a, D: Dialect> TreeDecoder<'a, D> {
         let start = self.pos;
         match self.item()? {
             Item::Array(n) => {
-                let expected = columns(table).unwrap_or(0);
-                if n != expected as u64 {
-                    return Err(TreeError::new(
-                        start,
-                        format!("a row of table {table} has {expected} columns, found an array of {n} items"),
-                    ));
+                let (expected, others) = columns(table).unwrap_or((0, false));
+                if n == expected as u64 {
+                    return Ok(Record::Row {
+                        other_columns: false,
+                    });
                 }
-                Ok(Record::Row)
+                if others && n == expected as u64 + 1 {
+                    return Ok(Record::Row {
+                        other_columns: true,
+                    });
+                }
+                let or_more = if others {
+                    format!(" (or {} with other columns)", expected + 1)
+                } else {
+                    String::new()
+                };
+                Err(TreeError::new(
+                    start,
+                    format!("a row of table {table} has {expected} columns{or_more}, found an array of {n} items"),
+                ))
             }
             Item::Map(n) => {
                 let mut controls = Vec::new();
@@ -342,7 +371,7 @@ impl<'a, D: Dialect> TreeDecoder<'a, D> {
             .min(self.input.len() - self.pos.min(self.input.len()))
     }
 
-    fn value(&mut self, ty: &Type) -> Result<Value, TreeError> {
+    pub(crate) fn value(&mut self, ty: &Type) -> Result<Value, TreeError> {
         let start = self.pos;
         let item = self.item()?;
         self.value_from(item, start, ty)
@@ -480,158 +509,383 @@ fn type_name(ty: &Type) -> String {
     String::from_utf8_lossy(&crate::yson::to_vec(&node, crate::yson::YsonFormat::Text)).into_owned()
 }
 
-/// Reads the rows of a whole tree-format stream held in memory.
-pub(crate) struct TreeRows<D> {
-    format: &'static str,
-    schemas: Vec<shapeshift_types::TableSchema>,
-    positions: super::position::PositionReader,
-    pos: usize,
-    rows: u64,
-    dialect: std::marker::PhantomData<D>,
+/// One table of a tree-format stream: its schema and its columns' compiled checks.
+struct TreeTable {
+    schema: TableSchema,
+    checks: Vec<ColumnCheck>,
 }
 
-impl<D: Dialect> TreeRows<D> {
-    pub(crate) fn new(format: &'static str, schemas: &[shapeshift_types::TableSchema]) -> Self {
-        TreeRows {
+/// Where reading a whole tree-format stream held in memory stands: the next record's
+/// offset, the positions the control records set, the row count.
+struct TreeStream {
+    format: &'static str,
+    tables: Vec<TreeTable>,
+    positions: PositionReader,
+    pos: usize,
+    rows: u64,
+}
+
+impl TreeStream {
+    fn new(format: &'static str, schemas: &[TableSchema]) -> TreeStream {
+        TreeStream {
             format,
-            schemas: schemas.to_vec(),
-            positions: super::position::PositionReader::default(),
+            tables: schemas
+                .iter()
+                .map(|schema| TreeTable {
+                    checks: schema
+                        .columns
+                        .iter()
+                        .map(|c| ColumnCheck::new(&c.ty))
+                        .collect(),
+                    schema: schema.clone(),
+                })
+                .collect(),
+            positions: PositionReader::default(),
             pos: 0,
             rows: 0,
-            dialect: std::marker::PhantomData,
         }
     }
 
-    /// Decodes the next row of `input` into `values`; `None` at the end.
-    ///
-    /// # Errors
-    /// A [`FormatError`](super::FormatError) with the byte offset and row number.
-    pub(crate) fn next_row(
+    #[cold]
+    fn fail(&self, e: TreeError) -> FormatError {
+        FormatError::new(self.format, e.message)
+            .at(e.offset as u64)
+            .in_row(self.rows)
+    }
+
+    #[cold]
+    fn column_fail(&self, e: TreeError, column: &str) -> FormatError {
+        FormatError::new(self.format, format!("column \"{column}\": {}", e.message))
+            .at(e.offset as u64)
+            .in_row(self.rows)
+    }
+
+    /// Reads control records up to the next row's array header: the row's table and
+    /// whether it carries other columns, or `None` at the end.
+    #[inline]
+    fn next_record<D: Dialect>(
         &mut self,
         input: &[u8],
-        values: &mut Vec<Value>,
-    ) -> Result<Option<(super::RowPosition, usize)>, super::FormatError> {
-        let fail = |e: TreeError, rows: u64, format| {
-            super::FormatError::new(format, e.message)
-                .at(e.offset as u64)
-                .in_row(rows)
-        };
+    ) -> Result<Option<(usize, bool)>, FormatError> {
         loop {
             let mut decoder = TreeDecoder::<D>::new(input, self.pos);
-            let schemas = &self.schemas;
+            let tables = &self.tables;
             let record = decoder
                 .record(
-                    |t| schemas.get(t).map(|s| s.columns.len()),
+                    |t| {
+                        tables
+                            .get(t)
+                            .map(|t| (t.schema.columns.len(), !t.schema.strict))
+                    },
                     self.positions.table(),
                 )
-                .map_err(|e| fail(e, self.rows, self.format))?;
+                .map_err(|e| self.fail(e))?;
+            self.pos = decoder.pos;
             match record {
                 Record::End => return Ok(None),
                 Record::Control(controls) => {
-                    self.pos = decoder.pos;
                     for control in controls {
                         self.positions.control(control);
                     }
                 }
-                Record::Row => {
-                    let table = self.positions.table();
-                    values.clear();
-                    for column in &self.schemas[table].columns {
-                        let value = decoder.column(&column.ty).map_err(|e| {
-                            fail(
-                                TreeError::new(
-                                    e.offset,
-                                    format!("column \"{}\": {}", column.name, e.message),
-                                ),
-                                self.rows,
-                                self.format,
-                            )
-                        })?;
-                        values.push(value);
-                    }
-                    self.pos = decoder.pos;
-                    self.rows += 1;
-                    return Ok(Some((self.positions.next_row(), table)));
+                Record::Row { other_columns } => {
+                    return Ok(Some((self.positions.table(), other_columns)))
                 }
             }
         }
     }
+
+    /// Reads the other-columns item that ends a row of `table` into `out` (binary YSON map).
+    fn other_columns<D: Dialect>(
+        &self,
+        decoder: &mut TreeDecoder<'_, D>,
+        table: usize,
+        out: &mut Vec<u8>,
+    ) -> Result<(), FormatError> {
+        let start = decoder.pos;
+        let fail = |message: String| self.fail(TreeError::new(start, message));
+        match decoder.item().map_err(|e| self.fail(e))? {
+            Item::Yson(bytes) => {
+                other_columns::normalize(bytes, &self.tables[table].schema, table, out)
+                    .map_err(fail)
+            }
+            other => Err(fail(format!(
+                "expected the row's other columns (a yson extension item), found {}",
+                other.name()
+            ))),
+        }
+    }
+}
+
+/// Reads the rows of a tree-format stream held in memory as owned values: the format's own
+/// typed reader (`msgpack::RowReader`, `cbor::RowReader`).
+pub struct RowReader<'a, D> {
+    input: &'a [u8],
+    stream: TreeStream,
+    others: Vec<u8>,
+    dialect: PhantomData<D>,
+}
+
+impl<'a, D: Dialect> RowReader<'a, D> {
+    /// A reader of `input`, whose rows belong to `schemas` (table index = position).
+    pub fn new(schemas: &[TableSchema], input: &'a [u8]) -> RowReader<'a, D> {
+        RowReader {
+            input,
+            stream: TreeStream::new(D::NAME, schemas),
+            others: Vec::new(),
+            dialect: PhantomData,
+        }
+    }
+
+    /// Decodes the next row into `values` (cleared first); its position, or `None` at the end.
+    ///
+    /// # Errors
+    /// A [`FormatError`] with the byte offset and row number for malformed input.
+    pub fn next_row(
+        &mut self,
+        values: &mut Vec<Value>,
+    ) -> Result<Option<RowPosition>, FormatError> {
+        let Some((table, has_others)) = self.stream.next_record::<D>(self.input)? else {
+            return Ok(None);
+        };
+        let mut decoder = TreeDecoder::<D>::new(self.input, self.stream.pos);
+        values.clear();
+        for column in &self.stream.tables[table].schema.columns {
+            let value = decoder
+                .column(&column.ty)
+                .map_err(|e| self.stream.column_fail(e, &column.name))?;
+            values.push(value);
+        }
+        self.others.clear();
+        if has_others {
+            self.stream
+                .other_columns(&mut decoder, table, &mut self.others)?;
+        }
+        self.stream.pos = decoder.pos;
+        self.stream.rows += 1;
+        Ok(Some(self.stream.positions.next_row()))
+    }
+
+    /// The binary YSON map of the columns the last row carries outside its (non-strict)
+    /// schema; `None` when it has none.
+    pub fn other_columns(&self) -> Option<&[u8]> {
+        (!self.others.is_empty()).then_some(self.others.as_slice())
+    }
+}
+
+/// Reads the items of a tree-format stream one by one, with no schema: the format's
+/// lowest-level reader (`msgpack::ItemReader`, `cbor::ItemReader`).
+pub struct ItemReader<'a, D> {
+    input: &'a [u8],
+    pos: usize,
+    dialect: PhantomData<D>,
+}
+
+impl<'a, D: Dialect> ItemReader<'a, D> {
+    pub fn new(input: &'a [u8]) -> ItemReader<'a, D> {
+        ItemReader {
+            input,
+            pos: 0,
+            dialect: PhantomData,
+        }
+    }
+
+    /// The next item (an array or map item is its header; its items follow), or `None` at the
+    /// end of the input.
+    ///
+    /// # Errors
+    /// A [`FormatError`] with the byte offset for a truncated or malformed item.
+    #[inline]
+    pub fn next_item(&mut self) -> Result<Option<Item<'a>>, FormatError> {
+        if self.pos >= self.input.len() {
+            return Ok(None);
+        }
+        D::read(self.input, &mut self.pos)
+            .map(Some)
+            .map_err(|e| FormatError::new(D::NAME, e.message).at(e.offset as u64))
+    }
+
+    /// The offset of the next item.
+    pub fn offset(&self) -> usize {
+        self.pos
+    }
 }
 
 /// A [`RowSource`](super::RowSource) over a tree-format stream, read whole into memory.
+///
+/// Rows are decoded in one pass straight into the borrowed row: scalars and strings borrow
+/// the input and are checked by their column's compiled rule; composite and `yson` values are
+/// decoded, checked and written as binary YSON into a per-row scratch buffer, and their refs
+/// are filled in once the scratch stops growing.
 pub(crate) struct TreeSource<D> {
     input: Vec<u8>,
-    rows: TreeRows<D>,
-    values: Vec<Value>,
-    refs: super::OwnedRefs,
+    stream: TreeStream,
+    scratch: Vec<u8>,
+    /// The row's values held in `scratch`: column, span, `yson` (else composite).
+    spans: Vec<(usize, usize, usize, bool)>,
+    others: Vec<u8>,
+    refs: RefsBuffer,
+    dialect: PhantomData<D>,
 }
 
 impl<D: Dialect> TreeSource<D> {
     pub(crate) fn open(
-        format: &'static str,
-        schemas: &[shapeshift_types::TableSchema],
+        schemas: &[TableSchema],
         mut input: Box<dyn std::io::Read>,
-    ) -> Result<Self, super::FormatError> {
+    ) -> Result<Self, FormatError> {
         let mut bytes = Vec::new();
         input
             .read_to_end(&mut bytes)
-            .map_err(|e| super::FormatError::io(format, &e))?;
+            .map_err(|e| FormatError::io(D::NAME, &e))?;
         Ok(TreeSource {
             input: bytes,
-            rows: TreeRows::new(format, schemas),
-            values: Vec::new(),
-            refs: super::OwnedRefs::new(),
+            stream: TreeStream::new(D::NAME, schemas),
+            scratch: Vec::new(),
+            spans: Vec::new(),
+            others: Vec::new(),
+            refs: RefsBuffer::default(),
+            dialect: PhantomData,
         })
+    }
+
+    #[inline]
+    fn read(&mut self) -> Result<Option<(RowRef<'_>, Option<&[u8]>)>, FormatError> {
+        let Some((table, has_others)) = self.stream.next_record::<D>(&self.input)? else {
+            return Ok(None);
+        };
+        let TreeSource {
+            input,
+            stream,
+            scratch,
+            spans,
+            others,
+            refs,
+            ..
+        } = self;
+        let input: &[u8] = input;
+        scratch.clear();
+        spans.clear();
+        let refs = refs.loan();
+        let mut decoder = TreeDecoder::<D>::new(input, stream.pos);
+        let spec = &stream.tables[table];
+        for (column, (def, check)) in spec.schema.columns.iter().zip(&spec.checks).enumerate() {
+            let start = decoder.pos;
+            let item = decoder
+                .item()
+                .map_err(|e| stream.column_fail(e, &def.name))?;
+            let value = match check.kind {
+                ColumnKind::Scalar => {
+                    let value = match item {
+                        Item::Nil => ValueRef::Null,
+                        Item::Bool(v) => ValueRef::Bool(v),
+                        Item::Int(v) => ValueRef::Int64(v),
+                        Item::Uint(v) => ValueRef::Uint64(v),
+                        Item::Double(v) => ValueRef::Double(v),
+                        Item::Bytes(v) | Item::Text(v) => ValueRef::String(v),
+                        other => {
+                            return Err(stream.column_fail(
+                                TreeError::new(
+                                    start,
+                                    format!(
+                                        "expected a value of type {}, found {}",
+                                        type_name(&def.ty),
+                                        other.name()
+                                    ),
+                                ),
+                                &def.name,
+                            ))
+                        }
+                    };
+                    check.read(value, &def.ty).map_err(|e| {
+                        stream.column_fail(TreeError::new(start, e.to_string()), &def.name)
+                    })?
+                }
+                _ if matches!(item, Item::Nil) && check.nullable => ValueRef::Null,
+                kind => {
+                    decoder.pos = start;
+                    let value = decoder
+                        .column(&def.ty)
+                        .map_err(|e| stream.column_fail(e, &def.name))?;
+                    if !matches!(value, Value::Null) {
+                        let at = scratch.len();
+                        yson_binary::value(scratch, &value, &def.ty)
+                            .map_err(|m| stream.column_fail(TreeError::new(start, m), &def.name))?;
+                        spans.push((column, at, scratch.len(), kind == ColumnKind::Yson));
+                    }
+                    ValueRef::Null
+                }
+            };
+            refs.push(value);
+        }
+        others.clear();
+        if has_others {
+            stream.other_columns(&mut decoder, table, others)?;
+        }
+        stream.pos = decoder.pos;
+        stream.rows += 1;
+        let position = stream.positions.next_row();
+        let scratch: &[u8] = scratch;
+        for &(column, start, end, yson) in spans.iter() {
+            let bytes = &scratch[start..end];
+            refs[column] = if yson {
+                ValueRef::Any(bytes)
+            } else {
+                ValueRef::Composite(bytes)
+            };
+        }
+        let others = (!others.is_empty()).then_some(others.as_slice());
+        Ok(Some((
+            RowRef {
+                position,
+                values: refs,
+            },
+            others,
+        )))
     }
 }
 
-impl<D: Dialect> super::RowSource for TreeSource<D> {
-    fn next_row(&mut self) -> Result<Option<super::RowRef<'_>>, super::FormatError> {
-        let Some((position, table)) = self.rows.next_row(&self.input, &mut self.values)? else {
-            return Ok(None);
-        };
-        let format = self.rows.format;
-        let values = self
-            .refs
-            .refs(&self.values, &self.rows.schemas[table])
-            .map_err(|e| super::FormatError::new(format, e.to_string()))?;
-        Ok(Some(super::RowRef { position, values }))
+impl<D: Dialect> RowSource for TreeSource<D> {
+    fn next_row(&mut self) -> Result<Option<RowRef<'_>>, FormatError> {
+        Ok(self.read()?.map(|(row, _)| row))
+    }
+
+    fn next_row_with_other_columns(
+        &mut self,
+    ) -> Result<Option<(RowRef<'_>, Option<&[u8]>)>, FormatError> {
+        self.read()
     }
 }
 
 /// A [`RowSink`](super::RowSink) of a tree format.
 pub(crate) struct TreeSink<D> {
-    format: &'static str,
-    schemas: Vec<shapeshift_types::TableSchema>,
+    tables: Vec<TreeTable>,
     output: Box<dyn std::io::Write>,
     buffer: Vec<u8>,
-    positions: super::position::PositionWriter,
+    others: Vec<u8>,
+    positions: PositionWriter,
     rows: u64,
-    dialect: std::marker::PhantomData<D>,
+    dialect: PhantomData<D>,
 }
 
 impl<D: Dialect> TreeSink<D> {
-    pub(crate) fn new(
-        format: &'static str,
-        schemas: &[shapeshift_types::TableSchema],
-        output: Box<dyn std::io::Write>,
-    ) -> Self {
+    pub(crate) fn new(schemas: &[TableSchema], output: Box<dyn std::io::Write>) -> Self {
         TreeSink {
-            format,
-            schemas: schemas.to_vec(),
+            tables: TreeStream::new(D::NAME, schemas).tables,
             output,
             buffer: Vec::with_capacity(1 << 16),
-            positions: super::position::PositionWriter::default(),
+            others: Vec::new(),
+            positions: PositionWriter::default(),
             rows: 0,
-            dialect: std::marker::PhantomData,
+            dialect: PhantomData,
         }
     }
 
+    #[inline]
     fn row_done(
         &mut self,
         start: usize,
-        result: Result<(), super::FormatError>,
-    ) -> Result<(), super::FormatError> {
+        result: Result<(), FormatError>,
+    ) -> Result<(), FormatError> {
         if let Err(e) = result {
             self.buffer.truncate(start);
             return Err(e.in_row(self.rows));
@@ -640,35 +894,38 @@ impl<D: Dialect> TreeSink<D> {
         if self.buffer.len() >= 1 << 16 {
             self.output
                 .write_all(&self.buffer)
-                .map_err(|e| super::FormatError::io(self.format, &e))?;
+                .map_err(|e| FormatError::io(D::NAME, &e))?;
             self.buffer.clear();
         }
         Ok(())
     }
 
+    /// Writes the control records and the array header of a row of `count` values (plus its
+    /// other columns when `others`); the row's table.
+    #[inline]
     fn begin(
         &mut self,
-        position: &super::RowPosition,
+        position: &RowPosition,
         count: usize,
-    ) -> Result<usize, super::FormatError> {
-        let format = self.format;
-        let schema = self.schemas.get(position.table_index).ok_or_else(|| {
-            super::FormatError::new(
-                format,
+        others: bool,
+    ) -> Result<usize, FormatError> {
+        let table = self.tables.get(position.table_index).ok_or_else(|| {
+            FormatError::new(
+                D::NAME,
                 format!(
                     "table index {} is out of range: {} table schemas",
                     position.table_index,
-                    self.schemas.len()
+                    self.tables.len()
                 ),
             )
         })?;
-        if count != schema.columns.len() {
-            return Err(super::FormatError::new(
-                format,
+        if count != table.schema.columns.len() {
+            return Err(FormatError::new(
+                D::NAME,
                 format!(
                     "table {} has {} columns, the row has {count} values",
                     position.table_index,
-                    schema.columns.len()
+                    table.schema.columns.len()
                 ),
             ));
         }
@@ -677,48 +934,116 @@ impl<D: Dialect> TreeSink<D> {
             encode_control::<D>(out, c);
             Ok::<(), ()>(())
         });
-        D::array(out, count);
+        D::array(out, count + usize::from(others));
         Ok(position.table_index)
+    }
+
+    fn write_refs(
+        &mut self,
+        position: &RowPosition,
+        values: &[ValueRef<'_>],
+        others: bool,
+    ) -> Result<(), FormatError> {
+        let table = self.begin(position, values.len(), others)?;
+        let out = &mut self.buffer;
+        let spec = &self.tables[table];
+        for ((value, column), check) in values.iter().zip(&spec.schema.columns).zip(&spec.checks) {
+            let fail = |e: &dyn std::fmt::Display| {
+                FormatError::new(D::NAME, format!("column \"{}\": {e}", column.name))
+            };
+            match *value {
+                ValueRef::Composite(_) | ValueRef::Any(_) => {
+                    let owned = value_from_ref(*value, &column.ty).map_err(|e| fail(&e))?;
+                    encode_value::<D>(out, &owned, &column.ty).map_err(|e| fail(&e))?;
+                }
+                scalar => {
+                    check.write(scalar, &column.ty).map_err(|e| fail(&e))?;
+                    encode_scalar::<D>(out, scalar, &column.ty);
+                }
+            }
+        }
+        if others {
+            D::yson(out, &self.others);
+        }
+        Ok(())
     }
 }
 
-impl<D: Dialect> super::RowSink for TreeSink<D> {
+/// Writes a checked scalar (or null) of a column of type `ty`.
+#[inline]
+fn encode_scalar<D: Dialect>(out: &mut Vec<u8>, value: ValueRef<'_>, ty: &Type) {
+    match value {
+        ValueRef::Bool(v) => D::boolean(out, v),
+        ValueRef::Int64(v) => D::int(out, v),
+        ValueRef::Uint64(v) => D::uint(out, v),
+        ValueRef::Double(v) => D::double(out, v),
+        ValueRef::String(v) => match std::str::from_utf8(v) {
+            // The check has verified the UTF-8 of text columns.
+            Ok(text) if is_text(column_scalar_type(ty)) => D::text(out, text),
+            _ => D::bytes(out, v),
+        },
+        _ => D::nil(out),
+    }
+}
+
+impl<D: Dialect> RowSink for TreeSink<D> {
     fn write_row(
         &mut self,
-        position: &super::RowPosition,
-        values: &[shapeshift_types::ValueRef<'_>],
-    ) -> Result<(), super::FormatError> {
-        use shapeshift_types::ValueRef;
+        position: &RowPosition,
+        values: &[ValueRef<'_>],
+    ) -> Result<(), FormatError> {
+        let start = self.buffer.len();
+        let result = self.write_refs(position, values, false);
+        self.row_done(start, result)
+    }
+
+    fn write_row_with_other_columns(
+        &mut self,
+        position: &RowPosition,
+        values: &[ValueRef<'_>],
+        other_columns: Option<&[u8]>,
+    ) -> Result<(), FormatError> {
+        let Some(bytes) = other_columns else {
+            return self.write_row(position, values);
+        };
+        let start = self.buffer.len();
+        let mut others = std::mem::take(&mut self.others);
+        others.clear();
+        let result = match self.tables.get(position.table_index) {
+            Some(table) => {
+                other_columns::normalize(bytes, &table.schema, position.table_index, &mut others)
+                    .map_err(|m| FormatError::new(D::NAME, m))
+            }
+            None => Ok(()),
+        };
+        let has_others = !others.is_empty();
+        self.others = others;
+        let result = result.and_then(|()| self.write_refs(position, values, has_others));
+        self.row_done(start, result)
+    }
+
+    fn write_owned_row(
+        &mut self,
+        position: &RowPosition,
+        values: &[Value],
+    ) -> Result<(), FormatError> {
         let start = self.buffer.len();
         let result = (|| {
-            let table = self.begin(position, values.len())?;
-            let format = self.format;
+            let table = self.begin(position, values.len(), false)?;
             let out = &mut self.buffer;
-            for (value, column) in values.iter().zip(&self.schemas[table].columns) {
+            let spec = &self.tables[table];
+            for ((value, column), check) in
+                values.iter().zip(&spec.schema.columns).zip(&spec.checks)
+            {
                 let fail = |e: &dyn std::fmt::Display| {
-                    super::FormatError::new(format, format!("column \"{}\": {e}", column.name))
+                    FormatError::new(D::NAME, format!("column \"{}\": {e}", column.name))
                 };
-                match *value {
-                    ValueRef::Composite(_) | ValueRef::Any(_) => {
-                        let owned =
-                            super::value_from_ref(*value, &column.ty).map_err(|e| fail(&e))?;
-                        encode_value::<D>(out, &owned, &column.ty).map_err(|e| fail(&e))?;
+                check.write_owned(value, &column.ty).map_err(|e| fail(&e))?;
+                match super::values::scalar_ref(value) {
+                    Some(scalar) if check.kind == ColumnKind::Scalar => {
+                        encode_scalar::<D>(out, scalar, &column.ty)
                     }
-                    scalar => {
-                        super::values::check_ref(scalar, &column.ty).map_err(|e| fail(&e))?;
-                        match scalar {
-                            ValueRef::Bool(v) => D::boolean(out, v),
-                            ValueRef::Int64(v) => D::int(out, v),
-                            ValueRef::Uint64(v) => D::uint(out, v),
-                            ValueRef::Double(v) => D::double(out, v),
-                            ValueRef::String(v) if is_text(column_scalar_type(&column.ty)) => {
-                                // check_ref has verified the UTF-8.
-                                D::text(out, std::str::from_utf8(v).map_err(|e| fail(&e))?)
-                            }
-                            ValueRef::String(v) => D::bytes(out, v),
-                            _ => D::nil(out),
-                        }
-                    }
+                    _ => encode_value::<D>(out, value, &column.ty).map_err(|e| fail(&e))?,
                 }
             }
             Ok(())
@@ -726,33 +1051,11 @@ impl<D: Dialect> super::RowSink for TreeSink<D> {
         self.row_done(start, result)
     }
 
-    fn write_owned_row(
-        &mut self,
-        position: &super::RowPosition,
-        values: &[Value],
-    ) -> Result<(), super::FormatError> {
-        let start = self.buffer.len();
-        let result = (|| {
-            let table = self.begin(position, values.len())?;
-            let format = self.format;
-            let out = &mut self.buffer;
-            for (value, column) in values.iter().zip(&self.schemas[table].columns) {
-                let fail = |e: &dyn std::fmt::Display| {
-                    super::FormatError::new(format, format!("column \"{}\": {e}", column.name))
-                };
-                check_value(value, &column.ty).map_err(|e| fail(&e))?;
-                encode_value::<D>(out, value, &column.ty).map_err(|e| fail(&e))?;
-            }
-            Ok(())
-        })();
-        self.row_done(start, result)
-    }
-
-    fn finish(&mut self) -> Result<(), super::FormatError> {
+    fn finish(&mut self) -> Result<(), FormatError> {
         self.output
             .write_all(&self.buffer)
             .and_then(|()| self.output.flush())
-            .map_err(|e| super::FormatError::io(self.format, &e))?;
+            .map_err(|e| FormatError::io(D::NAME, &e))?;
         self.buffer.clear();
         Ok(())
     }

@@ -181,3 +181,286 @@ impl OwnedRefs {
         Ok(refs)
     }
 }
+
+/// What a scalar column admits, compiled once per schema so a row's scalars are checked by a
+/// comparison or two instead of a walk of the column type.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum ScalarRule {
+    /// A signed integer type: `Int64` within `lo..=hi`.
+    Signed {
+        lo: i64,
+        hi: i64,
+    },
+    /// An unsigned integer type: `Uint64` up to `hi`.
+    Unsigned {
+        hi: u64,
+    },
+    Double,
+    /// `float`: a double whose finite magnitude fits an `f32`.
+    Float,
+    Bool,
+    /// `string`: any bytes.
+    Bytes,
+    /// `utf8`, `json`: valid UTF-8.
+    Utf8,
+    /// `uuid`: 16 bytes.
+    Uuid,
+    /// Decimals, `null`/`void` and composite columns: the general check.
+    General,
+}
+
+/// A column's kind and scalar check, compiled once per table schema (see [`ScalarRule`]).
+///
+/// Every accepted value is one [`check_ref`] accepts (the rules are derived from the same
+/// `check_value` bounds); everything else goes through [`check_ref`] itself, so errors read
+/// the same whichever path found them.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct ColumnCheck {
+    pub(crate) kind: ColumnKind,
+    pub(crate) nullable: bool,
+    rule: ScalarRule,
+}
+
+impl ColumnCheck {
+    pub(crate) fn new(ty: &Type) -> ColumnCheck {
+        let kind = ColumnKind::of(ty);
+        let scalar = match ty.untagged() {
+            Type::Optional(item) => item.untagged(),
+            other => other,
+        };
+        let rule = match (kind, scalar) {
+            (ColumnKind::Scalar, Type::Primitive(p)) => ScalarRule::of(*p, scalar),
+            _ => ScalarRule::General,
+        };
+        ColumnCheck {
+            kind,
+            nullable: ty.is_nullable(),
+            rule,
+        }
+    }
+
+    /// Checks a value a reader found for this column, with YT's integer leniency (a
+    /// non-negative signed integer for an unsigned column and an in-range unsigned one for a
+    /// signed column); returns the value as the row carries it.
+    ///
+    /// # Errors
+    /// [`check_ref`]'s error when the value does not fit `ty`.
+    #[inline]
+    pub(crate) fn read<'a>(
+        &self,
+        value: ValueRef<'a>,
+        ty: &Type,
+    ) -> Result<ValueRef<'a>, TypeError> {
+        let value = match (self.rule, value) {
+            (ScalarRule::Unsigned { .. }, ValueRef::Int64(v)) if v >= 0 => {
+                ValueRef::Uint64(v as u64)
+            }
+            (ScalarRule::Signed { .. }, ValueRef::Uint64(v)) if v <= i64::MAX as u64 => {
+                ValueRef::Int64(v as i64)
+            }
+            _ => value,
+        };
+        self.write(value, ty).map(|()| value)
+    }
+
+    /// Checks a value a sink is given for this column (no leniency: the row convention says
+    /// which scalar each column holds).
+    ///
+    /// # Errors
+    /// [`check_ref`]'s error when the value does not fit `ty`.
+    #[inline]
+    pub(crate) fn write(&self, value: ValueRef<'_>, ty: &Type) -> Result<(), TypeError> {
+        let fits = match (self.rule, value) {
+            (_, ValueRef::Null) => self.nullable && self.kind == ColumnKind::Scalar,
+            (ScalarRule::Signed { lo, hi }, ValueRef::Int64(v)) => lo <= v && v <= hi,
+            (ScalarRule::Unsigned { hi }, ValueRef::Uint64(v)) => v <= hi,
+            (ScalarRule::Double, ValueRef::Double(_)) | (ScalarRule::Bool, ValueRef::Bool(_)) => {
+                true
+            }
+            (ScalarRule::Float, ValueRef::Double(v)) => {
+                !(v.is_finite() && v.abs() > f64::from(f32::MAX))
+            }
+            (ScalarRule::Bytes, ValueRef::String(_)) => true,
+            (ScalarRule::Utf8, ValueRef::String(v)) => std::str::from_utf8(v).is_ok(),
+            (ScalarRule::Uuid, ValueRef::String(v)) => v.len() == 16,
+            _ => false,
+        };
+        if fits {
+            Ok(())
+        } else {
+            check_ref(value, ty)
+        }
+    }
+
+    /// [`ColumnCheck::write`] for an owned value: scalars by the compiled rule, composite
+    /// values by `check_value`.
+    ///
+    /// # Errors
+    /// `check_value`'s error when the value does not fit `ty`.
+    #[inline]
+    pub(crate) fn write_owned(&self, value: &Value, ty: &Type) -> Result<(), TypeError> {
+        match scalar_ref(value) {
+            Some(scalar) if self.kind == ColumnKind::Scalar => self.write(scalar, ty),
+            _ => check_value(value, ty),
+        }
+    }
+}
+
+/// The borrowed form of an owned scalar or null; `None` for composite values.
+#[inline]
+pub(crate) fn scalar_ref(value: &Value) -> Option<ValueRef<'_>> {
+    Some(match value {
+        Value::Null => ValueRef::Null,
+        Value::Bool(v) => ValueRef::Bool(*v),
+        Value::Int64(v) => ValueRef::Int64(*v),
+        Value::Uint64(v) => ValueRef::Uint64(*v),
+        Value::Double(v) => ValueRef::Double(*v),
+        Value::String(v) => ValueRef::String(v),
+        _ => return None,
+    })
+}
+
+impl ScalarRule {
+    fn of(p: PrimitiveType, ty: &Type) -> ScalarRule {
+        use PrimitiveType as P;
+        let accepts = |value: Value| check_value(&value, ty).is_ok();
+        match p {
+            P::Bool => ScalarRule::Bool,
+            P::Double => ScalarRule::Double,
+            P::Float => ScalarRule::Float,
+            P::String => ScalarRule::Bytes,
+            P::Utf8 | P::Json => ScalarRule::Utf8,
+            P::Uuid => ScalarRule::Uuid,
+            _ if accepts(Value::Int64(0)) => {
+                // The bounds are check_value's own, found by bisection: the rule can never
+                // accept what the general check refuses, nor refuse what it accepts.
+                let hi = bisect_u64(|v| v <= i64::MAX as u64 && accepts(Value::Int64(v as i64)));
+                // `v as i64` of 2^63 is i64::MIN, its own negation.
+                let below = bisect_u64(|v| {
+                    v <= 1 << 63 && accepts(Value::Int64((v as i64).wrapping_neg()))
+                });
+                let lo = (below as i64).wrapping_neg();
+                ScalarRule::Signed { lo, hi: hi as i64 }
+            }
+            _ if accepts(Value::Uint64(0)) => ScalarRule::Unsigned {
+                hi: bisect_u64(|v| accepts(Value::Uint64(v))),
+            },
+            _ => ScalarRule::General,
+        }
+    }
+}
+
+/// The largest `v` with `fits(v)`, for a `fits` true at 0 and true on a prefix of `u64`.
+fn bisect_u64(fits: impl Fn(u64) -> bool) -> u64 {
+    if fits(u64::MAX) {
+        return u64::MAX;
+    }
+    // Invariant: fits(good), !fits(bad).
+    let (mut good, mut bad) = (0u64, u64::MAX);
+    while bad - good > 1 {
+        let mid = good + (bad - good) / 2;
+        if fits(mid) {
+            good = mid;
+        } else {
+            bad = mid;
+        }
+    }
+    good
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn compiled_rules_agree_with_check_value_at_the_bounds() {
+        use PrimitiveType as P;
+        for p in [
+            P::Int8,
+            P::Int16,
+            P::Int32,
+            P::Int64,
+            P::Uint8,
+            P::Uint16,
+            P::Uint32,
+            P::Uint64,
+            P::Date,
+            P::Datetime,
+            P::Timestamp,
+            P::Interval,
+            P::Date32,
+            P::Datetime64,
+            P::Timestamp64,
+            P::Interval64,
+            P::Float,
+            P::Double,
+            P::Bool,
+            P::String,
+            P::Utf8,
+            P::Uuid,
+            P::Json,
+            P::Null,
+            P::Void,
+        ] {
+            for ty in [Type::Primitive(p), Type::optional(Type::Primitive(p))] {
+                let check = ColumnCheck::new(&ty);
+                let mut probes = vec![
+                    ValueRef::Null,
+                    ValueRef::Bool(true),
+                    ValueRef::Double(1e300),
+                    ValueRef::Double(f64::NAN),
+                    ValueRef::Double(0.5),
+                    ValueRef::String(b"\xff"),
+                    ValueRef::String(b"0123456789abcdef"),
+                    ValueRef::String(b"ok"),
+                ];
+                for bound in [
+                    0u64,
+                    1,
+                    127,
+                    128,
+                    255,
+                    256,
+                    65535,
+                    65536,
+                    u32::MAX as u64,
+                    u32::MAX as u64 + 1,
+                    49673,
+                    49674,
+                    4291747200,
+                    4291747199,
+                    4291747200000000,
+                    4291747199999999,
+                    i64::MAX as u64,
+                    u64::MAX,
+                ] {
+                    for delta in [0u64, 1] {
+                        let v = bound.wrapping_sub(delta);
+                        probes.push(ValueRef::Uint64(v));
+                        probes.push(ValueRef::Int64(v as i64));
+                        probes.push(ValueRef::Int64((v as i64).wrapping_neg()));
+                    }
+                }
+                match check.rule {
+                    ScalarRule::Signed { lo, hi } => {
+                        for v in [lo, hi, lo.wrapping_sub(1), hi.wrapping_add(1)] {
+                            probes.push(ValueRef::Int64(v));
+                        }
+                    }
+                    ScalarRule::Unsigned { hi } => {
+                        probes.push(ValueRef::Uint64(hi));
+                        probes.push(ValueRef::Uint64(hi.wrapping_add(1)));
+                    }
+                    _ => {}
+                }
+                for probe in probes {
+                    assert_eq!(
+                        check.write(probe, &ty).is_ok(),
+                        check_ref(probe, &ty).is_ok(),
+                        "{ty:?} {probe:?}"
+                    );
+                }
+            }
+        }
+    }
+}
