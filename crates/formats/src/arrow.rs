@@ -33,13 +33,18 @@ use arrow_buffer::Buffer;
 use arrow_ipc::reader::StreamDecoder;
 use arrow_ipc::writer::StreamWriter;
 use arrow_schema::{ArrowError, DataType, Field, Schema, SchemaRef};
-use shapeshift_types::{PrimitiveType, TableSchema, Type, Value, ValueRef};
+use shapeshift_types::{TableSchema, Value, ValueRef};
 
-use crate::row_bridge::{check_row, owned_value, RowBuffer};
+use crate::row_bridge::check_row;
 use crate::table::{FormatError, RowPosition, RowRef, RowSink, RowSource};
 use crate::yson::{self, YsonFormat};
 
 mod columns;
+mod row_builders;
+mod row_views;
+
+use row_builders::ColumnBuilder;
+use row_views::{ChunkViews, ColumnView};
 
 const FORMAT: &str = "arrow";
 const TABLE_INDEX_KEY: &str = "yt.table_index";
@@ -259,7 +264,10 @@ pub struct BatchReader {
     batch: Option<RecordBatch>,
     next_row: usize,
     rows: u64,
-    row: RowBuffer,
+    /// Views of the current chunk of rows of `batch`.
+    views: ChunkViews,
+    /// The layout has system columns (positions are read per row).
+    positioned: bool,
 }
 
 impl BatchReader {
@@ -276,7 +284,8 @@ impl BatchReader {
             batch: None,
             next_row: 0,
             rows: 0,
-            row: RowBuffer::default(),
+            views: ChunkViews::default(),
+            positioned: false,
         }
     }
 
@@ -375,6 +384,29 @@ fn is_end_of_stream(e: &ArrowError) -> bool {
     matches!(e, ArrowError::IpcError(m) if m == "Unexpected EOS")
 }
 
+impl BatchReader {
+    /// Makes `batch` (of the current layout) the one rows are read from: every column
+    /// resolved once.
+    fn start_batch(&mut self, batch: RecordBatch) {
+        let Some(layout) = &self.layout else {
+            unreachable!("a batch is read with its layout")
+        };
+        let table = &self.schemas[layout.table_index];
+        let columns = table
+            .columns
+            .iter()
+            .zip(&layout.columns)
+            .map(|(column, index)| ColumnView::new(&column.ty, batch.column(*index)))
+            .collect();
+        self.views.reset(columns);
+        self.positioned = layout.row_index.is_some()
+            || layout.range_index.is_some()
+            || layout.key_switch.is_some();
+        self.batch = Some(batch);
+        self.next_row = 0;
+    }
+}
+
 impl RowSource for BatchReader {
     fn next_row(&mut self) -> Result<Option<RowRef<'_>>, FormatError> {
         loop {
@@ -384,10 +416,7 @@ impl RowSource for BatchReader {
                 }
             }
             match self.next_batch()? {
-                Some((_, batch)) => {
-                    self.batch = Some(batch);
-                    self.next_row = 0;
-                }
+                Some((_, batch)) => self.start_batch(batch),
                 None => return Ok(None),
             }
         }
@@ -395,58 +424,33 @@ impl RowSource for BatchReader {
             unreachable!("a batch is read with its layout")
         };
         let i = self.next_row;
-        let table = &self.schemas[layout.table_index];
-        self.row.clear();
-        for (column, index) in table.columns.iter().zip(&layout.columns) {
-            let array = batch.column(*index);
-            push_view(&mut self.row, &column.ty, array, i).map_err(|e| FormatError {
-                format: FORMAT,
-                offset: None,
-                row: Some(self.rows),
-                message: format!("column {:?}: {e}", column.name),
-            })?;
+        if !self.views.holds(i) {
+            let len = self.views.chunk_rows().min(batch.num_rows() - i);
+            if let Err(e) = self.views.fill(i, len) {
+                let table = &self.schemas[layout.table_index];
+                return Err(FormatError {
+                    format: FORMAT,
+                    offset: None,
+                    row: Some(self.rows + (e.row - i) as u64),
+                    message: format!("column {:?}: {}", table.columns[e.column].name, e.message),
+                });
+            }
         }
-        let position = layout.position(batch, i);
+        let position = if self.positioned {
+            layout.position(batch, i)
+        } else {
+            RowPosition {
+                table_index: layout.table_index,
+                ..RowPosition::default()
+            }
+        };
         self.next_row += 1;
         self.rows += 1;
         Ok(Some(RowRef {
             position,
-            values: self.row.views(),
+            values: self.views.row(i),
         }))
     }
-}
-
-/// Pushes the view of row `i`: plain scalars straight from the array, the rest through a
-/// value.
-fn push_view(row: &mut RowBuffer, ty: &Type, array: &ArrayRef, i: usize) -> Result<(), String> {
-    if i < array.len() && !array.is_null(i) {
-        match (ty.untagged(), array.data_type()) {
-            (Type::Primitive(PrimitiveType::Int64), DataType::Int64) => {
-                row.push_int64(array.as_primitive::<Int64Type>().value(i));
-                return Ok(());
-            }
-            (Type::Primitive(PrimitiveType::Double), DataType::Float64) => {
-                row.push_double(
-                    array
-                        .as_primitive::<arrow_array::types::Float64Type>()
-                        .value(i),
-                );
-                return Ok(());
-            }
-            (Type::Primitive(PrimitiveType::String), DataType::Binary) => {
-                row.push_string(array.as_binary::<i32>().value(i));
-                return Ok(());
-            }
-            (Type::Primitive(PrimitiveType::Utf8), DataType::Utf8) => {
-                row.push_string(array.as_string::<i32>().value(i).as_bytes());
-                return Ok(());
-            }
-            _ => {}
-        }
-    }
-    let value = columns::value_at(ty, array.as_ref(), i)?;
-    shapeshift_types::check_value(&value, ty).map_err(|e| e.to_string())?;
-    row.push_value(&value, ty, FORMAT).map_err(|e| e.message)
 }
 
 /// Reads rows from Arrow IPC streams.
@@ -487,8 +491,12 @@ pub struct BatchWriter {
     output: Option<Box<dyn Write>>,
     segment: Option<Segment>,
     batch_rows: usize,
+    /// The table the builders are for.
     pending_table: usize,
-    pending: Vec<(RowPosition, Vec<Value>)>,
+    /// One builder per column of `pending_table`, reused from batch to batch.
+    builders: Vec<ColumnBuilder>,
+    /// Positions of the rows in the builders.
+    positions: Vec<RowPosition>,
     rows: u64,
     finished: bool,
 }
@@ -500,8 +508,9 @@ impl BatchWriter {
             output: Some(output),
             segment: None,
             batch_rows: DEFAULT_BATCH_ROWS,
-            pending_table: 0,
-            pending: Vec::new(),
+            pending_table: usize::MAX,
+            builders: Vec::new(),
+            positions: Vec::new(),
             rows: 0,
             finished: false,
         }
@@ -517,32 +526,83 @@ impl BatchWriter {
         error(None, Some(self.rows), message)
     }
 
-    fn buffer_row(
+    /// Makes the builders those of `table_index`, writing the rows of another table first.
+    fn switch_builders(&mut self, table_index: usize) -> Result<(), FormatError> {
+        if table_index == self.pending_table {
+            return Ok(());
+        }
+        self.flush_pending()?;
+        let table = self.schemas.get(table_index).ok_or_else(|| {
+            error(
+                None,
+                Some(self.rows),
+                format!("table index {table_index} out of range"),
+            )
+        })?;
+        let capacity = self.batch_rows.min(DEFAULT_BATCH_ROWS);
+        self.builders = table
+            .columns
+            .iter()
+            .map(|c| ColumnBuilder::new(&c.ty, capacity))
+            .collect();
+        self.pending_table = table_index;
+        Ok(())
+    }
+
+    /// Appends one row through `append(builder, column)`, all or nothing.
+    fn append_row(
         &mut self,
         position: &RowPosition,
-        values: Vec<Value>,
+        width: usize,
+        mut append: impl FnMut(&mut ColumnBuilder, usize) -> Result<(), String>,
     ) -> Result<(), FormatError> {
-        if position.table_index != self.pending_table && !self.pending.is_empty() {
-            self.flush_pending()?;
+        self.switch_builders(position.table_index)?;
+        if width != self.builders.len() {
+            return Err(self.fail(format!(
+                "row has {width} values, the schema {} columns",
+                self.builders.len()
+            )));
         }
-        self.pending_table = position.table_index;
-        self.pending.push((*position, values));
+        let before = self.positions.len();
+        for c in 0..width {
+            if let Err(message) = append(&mut self.builders[c], c) {
+                for builder in &mut self.builders[..c] {
+                    builder.truncate(before);
+                }
+                let name = &self.schemas[self.pending_table].columns[c].name;
+                return Err(self.fail(format!("column {name:?}: {message}")));
+            }
+        }
+        self.positions.push(*position);
         self.rows += 1;
-        if self.pending.len() >= self.batch_rows {
+        if self.positions.len() >= self.batch_rows {
             self.flush_pending()?;
         }
         Ok(())
     }
 
     fn flush_pending(&mut self) -> Result<(), FormatError> {
-        if self.pending.is_empty() {
+        if self.positions.is_empty() {
             return Ok(());
         }
-        let table = &self.schemas[self.pending_table];
-        let arrays = build_columns(table, self.pending.iter().map(|(_, v)| v.as_slice()))?;
-        let positions: Vec<RowPosition> = self.pending.iter().map(|(p, _)| *p).collect();
-        self.pending.clear();
-        self.write_arrays(self.pending_table, arrays, &positions)
+        let mut arrays = Vec::with_capacity(self.builders.len());
+        for (builder, column) in self
+            .builders
+            .iter_mut()
+            .zip(&self.schemas[self.pending_table].columns)
+        {
+            debug_assert_eq!(builder.len(), self.positions.len());
+            arrays.push(
+                builder
+                    .cut()
+                    .map_err(|e| error(None, None, format!("column {:?}: {e}", column.name)))?,
+            );
+        }
+        let positions = std::mem::take(&mut self.positions);
+        self.write_arrays(self.pending_table, arrays, &positions)?;
+        self.positions = positions;
+        self.positions.clear();
+        Ok(())
     }
 
     /// Writes a record batch of table `table_index` (columns as [`arrow_schema`], plain or
@@ -726,28 +786,9 @@ impl RowSink for BatchWriter {
         position: &RowPosition,
         values: &[ValueRef<'_>],
     ) -> Result<(), FormatError> {
-        let table = self.schemas.get(position.table_index).ok_or_else(|| {
-            self.fail(format!("table index {} out of range", position.table_index))
-        })?;
-        if values.len() != table.columns.len() {
-            return Err(self.fail(format!(
-                "row has {} values, the schema {} columns",
-                values.len(),
-                table.columns.len()
-            )));
-        }
-        let owned = values
-            .iter()
-            .zip(&table.columns)
-            .map(|(v, c)| {
-                owned_value(v, &c.ty, FORMAT).map_err(|e| FormatError {
-                    row: Some(self.rows),
-                    message: format!("column {:?}: {}", c.name, e.message),
-                    ..e
-                })
-            })
-            .collect::<Result<Vec<_>, _>>()?;
-        self.buffer_row(position, owned)
+        self.append_row(position, values.len(), |builder, c| {
+            builder.append_view(&values[c])
+        })
     }
 
     fn write_owned_row(
@@ -755,14 +796,9 @@ impl RowSink for BatchWriter {
         position: &RowPosition,
         values: &[Value],
     ) -> Result<(), FormatError> {
-        let table = self.schemas.get(position.table_index).ok_or_else(|| {
-            self.fail(format!("table index {} out of range", position.table_index))
-        })?;
-        check_row(values, table, FORMAT).map_err(|e| FormatError {
-            row: Some(self.rows),
-            ..e
-        })?;
-        self.buffer_row(position, values.to_vec())
+        self.append_row(position, values.len(), |builder, c| {
+            builder.append_owned(&values[c])
+        })
     }
 
     fn finish(&mut self) -> Result<(), FormatError> {

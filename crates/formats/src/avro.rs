@@ -31,7 +31,10 @@ use shapeshift_types::{TableSchema, Value, ValueRef};
 use crate::row_bridge::{check_row, owned_value, RowBuffer};
 use crate::table::{FormatError, RowPosition, RowRef, RowSink, RowSource};
 
+mod block_codec;
 mod codec;
+
+pub use block_codec::{BlockCodec, MAX_BLOCK_BYTES};
 
 use codec::{put_long, Compiler, DecodeError, Plan, Reader};
 
@@ -192,6 +195,8 @@ pub fn source(
         container: None,
         block: Vec::new(),
         block_offset: 0,
+        block_compressed: false,
+        packed: Vec::new(),
         block_pos: 0,
         block_rows_left: 0,
         rows: 0,
@@ -207,6 +212,19 @@ pub fn sink(
     schemas: &[TableSchema],
     output: Box<dyn Write>,
 ) -> Result<Box<dyn RowSink>, FormatError> {
+    sink_with_codec(schemas, output, BlockCodec::Null)
+}
+
+/// Writes rows as Avro object container files whose blocks are compressed with `codec`
+/// (`avro.codec` in each header).
+///
+/// # Errors
+/// Never at construction; kept fallible for the common constructor shape.
+pub fn sink_with_codec(
+    schemas: &[TableSchema],
+    output: Box<dyn Write>,
+    codec: BlockCodec,
+) -> Result<Box<dyn RowSink>, FormatError> {
     Ok(Box::new(ContainerSink {
         output,
         schemas: schemas.to_vec(),
@@ -215,6 +233,7 @@ pub fn sink(
         block_rows: 0,
         rows: 0,
         wrote_header: false,
+        compression: codec,
     }))
 }
 
@@ -222,6 +241,8 @@ struct OpenContainer {
     table_index: usize,
     codec: RowCodec,
     sync: [u8; 16],
+    /// How its blocks are compressed.
+    compression: BlockCodec,
 }
 
 struct ContainerSink {
@@ -232,6 +253,7 @@ struct ContainerSink {
     block_rows: u64,
     rows: u64,
     wrote_header: bool,
+    compression: BlockCodec,
 }
 
 fn sync_marker(schema_json: &str, table_index: usize) -> [u8; 16] {
@@ -256,14 +278,23 @@ impl ContainerSink {
         if self.block_rows == 0 {
             return Ok(());
         }
+        let compressed = match container.compression {
+            BlockCodec::Null => None,
+            codec => Some(
+                codec
+                    .compress(&self.block)
+                    .map_err(|e| error(None, Some(self.rows), e))?,
+            ),
+        };
+        let data = compressed.as_deref().unwrap_or(&self.block);
         let mut head = Vec::with_capacity(20);
         put_long(&mut head, self.block_rows as i64);
-        put_long(&mut head, self.block.len() as i64);
+        put_long(&mut head, data.len() as i64);
         let sync = container.sync;
         let result = self
             .output
             .write_all(&head)
-            .and_then(|()| self.output.write_all(&self.block))
+            .and_then(|()| self.output.write_all(data))
             .and_then(|()| self.output.write_all(&sync));
         result.map_err(|e| self.io(e))?;
         self.block.clear();
@@ -284,7 +315,7 @@ impl ContainerSink {
         let table = table_index.to_string();
         let metadata: [(&str, &[u8]); 3] = [
             ("avro.schema", schema_json.as_bytes()),
-            ("avro.codec", b"null"),
+            ("avro.codec", self.compression.name().as_bytes()),
             ("yt.table_index", table.as_bytes()),
         ];
         put_long(&mut header, metadata.len() as i64);
@@ -302,6 +333,7 @@ impl ContainerSink {
             table_index,
             codec,
             sync,
+            compression: self.compression,
         });
         Ok(())
     }
@@ -411,7 +443,12 @@ struct ContainerSource {
     schemas: Vec<TableSchema>,
     container: Option<OpenContainer>,
     block: Vec<u8>,
+    /// The file offset of the current block's data.
     block_offset: u64,
+    /// The block's data was compressed: `block` positions are not file offsets.
+    block_compressed: bool,
+    /// A compressed block as read (reused).
+    packed: Vec<u8>,
     block_pos: usize,
     block_rows_left: u64,
     rows: u64,
@@ -421,6 +458,20 @@ struct ContainerSource {
 impl ContainerSource {
     fn fail(&self, offset: u64, message: impl Into<String>) -> FormatError {
         error(Some(offset), Some(self.rows), message)
+    }
+
+    /// An error at byte `at` of the current block's (decompressed) data: the file offset
+    /// itself for an uncompressed block, else the compressed block's offset with `at` named.
+    fn block_error(&self, at: u64, message: impl Into<String>) -> FormatError {
+        let message = message.into();
+        if self.block_compressed {
+            self.fail(
+                self.block_offset,
+                format!("at byte {at} of the decompressed block: {message}"),
+            )
+        } else {
+            self.fail(self.block_offset + at, message)
+        }
     }
 
     fn read_exact(&mut self, buf: &mut [u8]) -> Result<(), FormatError> {
@@ -523,14 +574,21 @@ impl ContainerSource {
         }
         let mut sync = [0u8; 16];
         self.read_exact(&mut sync)?;
-        if let Some(codec) = codec {
-            if codec != b"null" {
-                return Err(self.fail(
-                    start,
-                    format!("unsupported codec {:?}", String::from_utf8_lossy(&codec)),
-                ));
-            }
-        }
+        let compression = match codec {
+            None => BlockCodec::Null,
+            Some(name) => std::str::from_utf8(&name)
+                .ok()
+                .and_then(BlockCodec::from_name)
+                .ok_or_else(|| {
+                    self.fail(
+                        start,
+                        format!(
+                            "unsupported codec {:?} (null, deflate, snappy and zstandard are read)",
+                            String::from_utf8_lossy(&name)
+                        ),
+                    )
+                })?,
+        };
         let table_index = match table_index {
             None => 0,
             Some(text) => std::str::from_utf8(&text)
@@ -568,6 +626,7 @@ impl ContainerSource {
             table_index,
             codec,
             sync,
+            compression,
         });
         Ok(())
     }
@@ -576,10 +635,7 @@ impl ContainerSource {
     fn fill_block(&mut self) -> Result<bool, FormatError> {
         while self.block_rows_left == 0 {
             if self.container.is_some() && self.block_pos != self.block.len() {
-                return Err(self.fail(
-                    self.block_offset + self.block_pos as u64,
-                    "trailing bytes in a block",
-                ));
+                return Err(self.block_error(self.block_pos as u64, "trailing bytes in a block"));
             }
             match self.peek_header()? {
                 None => {
@@ -601,11 +657,27 @@ impl ContainerSource {
                             self.fail(start, format!("block with {count} rows of {size} bytes"))
                         );
                     }
-                    let mut block = std::mem::take(&mut self.block);
-                    self.read_bytes(size, &mut block)?;
-                    self.block = block;
+                    let compression = self
+                        .container
+                        .as_ref()
+                        .map_or(BlockCodec::Null, |c| c.compression);
+                    if compression == BlockCodec::Null {
+                        let mut block = std::mem::take(&mut self.block);
+                        self.read_bytes(size, &mut block)?;
+                        self.block = block;
+                    } else {
+                        let mut packed = std::mem::take(&mut self.packed);
+                        self.read_bytes(size, &mut packed)?;
+                        let data_offset = self.offset - size as u64;
+                        let result = compression.decompress(&packed, &mut self.block);
+                        self.packed = packed;
+                        result.map_err(|e| {
+                            self.fail(data_offset, format!("{} block: {e}", compression.name()))
+                        })?;
+                    }
                     self.block_offset = self.offset - size as u64;
                     self.block_pos = 0;
+                    self.block_compressed = compression != BlockCodec::Null;
                     let mut sync = [0u8; 16];
                     let sync_offset = self.offset;
                     self.read_exact(&mut sync)?;
@@ -628,14 +700,15 @@ impl RowSource for ContainerSource {
         let Some(container) = &self.container else {
             unreachable!("a block is read inside a container")
         };
-        let mut reader = Reader::new(
-            &self.block[self.block_pos..],
-            self.block_offset + self.block_pos as u64,
-        );
-        let (values, mut position) = container
-            .codec
-            .decode(&mut reader)
-            .map_err(|e| error(Some(e.offset), Some(self.rows), e.message))?;
+        let base = if self.block_compressed {
+            0
+        } else {
+            self.block_offset
+        };
+        let mut reader = Reader::new(&self.block[self.block_pos..], base + self.block_pos as u64);
+        let decoded = container.codec.decode(&mut reader);
+        let (values, mut position) =
+            decoded.map_err(|e| self.block_error(e.offset.saturating_sub(base), e.message))?;
         self.block_pos += reader.pos;
         self.block_rows_left -= 1;
         position.table_index = container.table_index;
