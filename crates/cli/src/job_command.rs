@@ -7,11 +7,12 @@ use std::io::Write;
 
 use clap::Args;
 use shapeshift_formats::table::FormatKind;
-use shapeshift_lab::scenarios::{run_job, JobPath, Scenario};
+use shapeshift_lab::scenarios::{run_columnar_job, run_job, JobPath, Scenario, COLUMNAR_SUFFIX};
 
 #[derive(Args)]
 pub struct JobArgs {
-    /// BM1, BM2, BM3, BM4, BM4-mid, BM5 or BM6.
+    /// BM1, BM2, BM3, BM4, BM4-mid, BM5, BM6, or BM1-columnar (BM1's logic column by column
+    /// over blocks of rows).
     #[arg(long)]
     scenario: String,
     /// yson, skiff, protobuf, protobuf-dynamic, arrow, msgpack, json, ...
@@ -30,7 +31,11 @@ pub struct JobArgs {
 /// # Errors
 /// A message for unknown names, or the job's failure (format, byte offset, problem).
 pub fn run(args: JobArgs) -> Result<(), String> {
-    let scenario = Scenario::from_name(&args.scenario)
+    let (base_name, columnar) = match args.scenario.strip_suffix(COLUMNAR_SUFFIX) {
+        Some(base) => (base, true),
+        None => (args.scenario.as_str(), false),
+    };
+    let scenario = Scenario::from_name(base_name)
         .ok_or_else(|| format!("unknown scenario '{}'", args.scenario))?;
     let format = FormatKind::from_name(&args.format)
         .ok_or_else(|| format!("unknown format '{}'", args.format))?;
@@ -41,10 +46,14 @@ pub fn run(args: JobArgs) -> Result<(), String> {
     };
     let input = Box::new(std::io::stdin().lock());
     let output = Box::new(std::io::stdout().lock());
-    let summary = run_job(scenario, format, path, input, output, args.rows)
-        .map_err(|e| format!("job {} {} {}: {e}", scenario.name(), format, args.path))?;
+    let summary = if columnar {
+        run_columnar_job(scenario, format, path, input, output)
+    } else {
+        run_job(scenario, format, path, input, output, args.rows)
+    }
+    .map_err(|e| format!("job {} {} {}: {e}", args.scenario, format, args.path))?;
     let line = serde_json::json!({
-        "scenario": scenario.name(),
+        "scenario": args.scenario,
         "format": format.name(),
         "path": args.path,
         "rows_in": summary.rows_in,

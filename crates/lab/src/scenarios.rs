@@ -14,6 +14,7 @@
 //! | `BM4-mid` | BM3   | the same column inserted after the fifth column | BM4-mid schema |
 //! | `BM5`     | BM5   | every element of `values` + 1, then append 1.0 | the row (BM5 schema) |
 //! | `BM6`     | none  | build the fixed row `rows` times and write it | BM3 schema |
+//! | `BM1-columnar` | BM1 | BM1's count, column by column over blocks of 8192 rows | one stats row |
 //!
 //! Each runs through one of two [`JobPath`]s:
 //! - [`JobPath::Interface`]: the common row interface ([`shapeshift_formats::table`]), the
@@ -23,6 +24,12 @@
 //!   column; prost-generated messages for static Protobuf; Arrow record batches, column by
 //!   column. Formats without a separate fast
 //!   path ([`has_native_path`] is false) refuse `Native` rather than run the interface twice.
+//!
+//! `BM1-columnar` ([`run_columnar_job`]) is the study's "Arrow on column-ordered input" made
+//! concrete: the same input and statistic as BM1, but the job's logic is a per-column kernel
+//! over whole blocks. Arrow's fast path runs it on its record batches as they arrive; every
+//! row format (and Arrow through the interface) first transposes its rows into column blocks
+//! (`column_blocks`), which is what column-ordered logic costs a row format.
 //!
 //! Invariant: for the same input rows, every format and path produces the same output rows
 //! and the same [`JobSummary::stat`]; `crates/lab/tests/scenarios.rs` checks it for each pair,
@@ -38,6 +45,7 @@ use shapeshift_types::{ColumnSchema, PrimitiveType, TableSchema, Type, Value};
 use crate::datasets::Dataset;
 
 mod arrow_native;
+mod column_blocks;
 mod interface;
 mod protobuf_native;
 mod skiff_native;
@@ -218,6 +226,60 @@ pub fn has_native_path(format: FormatKind) -> bool {
         format,
         FormatKind::Yson | FormatKind::Skiff | FormatKind::Protobuf | FormatKind::Arrow
     )
+}
+
+/// The suffix naming a scenario's column-ordered variant (`BM1-columnar`).
+pub const COLUMNAR_SUFFIX: &str = "-columnar";
+
+/// Whether `scenario` has a column-ordered variant (BM1, the wide numeric table, only).
+pub fn has_columnar_variant(scenario: Scenario) -> bool {
+    scenario == Scenario::Bm1
+}
+
+/// Whether `format` runs the column-ordered variant on a fast path of its own: only Arrow,
+/// whose batches already are columns. Row formats transpose through the interface.
+pub fn has_columnar_native_path(format: FormatKind) -> bool {
+    format == FormatKind::Arrow
+}
+
+/// Runs one job of `scenario`'s column-ordered variant (see [`COLUMNAR_SUFFIX`]): the same
+/// input, output and statistic as [`run_job`] for `scenario`, with logic that runs column by
+/// column over blocks of rows. Through [`JobPath::Interface`] rows are transposed into blocks
+/// of the Arrow writer's batch size; [`JobPath::Native`] is Arrow's batches as they arrive.
+///
+/// # Errors
+/// A scenario without a columnar variant, a format without a columnar fast path on
+/// [`JobPath::Native`], malformed input (format and byte offset), or an I/O failure.
+pub fn run_columnar_job(
+    scenario: Scenario,
+    format: FormatKind,
+    path: JobPath,
+    input: Box<dyn Read>,
+    output: Box<dyn Write>,
+) -> Result<JobSummary, ScenarioError> {
+    if !has_columnar_variant(scenario) {
+        return Err(ScenarioError::new(format!(
+            "{} has no column-ordered variant (only BM1{COLUMNAR_SUFFIX})",
+            scenario.name()
+        )));
+    }
+    let start = Instant::now();
+    let mut summary = match path {
+        JobPath::Interface => interface::run_columnar(scenario, format, input, output)?,
+        // Arrow's batches are column blocks already: the fast path is BM1's own.
+        JobPath::Native if has_columnar_native_path(format) => {
+            arrow_native::run(scenario, input, output, 0)?
+        }
+        JobPath::Native => {
+            return Err(ScenarioError::new(format!(
+                "{}{COLUMNAR_SUFFIX}: {format} has no columnar fast path (a row format \
+                 transposes its rows through the interface): use --path interface",
+                scenario.name()
+            )))
+        }
+    };
+    summary.seconds = start.elapsed().as_secs_f64();
+    Ok(summary)
 }
 
 /// Mixes one touched value into a scenario checksum (order-sensitive, same in every path).

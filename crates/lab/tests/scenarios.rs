@@ -343,3 +343,119 @@ fn damaged_input_gives_an_error_never_a_panic() {
         }
     }
 }
+
+/// BM1-columnar: the same statistic and output as BM1 in every format through the
+/// interface (rows transposed into column blocks) and on Arrow's batches; rows spanning
+/// more than one block; row formats refuse a columnar fast path.
+#[test]
+fn bm1_columnar_counts_what_bm1_counts_in_every_format() {
+    use shapeshift_lab::scenarios::{has_columnar_native_path, run_columnar_job};
+    for (rows, cardinality) in [(23, Cardinality::High), (8200, Cardinality::Low)] {
+        let input = Dataset::Bm1.rows(rows, 17, cardinality);
+        let want = expected(Scenario::Bm1, &input, 0);
+        let mut stats = Vec::new();
+        for format in FORMATS {
+            let Some(bytes) = serialize(format, &Dataset::Bm1.schema(), &input) else {
+                continue;
+            };
+            let row_logic = run_job(
+                Scenario::Bm1,
+                format,
+                JobPath::Interface,
+                Box::new(Cursor::new(bytes.clone())),
+                Box::new(SharedBuffer::default()),
+                0,
+            )
+            .unwrap();
+            for path in [JobPath::Interface, JobPath::Native] {
+                let out = SharedBuffer::default();
+                let result = run_columnar_job(
+                    Scenario::Bm1,
+                    format,
+                    path,
+                    Box::new(Cursor::new(bytes.clone())),
+                    Box::new(out.clone()),
+                );
+                if path == JobPath::Native && !has_columnar_native_path(format) {
+                    let error = result.unwrap_err();
+                    assert!(error.message.contains("no columnar fast path"), "{error}");
+                    continue;
+                }
+                let summary = result.unwrap_or_else(|e| panic!("{format} {path:?}: {e}"));
+                let written = out.0.lock().unwrap().clone();
+                let got = deserialize(format, &Scenario::Bm1.output_schema(), written);
+                assert_eq!(got, want, "{format} {path:?}");
+                assert_eq!(summary.stat, row_logic.stat, "{format} {path:?}");
+                assert_eq!(summary.rows_in, rows as u64);
+                stats.push(summary.stat);
+            }
+        }
+        assert!(stats.len() >= 6, "{stats:?}");
+        assert!(stats.windows(2).all(|w| w[0] == w[1]), "{stats:?}");
+    }
+}
+
+#[test]
+fn only_bm1_has_a_columnar_variant() {
+    use shapeshift_lab::scenarios::{has_columnar_variant, run_columnar_job};
+    for scenario in Scenario::ALL {
+        assert_eq!(has_columnar_variant(scenario), scenario == Scenario::Bm1);
+    }
+    let error = run_columnar_job(
+        Scenario::Bm3,
+        FormatKind::Yson,
+        JobPath::Interface,
+        Box::new(Cursor::new(Vec::new())),
+        Box::new(SharedBuffer::default()),
+    )
+    .unwrap_err();
+    assert!(
+        error.message.contains("no column-ordered variant"),
+        "{error}"
+    );
+}
+
+#[test]
+fn damaged_input_to_the_columnar_variant_gives_an_error_never_a_panic() {
+    use shapeshift_lab::scenarios::run_columnar_job;
+    let rows = Dataset::Bm1.rows(3, 5, Cardinality::High);
+    for format in [
+        FormatKind::Yson,
+        FormatKind::Skiff,
+        FormatKind::Protobuf,
+        FormatKind::Arrow,
+    ] {
+        let bytes = serialize(format, &Dataset::Bm1.schema(), &rows).unwrap();
+        for path in [JobPath::Interface, JobPath::Native] {
+            if path == JobPath::Native && format != FormatKind::Arrow {
+                continue;
+            }
+            let mut errors = 0;
+            for cut in [1, bytes.len() / 3, bytes.len() / 2, bytes.len() - 3] {
+                let result = run_columnar_job(
+                    Scenario::Bm1,
+                    format,
+                    path,
+                    Box::new(Cursor::new(bytes[..cut].to_vec())),
+                    Box::new(SharedBuffer::default()),
+                );
+                if let Err(error) = result {
+                    assert!(!error.message.is_empty());
+                    errors += 1;
+                }
+            }
+            assert!(errors >= 2, "{format} {path:?}: {errors} errors");
+            for at in (0..bytes.len()).step_by(bytes.len() / 17 + 1) {
+                let mut flipped = bytes.clone();
+                flipped[at] ^= 0xA5;
+                let _ = run_columnar_job(
+                    Scenario::Bm1,
+                    format,
+                    path,
+                    Box::new(Cursor::new(flipped)),
+                    Box::new(SharedBuffer::default()),
+                );
+            }
+        }
+    }
+}

@@ -8,6 +8,7 @@ use std::io::{Read, Write};
 use shapeshift_formats::table::{open_sink, open_source, value_from_ref, FormatKind, RowPosition};
 use shapeshift_types::{Value, ValueRef};
 
+use super::column_blocks::ColumnBlock;
 use super::{
     extra_value, is_zero_value, mix, stats_row, JobSummary, Scenario, ScenarioError,
     APPENDED_ELEMENT, BM2_DATA_COLUMN, COUNTER_COLUMN,
@@ -110,6 +111,36 @@ pub(super) fn run(
         summary.rows_out = summary.rows_in;
     }
     sink.finish()?;
+    Ok(summary)
+}
+
+/// BM1's column-ordered variant: rows transposed into column blocks, zeros counted per
+/// column over each full block.
+pub(super) fn run_columnar(
+    scenario: Scenario,
+    format: FormatKind,
+    input: Box<dyn Read>,
+    output: Box<dyn Write>,
+) -> Result<JobSummary, ScenarioError> {
+    let in_schema = scenario.input_schema();
+    let out_schema = scenario.output_schema();
+    let mut source = open_source(format, std::slice::from_ref(&in_schema), input)?;
+    let mut block = ColumnBlock::for_numeric_table(&in_schema)?;
+    let mut summary = JobSummary::default();
+    let mut total = 0u64;
+    while let Some(row) = source.next_row()? {
+        block.push_row(row.values, summary.rows_in)?;
+        summary.rows_in += 1;
+        if block.is_full() {
+            total += block.drain_zeros();
+        }
+    }
+    total += block.drain_zeros();
+    let mut sink = open_sink(format, std::slice::from_ref(&out_schema), output)?;
+    sink.write_owned_row(&RowPosition::default(), &stats_row(summary.rows_in, total))?;
+    sink.finish()?;
+    summary.rows_out = 1;
+    summary.stat = total;
     Ok(summary)
 }
 
