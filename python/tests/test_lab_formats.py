@@ -48,6 +48,36 @@ def test_every_format_and_path_agree_on_the_statistic(exe):
     assert len(set(map(tuple, stats.values()))) == 1, stats
 
 
+def test_a_job_reads_its_input_from_a_file(exe, tmp_path):
+    path = tmp_path / "bm3.skiff"
+    assert operation.generate("BM3", 30, 5, "skiff", exe=exe, out_path=path) is None
+    assert path.read_bytes() == operation.generate("BM3", 30, 5, "skiff", exe=exe)
+    result = operation.run_operation("BM3", "skiff", "native", [path, path], exe=exe)
+    assert [j.rows_in for j in result.jobs] == [30, 30]
+    assert all(j.bytes_in == path.stat().st_size for j in result.jobs)
+    throttled = operation.run_operation(
+        "BM3", "skiff", "native", [path], exe=exe, bandwidth=50e6
+    )
+    assert throttled.jobs[0].bytes_in == path.stat().st_size
+    assert throttled.jobs[0].stat == result.jobs[0].stat
+
+
+def test_columnar_variant_counts_what_bm1_counts(exe):
+    stats = set()
+    for fmt, paths in [("yson", ["interface"]), ("skiff", ["interface"]),
+                       ("protobuf", ["interface"]), ("arrow", ["interface", "native"])]:
+        inputs = [operation.generate("BM1", 20 + j, 3 + j, fmt, exe=exe) for j in range(2)]
+        rows = operation.run_operation("BM1", fmt, "interface", inputs, exe=exe)
+        stats.add(tuple(j.stat for j in rows.jobs))
+        for path in paths:
+            columns = operation.run_operation("BM1-columnar", fmt, path, inputs, exe=exe)
+            stats.add(tuple(j.stat for j in columns.jobs))
+            assert [j.rows_out for j in columns.jobs] == [1, 1]
+    assert len(stats) == 1, stats
+    with pytest.raises(operation.JobFailed, match="no columnar fast path"):
+        operation.run_operation("BM1-columnar", "yson", "native", [b""], exe=exe)
+
+
 def test_bandwidth_limit_slows_the_feed(exe):
     data = operation.generate("BM2", 300, 1, "yson", exe=exe)
     rate = len(data) / 0.25  # bytes per second: about a quarter second for the input
@@ -81,9 +111,23 @@ def test_study_end_to_end_at_tiny_scale(tmp_path, monkeypatch):
         for fmt in ["yson", "skiff", "protobuf"]:
             assert (scenario, fmt, "interface") in keys
             assert (scenario, fmt, "native") in keys
+    # The column-ordered variant: row formats through the interface only (Arrow is left out
+    # here, so it has no fast-path entry either).
+    for fmt in ["yson", "skiff", "protobuf"]:
+        assert ("BM1-columnar", fmt, "interface") in keys
+        assert ("BM1-columnar", fmt, "native") not in keys
     for r in result.data:
         assert r["median_s"] > 0 and r["bytes"] > 0
         assert r["same_stat_as_others"], r
+        assert 0 <= r["fixed_share"] <= 1 and r["startup_s"] >= 0, r
+        assert r["bytes_in_zstd"] > 0 or r["scenario"] == "BM6", r
+    by_case = {}
+    for r in result.data:
+        by_case.setdefault(r["scenario"], set()).add(r["rows_in"])
+    assert by_case["BM1-columnar"] == by_case["BM1"]  # the same input files
+    titles = [t.title for t in result.tables]
+    assert any("other findings" in t for t in titles)
+    assert any("column-at-a-time" in r for r in result.recommendations)
     assert result.recommendations and result.tables and result.targets
     assert all((tmp_path / chart).exists() for chart in result.charts)
     json.dumps(result.data)  # serializable as formats.json

@@ -129,17 +129,26 @@ class _Running:
     pipe fed by a throttled thread."""
 
     def __init__(self, args, data, bandwidth, keep_output):
-        self.bytes_in = len(data)
+        """``data``: the job's input, as bytes or as the path of a file holding it."""
         self.keep_output = keep_output
         self.errors: list = []
         self.err: dict = {}
         self.stdout_file = _scratch_file()
         self.stdin_file = None
-        if bandwidth is None:
-            self.stdin_file = _scratch_file()
-            self.stdin_file.write(data)
-            self.stdin_file.flush()
-            self.stdin_file.seek(0)
+        if isinstance(data, (str, os.PathLike)):
+            if bandwidth is None:
+                self.stdin_file = open(data, "rb")  # noqa: SIM115 - closed in _output
+                self.bytes_in = os.fstat(self.stdin_file.fileno()).st_size
+            else:
+                with open(data, "rb") as file:
+                    data = file.read()
+        if self.stdin_file is None:
+            self.bytes_in = len(data)
+            if bandwidth is None:
+                self.stdin_file = _scratch_file()
+                self.stdin_file.write(data)
+                self.stdin_file.flush()
+                self.stdin_file.seek(0)
         self.started = time.perf_counter()
         self.proc = subprocess.Popen(
             args,
@@ -201,7 +210,7 @@ def run_operation(
     scenario: str,
     fmt: str,
     path: str,
-    inputs: list[bytes],
+    inputs: list[bytes | str | os.PathLike],
     *,
     exe: str | None = None,
     parallelism: int | None = None,
@@ -209,7 +218,9 @@ def run_operation(
     bm6_rows: int = 0,
     keep_output: bool = False,
 ) -> OperationResult:
-    """Runs one map operation: one job per element of ``inputs`` (that job's input table).
+    """Runs one map operation: one job per element of ``inputs`` (that job's input table,
+    as bytes or as the path of a file holding it; a file is handed to the job as its standard
+    input directly).
 
     ``bandwidth`` throttles each job's input to that many bytes per second; ``bm6_rows`` is
     the number of rows each BM6 job writes; ``keep_output`` keeps job 0's output bytes.
@@ -265,30 +276,33 @@ def generate(
     fmt: str,
     cardinality: str = "high",
     exe: str | None = None,
-) -> bytes:
-    """A seeded table serialized in ``fmt`` (``shapeshift generate``)."""
+    out_path: str | os.PathLike | None = None,
+) -> bytes | None:
+    """A seeded table serialized in ``fmt`` (``shapeshift generate``): its bytes, or written
+    straight to ``out_path`` (then ``None``)."""
     exe = exe or find_cli()
-    done = subprocess.run(
-        [
-            exe,
-            "generate",
-            "--dataset",
-            dataset,
-            "--rows",
-            str(rows),
-            "--seed",
-            str(seed),
-            "--format",
-            fmt,
-            "--cardinality",
-            cardinality,
-        ],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-    )
+    args = [
+        exe,
+        "generate",
+        "--dataset",
+        dataset,
+        "--rows",
+        str(rows),
+        "--seed",
+        str(seed),
+        "--format",
+        fmt,
+        "--cardinality",
+        cardinality,
+    ]
+    if out_path is None:
+        done = subprocess.run(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    else:
+        with open(out_path, "wb") as out:
+            done = subprocess.run(args, stdout=out, stderr=subprocess.PIPE)
     if done.returncode != 0:
         raise RuntimeError(done.stderr.decode("utf-8", "replace").strip())
-    return done.stdout
+    return done.stdout if out_path is None else None
 
 
 def split_rows(total: int, jobs: int) -> list[int]:

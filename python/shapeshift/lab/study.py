@@ -9,8 +9,6 @@ from __future__ import annotations
 
 import gc
 import json
-import os
-import shutil
 import subprocess
 import sys
 import time
@@ -108,13 +106,11 @@ class LabContext:
         return summarize(samples)
 
     def native(self, *args: str) -> dict | list:
-        """Run the ``shapeshift`` CLI with ``args`` and parse its JSON standard output."""
-        exe = shutil.which("shapeshift", path=os.path.dirname(sys.executable)) or shutil.which(
-            "shapeshift"
-        )
-        if exe is None:
-            raise RuntimeError("the shapeshift CLI is not installed (run `make build`)")
-        done = subprocess.run([exe, *args], check=True, stdout=subprocess.PIPE)
+        """Run the ``shapeshift`` CLI (``operation.find_cli``: ``$SHAPESHIFT_CLI``, else the
+        venv's) with ``args`` and parse its JSON standard output."""
+        from shapeshift.lab.operation import find_cli
+
+        done = subprocess.run([find_cli(), *args], check=True, stdout=subprocess.PIPE)
         return json.loads(done.stdout)
 
     def bar_chart(
