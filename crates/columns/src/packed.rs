@@ -168,7 +168,8 @@ impl<'a, L: Lane> PackedView<'a, L> {
     }
 
     /// Decodes values `[start, start + out.len())` into `out`; `start` must be a multiple of
-    /// 1024 and `out.len() <= 1024` (one chunk, or the tail) — a cache-sized piece.
+    /// 1024 and `out.len() <= 1024` (one chunk, or the tail) — a cache-sized piece. `out`
+    /// should be in L1 (see `decode_into` on why).
     pub(crate) fn decode_piece(&self, start: usize, out: &mut [L]) {
         debug_assert!(start % CHUNK == 0 && out.len() <= CHUNK && start + out.len() <= self.count);
         if self.width == 0 {
@@ -198,17 +199,15 @@ impl<'a, L: Lane> PackedView<'a, L> {
         }
         let width = self.width as usize;
         let full = self.count / CHUNK;
+        // The transposed kernel stores to 64 rows of a 1024-lane chunk at once; into memory
+        // that is not in cache that scatter costs ~20% more than unpacking into an L1-resident
+        // staging chunk and copying it out sequentially (measured: 0.54 vs 0.44 ns per u64).
+        let mut staging = [L::default(); CHUNK];
         for chunk in 0..full {
             let words = self.chunk_words(chunk);
             // SAFETY: exact input length (see chunk_words), output of exactly 1024 lanes.
-            unsafe {
-                L::unchecked_unfor_pack(
-                    width,
-                    words,
-                    self.reference,
-                    &mut out[chunk * CHUNK..(chunk + 1) * CHUNK],
-                )
-            };
+            unsafe { L::unchecked_unfor_pack(width, words, self.reference, &mut staging) };
+            out[chunk * CHUNK..(chunk + 1) * CHUNK].copy_from_slice(&staging);
         }
         for (position, slot) in out[full * CHUNK..].iter_mut().enumerate() {
             let bits = read_bits(self.tail, position * width, self.width);

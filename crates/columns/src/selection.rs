@@ -4,11 +4,12 @@
 //!
 //! * `Smaller`: fewest bytes (decode time breaks ties);
 //! * `Balanced`: fastest decode among candidates within 5% of the fewest bytes;
-//! * `Faster`: fastest decode among candidates within 2x of the fewest bytes.
+//! * `Faster`: fastest decode among candidates within 2x of the fewest bytes, or within the
+//!   fewest bytes plus a quarter of the raw size when that is more.
 //!
 //! A size *budget* rather than a byte/nanosecond exchange rate keeps each target's promise
 //! independent of the data: `Balanced` is never more than ~5% larger than `Smaller`, `Faster`
-//! never more than ~2x, and inside that budget decode speed decides. Zero and constant blocks
+//! never more than ~2x or a quarter of the raw size larger, and inside that budget decode speed decides. Zero and constant blocks
 //! short-circuit before any sampling.
 
 use crate::cost_table::{decode_ns_per_byte, decode_ns_per_value};
@@ -23,7 +24,8 @@ pub enum Target {
     /// Fastest decode within 5% of the smallest size.
     #[default]
     Balanced,
-    /// Fastest decode within 2x of the smallest size.
+    /// Fastest decode within 2x of the smallest size (or the smallest plus a quarter of the
+    /// raw size, when that is more).
     Faster,
 }
 
@@ -55,12 +57,16 @@ impl Target {
         }
     }
 
-    /// How much larger than the smallest candidate a faster candidate may be.
-    pub(crate) fn size_budget(self) -> f64 {
+    /// The most bytes a block may take under this target, given its smallest candidate and
+    /// its unencoded size: `Smaller` the smallest, `Balanced` 5% more, `Faster` twice the
+    /// smallest or the smallest plus a quarter of the raw size, whichever is larger. The
+    /// absolute allowance matters for well-compressed blocks: 2x of 1 bit per value rules out
+    /// every random-access form, while 1 + 16 bits does not (and costs little in total).
+    pub(crate) fn byte_budget(self, smallest: usize, raw_bytes: usize) -> usize {
         match self {
-            Target::Smaller => 1.0,
-            Target::Balanced => 1.05,
-            Target::Faster => 2.0,
+            Target::Smaller => smallest,
+            Target::Balanced => (smallest as f64 * 1.05).ceil() as usize,
+            Target::Faster => (smallest * 2).max(smallest + raw_bytes / 4),
         }
     }
 }
@@ -121,6 +127,7 @@ pub(crate) fn rank<T: ColumnValue>(
     let mut candidates = Vec::new();
     for encoding in [
         Encoding::BitPacked,
+        Encoding::ChunkedBitPacked,
         Encoding::BytePacked,
         Encoding::RunLength,
         Encoding::Delta,
@@ -151,7 +158,7 @@ pub(crate) fn rank<T: ColumnValue>(
         .map(|c| c.estimate.bytes)
         .min()
         .unwrap_or(usize::MAX);
-    let budget = (smallest as f64 * target.size_budget()).ceil() as usize;
+    let budget = target.byte_budget(smallest, count * T::Lane::BYTES);
     // Inside the budget: fastest first (then smallest); outside: smallest first.
     candidates.sort_by(|a, b| {
         let (a_in, b_in) = (a.estimate.bytes <= budget, b.estimate.bytes <= budget);

@@ -127,7 +127,9 @@ fn encode_block<T: ColumnValue>(values: &[T], options: &EncodeOptions) -> Encode
         .map(|(_, b)| b.bytes.len())
         .min()
         .unwrap_or(0);
-    let real_budget = (smallest as f64 * options.target.size_budget()).ceil() as usize;
+    let real_budget = options
+        .target
+        .byte_budget(smallest, values.len() * T::Lane::BYTES);
     let position = encoded
         .iter()
         .enumerate()

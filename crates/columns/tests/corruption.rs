@@ -14,6 +14,11 @@ fn sample_columns() -> Vec<Vec<u8>> {
         .collect();
     let runs: Vec<i64> = (0..n).map(|i| i / 300).collect();
     let floats: Vec<f64> = (0..n).map(|i| ((i * 37 % 10_000) as f64) / 100.0).collect();
+    // Drifting values (chunk frames) and skewed decimals (ALP with patched digits).
+    let drift: Vec<i64> = (0..n).map(|i| i * 1000 + (i * 7919 % 1000)).collect();
+    let skewed: Vec<f64> = (0..n)
+        .map(|i| ((i * 37 % 5_000) as f64) / 100.0 + if i % 50 == 0 { 98_765.43 } else { 0.0 })
+        .collect();
     for encoding in Encoding::ALL {
         let options = EncodeOptions::new(Target::Smaller)
             .with_block_size(4096)
@@ -21,6 +26,10 @@ fn sample_columns() -> Vec<Vec<u8>> {
         out.push(encode(&ints, &options).unwrap());
         out.push(encode(&runs, &options).unwrap());
         out.push(encode(&floats, &options).unwrap());
+        if matches!(encoding, Encoding::ChunkedBitPacked | Encoding::Alp) {
+            out.push(encode(&drift, &options).unwrap());
+            out.push(encode(&skewed, &options).unwrap());
+        }
     }
     out
 }

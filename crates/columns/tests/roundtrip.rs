@@ -95,6 +95,61 @@ fn every_encoding_round_trips_alone() {
     assert_eq!(column.composition(), vec![(Encoding::Alp, 1)]);
 }
 
+/// Drifting integers get one frame per 1024 values: random access at fewer bits than one
+/// frame per block (and the tail chunk of a block is shorter than 1024).
+#[test]
+fn chunk_frames_round_trip_and_shrink_drifting_data() {
+    let drift: Vec<i64> = (0..70_001)
+        .map(|i| -5_000_000 + i * 1000 + (i * 7919 % 1000))
+        .collect();
+    let chunked = EncodeOptions::new(Target::Smaller).with_only(&[Encoding::ChunkedBitPacked]);
+    let column = check(&drift, &chunked);
+    assert_eq!(column.composition(), vec![(Encoding::ChunkedBitPacked, 2)]);
+    let whole = check(
+        &drift,
+        &EncodeOptions::new(Target::Smaller).with_only(&[Encoding::BitPacked]),
+    );
+    // 20 bits per value within 1024 neighbours against 26 across a 65536-value block.
+    assert!(
+        column.nbytes() * 5 < whole.nbytes() * 4,
+        "{} vs {}",
+        column.nbytes(),
+        whole.nbytes()
+    );
+    let narrow: Vec<i32> = drift.iter().map(|&v| (v / 1000) as i32).collect();
+    check(&narrow, &chunked.clone().with_block_size(4096));
+}
+
+/// Skewed decimals (prices): ALP patches the few wide digits instead of widening all of them.
+#[test]
+fn alp_patched_digits_round_trip_and_shrink_skewed_decimals() {
+    let prices: Vec<f64> = (0..50_000u64)
+        .map(|i| {
+            let cents = (i * 2_654_435_761 % 100_000) as f64 / 100.0;
+            if i % 61 == 0 {
+                cents * 1000.0 + 0.25
+            } else {
+                cents
+            }
+        })
+        .collect();
+    let alp = EncodeOptions::new(Target::Smaller).with_only(&[Encoding::Alp]);
+    let column = check(&prices, &alp);
+    assert_eq!(column.composition(), vec![(Encoding::Alp, 1)]);
+    // Unpatched, every value would need the 27 bits of the largest digits.
+    assert!(
+        column.nbytes() * 8 < prices.len() * 22,
+        "{} bytes",
+        column.nbytes()
+    );
+    let mut with_specials = prices.clone();
+    with_specials[7] = f64::NAN;
+    with_specials[61 * 3 + 1] = -0.0;
+    check(&with_specials, &alp);
+    let narrow: Vec<f32> = prices.iter().map(|&v| v as f32).collect();
+    check(&narrow, &alp);
+}
+
 #[test]
 fn empty_and_tiny_columns() {
     for options in all_options() {

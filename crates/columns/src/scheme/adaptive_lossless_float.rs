@@ -4,14 +4,20 @@
 //! bit-exact). Every candidate is verified at encode time with the decoder's own arithmetic;
 //! values that do not round-trip (NaN, infinities, -0.0, too many digits) become exceptions.
 //!
-//! `[mode_and_exponent u8: bit 7 = multiply mode, bits 0..6 = e][2 zero bytes][exceptions u32][packed integers (u64 lanes, signed order)]
-//! [exception positions u16 LE × exceptions][zero padding to 8][exception values, raw lanes]`.
-//! The exponent is chosen on the sample to minimise packed size plus exception cost.
+//! `[mode u8: bit 7 = multiply mode, bit 6 = patched digits, bits 0..5 = e][2 zero bytes]
+//! [exceptions u32][digits][exception positions u16 LE × exceptions][zero padding to 8]
+//! [exception values, raw lanes]`, where the digits (u64 lanes, signed order) are either one
+//! packed vector or, with bit 6, `[patches u32][4 zero bytes]` and a patched body (`patched.rs`:
+//! packed base at a narrow width, patch positions, packed patch digits) — for skewed decimals
+//! such as prices, whose few large values would otherwise widen every value.
+//! The exponent is chosen on the sample to minimise packed size plus exception cost; the
+//! patch width exactly, from the block's histogram of digit widths.
 
 use super::{BlockInput, Estimate};
 use crate::bytes::{lane_from_le, pad8, put_lanes, ByteReader};
 use crate::error::{corrupt, Result};
 use crate::packed::{frame_of, packed_size, write_packed, PackedView};
+use crate::scheme::patched::{self, PatchedBody};
 use crate::value::{as_lanes_mut, ColumnValue, Lane};
 
 const POW10: [f64; 19] = [
@@ -23,6 +29,8 @@ const INV_POW10: [f64; 19] = [
     1e-15, 1e-16, 1e-17, 1e-18,
 ];
 const MULTIPLY: u8 = 0x80;
+const PATCHED: u8 = 0x40;
+const EXPONENT_MASK: u8 = 0x3f;
 /// Integers beyond 2^52 lose exactness in the f64 arithmetic of the decoder.
 const MAX_DIGITS: f64 = 4_503_599_627_370_496.0;
 
@@ -81,6 +89,29 @@ fn range_width(digits: impl Iterator<Item = i64>) -> u32 {
     }
 }
 
+/// Signed-order key of a digit lane.
+#[inline(always)]
+fn digit_key(lane: u64) -> u64 {
+    lane ^ (1 << 63)
+}
+
+/// `(min lane, base width, patches, bytes)` of the best patched layout of `digits` whose range
+/// needs `width` bits, if patching beats one packed vector.
+fn patch_layout(
+    digits: impl Iterator<Item = i64> + Clone,
+    width: u32,
+) -> Option<(u64, u32, usize)> {
+    let low = digits.clone().min()?;
+    let mut histogram = [0u32; 65];
+    let mut count = 0usize;
+    for d in digits {
+        histogram[(d.wrapping_sub(low) as u64).bits_needed() as usize] += 1;
+        count += 1;
+    }
+    patched::choose_width(&histogram, count, width, 8)
+        .map(|(base_width, _, bytes)| (low as u64, base_width, bytes))
+}
+
 /// `(scale, estimated bytes for the whole block)` of the best scale on the sample.
 fn choose<T: ColumnValue>(input: &BlockInput<'_, T>) -> Option<(Scale, usize)> {
     if !T::FLOAT {
@@ -99,8 +130,16 @@ fn choose<T: ColumnValue>(input: &BlockInput<'_, T>) -> Option<(Scale, usize)> {
         }
         let width = range_width(digits.iter().flatten().copied());
         let exception_share = exceptions as f64 / sample.len() as f64;
+        let plain = packed_size(count, width, 8);
+        let digits_bytes = match patch_layout(digits.iter().flatten().copied(), width) {
+            Some((_, _, sample_bytes)) => {
+                let valid = (sample.len() - exceptions).max(1);
+                plain.min(8 + (sample_bytes as f64 * count as f64 / valid as f64) as usize)
+            }
+            None => plain,
+        };
         let bytes = 7
-            + packed_size(count, width, 8)
+            + digits_bytes
             + (exception_share * count as f64 * (2 + T::Lane::BYTES) as f64) as usize;
         if best.is_none_or(|(_, b)| bytes < b) {
             best = Some((scale, bytes));
@@ -148,11 +187,20 @@ pub(crate) fn encode<T: ColumnValue>(input: &BlockInput<'_, T>, out: &mut Vec<u8
     for &position in &positions {
         digits[position as usize] = filler;
     }
-    out.push(scale.byte());
+    let (reference, width) = frame_of(&digits, digit_key);
+    let patch = patch_layout(digits.iter().map(|&d| d as i64), width);
+    out.push(scale.byte() | if patch.is_some() { PATCHED } else { 0 });
     out.extend_from_slice(&[0; 2]);
     out.extend_from_slice(&(exceptions.len() as u32).to_le_bytes());
-    let (reference, width) = frame_of(&digits, |lane: u64| lane ^ (1 << 63));
-    write_packed(out, &digits, reference, width);
+    match patch {
+        Some((low, base_width, _)) => {
+            let patches = patched::exception_count(&digits, low, base_width);
+            out.extend_from_slice(&(patches as u32).to_le_bytes());
+            out.extend_from_slice(&[0; 4]);
+            patched::write_body(out, &digits, low, base_width, digit_key);
+        }
+        None => write_packed(out, &digits, reference, width),
+    }
     for position in &positions {
         out.extend_from_slice(&position.to_le_bytes());
     }
@@ -161,9 +209,35 @@ pub(crate) fn encode<T: ColumnValue>(input: &BlockInput<'_, T>, out: &mut Vec<u8
     true
 }
 
+/// The integer digits: one packed vector, or patched.
+enum Digits<'a> {
+    Plain(PackedView<'a, u64>),
+    Patched(PatchedBody<'a, u64>),
+}
+
+impl Digits<'_> {
+    fn decode_into(&self, out: &mut [u64]) -> Result<()> {
+        match self {
+            Digits::Plain(view) => {
+                view.decode_into(out);
+                Ok(())
+            }
+            Digits::Patched(body) => body.decode_into(out),
+        }
+    }
+
+    /// Digit at `wanted` (sorted calls share `cursor`, see `PatchedBody::get`).
+    fn get(&self, wanted: usize, cursor: &mut usize) -> u64 {
+        match self {
+            Digits::Plain(view) => view.get(wanted),
+            Digits::Patched(body) => body.get(wanted, cursor),
+        }
+    }
+}
+
 struct Alp<'a> {
     scale: Scale,
-    digits: PackedView<'a, u64>,
+    digits: Digits<'a>,
     positions: &'a [u8],
     positions_at: usize,
     exceptions: &'a [u8],
@@ -176,13 +250,19 @@ fn parse<'a, T: ColumnValue>(reader: &mut ByteReader<'a>, count: usize) -> Resul
         return Err(corrupt(at - 1, "ALP block in an integer column"));
     }
     let stored = reader.u8("ALP exponent")?;
-    let exponent = (stored & !MULTIPLY) as usize;
+    let exponent = (stored & EXPONENT_MASK) as usize;
     if exponent > max_exponent::<T>() {
         return Err(corrupt(at, format!("ALP exponent {exponent} is too large")));
     }
     reader.take(2, "ALP padding")?;
     let exception_count = reader.count(count, "ALP exception count")?;
-    let digits = PackedView::parse(reader, count)?;
+    let digits = if stored & PATCHED != 0 {
+        let patches = reader.count(count, "ALP digit patch count")?;
+        reader.take(4, "ALP digit patch padding")?;
+        Digits::Patched(PatchedBody::parse(reader, count, patches)?)
+    } else {
+        Digits::Plain(PackedView::parse(reader, count)?)
+    };
     let positions_at = reader.offset();
     let positions = reader.take(2 * exception_count, "ALP exception positions")?;
     reader.align8("padding before ALP exceptions")?;
@@ -214,7 +294,7 @@ pub(crate) fn decode<T: ColumnValue>(reader: &mut ByteReader<'_>, out: &mut [T])
         let lanes: &mut [u64] = unsafe {
             std::slice::from_raw_parts_mut(lanes.as_mut_ptr().cast::<u64>(), lanes.len())
         };
-        alp.digits.decode_into(lanes);
+        alp.digits.decode_into(lanes)?;
         if scale.multiply {
             let factor = INV_POW10[scale.exponent];
             for slot in lanes.iter_mut() {
@@ -228,7 +308,7 @@ pub(crate) fn decode<T: ColumnValue>(reader: &mut ByteReader<'_>, out: &mut [T])
         }
     } else {
         let mut digits = vec![0u64; out.len()];
-        alp.digits.decode_into(&mut digits);
+        alp.digits.decode_into(&mut digits)?;
         for (slot, &d) in out.iter_mut().zip(&digits) {
             *slot = decode_one::<T>(d as i64, scale);
         }
@@ -256,6 +336,7 @@ pub(crate) fn gather<T: ColumnValue>(
     let alp = parse::<T>(reader, count)?;
     let width = T::Lane::BYTES;
     let mut next = 0usize;
+    let mut patch_cursor = 0usize;
     for &wanted in positions {
         while next < alp.count && position(alp.positions, next) < wanted {
             next += 1;
@@ -263,7 +344,8 @@ pub(crate) fn gather<T: ColumnValue>(
         if next < alp.count && position(alp.positions, next) == wanted {
             out.push(T::from_lane(lane_from_le(&alp.exceptions[next * width..])));
         } else {
-            out.push(decode_one::<T>(alp.digits.get(wanted) as i64, alp.scale));
+            let digits = alp.digits.get(wanted, &mut patch_cursor);
+            out.push(decode_one::<T>(digits as i64, alp.scale));
         }
     }
     Ok(())

@@ -20,6 +20,7 @@ use crate::value::ColumnValue;
 
 pub(crate) mod adaptive_lossless_float;
 pub(crate) mod byte_packed;
+pub(crate) mod chunked_frame_of_reference;
 pub(crate) mod compressed;
 pub(crate) mod constant;
 pub(crate) mod delta;
@@ -61,10 +62,12 @@ pub enum Encoding {
     Lz4 = 11,
     /// Zstandard over a byte-packed or unencoded block.
     Zstd = 12,
+    /// Frame of reference + bit-packing with its own reference and width per 1024 values.
+    ChunkedBitPacked = 13,
 }
 
 /// Number of encodings (tags are `0..ENCODING_COUNT`).
-pub const ENCODING_COUNT: usize = 13;
+pub const ENCODING_COUNT: usize = 14;
 
 impl Encoding {
     /// All encodings in tag order.
@@ -82,6 +85,7 @@ impl Encoding {
         Encoding::Alp,
         Encoding::Lz4,
         Encoding::Zstd,
+        Encoding::ChunkedBitPacked,
     ];
 
     /// The encoding with tag `tag`, if any.
@@ -110,6 +114,7 @@ impl Encoding {
             Encoding::Alp => "alp",
             Encoding::Lz4 => "lz4",
             Encoding::Zstd => "zstd",
+            Encoding::ChunkedBitPacked => "chunked_bit_packed",
         }
     }
 
@@ -126,6 +131,7 @@ impl Encoding {
                 | Encoding::PatchedBitPacked
                 | Encoding::Unencoded
                 | Encoding::Alp
+                | Encoding::ChunkedBitPacked
         )
     }
 }
@@ -175,6 +181,7 @@ pub(crate) fn estimate<T: ColumnValue>(
         Encoding::Pco => pco_entropy::estimate(input),
         Encoding::Unencoded => unencoded::estimate(input),
         Encoding::Alp => adaptive_lossless_float::estimate(input),
+        Encoding::ChunkedBitPacked => chunked_frame_of_reference::estimate(input),
         Encoding::Lz4 | Encoding::Zstd => None, // priced per inner form by `compressed`
     }
 }
@@ -201,6 +208,7 @@ pub(crate) fn encode<T: ColumnValue>(
         Encoding::Pco => pco_entropy::encode(input, out),
         Encoding::Unencoded => unencoded::encode(input, out),
         Encoding::Alp => adaptive_lossless_float::encode(input, out),
+        Encoding::ChunkedBitPacked => chunked_frame_of_reference::encode(input, out),
         Encoding::Lz4 | Encoding::Zstd => {
             compressed::encode(encoding, inner.unwrap_or(Encoding::Unencoded), input, out)
         }
@@ -240,6 +248,7 @@ pub(crate) fn decode_payload<T: ColumnValue>(
         Encoding::Pco => pco_entropy::decode(reader, out),
         Encoding::Unencoded => unencoded::decode(reader, out),
         Encoding::Alp => adaptive_lossless_float::decode(reader, out),
+        Encoding::ChunkedBitPacked => chunked_frame_of_reference::decode(reader, out),
         Encoding::Lz4 | Encoding::Zstd => compressed::decode(encoding, reader, out),
     }
 }
@@ -264,6 +273,7 @@ pub(crate) fn gather<T: ColumnValue>(
         Encoding::PatchedBitPacked => patched::gather(r, count, positions, out)?,
         Encoding::Unencoded => unencoded::gather(r, count, positions, out)?,
         Encoding::Alp => adaptive_lossless_float::gather(r, count, positions, out)?,
+        Encoding::ChunkedBitPacked => chunked_frame_of_reference::gather(r, count, positions, out)?,
         Encoding::Delta | Encoding::Pco | Encoding::Lz4 | Encoding::Zstd => return Ok(false),
     }
     Ok(true)
