@@ -11,8 +11,6 @@
 use std::collections::VecDeque;
 use std::fs::File;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::mpsc::{channel, Receiver};
 use std::sync::{Arc, Mutex};
 
 use memmap2::Mmap;
@@ -367,6 +365,16 @@ impl Reader {
         (entry.num_records, entry.decoded_size)
     }
 
+    /// Number of data chunks.
+    pub(crate) fn num_chunks(&self) -> usize {
+        self.chunks.len()
+    }
+
+    /// Index of the first record of chunk `chunk_index` (`num_chunks()` gives the end).
+    pub(crate) fn chunk_first_record(&self, chunk_index: usize) -> u64 {
+        self.record_starts[chunk_index]
+    }
+
     /// The shared zstd dictionary (extension), if the file has one.
     pub(crate) fn dictionary(&self) -> Option<&Dictionary> {
         self.dictionary.as_deref()
@@ -545,8 +553,12 @@ impl Reader {
         self.read_with(index, <[u8]>::to_vec)
     }
 
-    fn decode_many(&self, chunk_indices: &[usize]) -> Result<Vec<Arc<DecodedChunk>>> {
-        if self.options.parallel() && chunk_indices.len() > 1 {
+    fn decode_many(
+        &self,
+        chunk_indices: &[usize],
+        parallel: bool,
+    ) -> Result<Vec<Arc<DecodedChunk>>> {
+        if parallel && self.options.parallel() && chunk_indices.len() > 1 {
             chunk_indices
                 .par_iter()
                 .with_min_len(64)
@@ -584,7 +596,7 @@ impl Reader {
             }
             items[position as usize] = ((unique.len() - 1) as u32, within);
         }
-        let chunks = self.decode_many(&unique)?;
+        let chunks = self.decode_many(&unique, true)?;
         Ok(RecordBatch { chunks, items })
     }
 
@@ -594,6 +606,16 @@ impl Reader {
     /// [`Error::OutOfRange`] if `end` exceeds the record count or `begin > end`;
     /// [`Error::Corrupt`] if a needed chunk is damaged.
     pub fn read_range(&self, begin: u64, end: u64) -> Result<RecordBatch> {
+        self.read_range_with(begin, end, true)
+    }
+
+    /// [`Reader::read_range`], decoding on the calling thread alone unless `parallel`.
+    pub(crate) fn read_range_with(
+        &self,
+        begin: u64,
+        end: u64,
+        parallel: bool,
+    ) -> Result<RecordBatch> {
         if end > self.num_records() {
             return Err(self.out_of_range(end.saturating_sub(1).max(begin)));
         }
@@ -609,7 +631,7 @@ impl Reader {
         let (first_chunk, first_within) = self.locate(begin);
         let (last_chunk, _) = self.locate(end - 1);
         let unique: Vec<usize> = (first_chunk..=last_chunk).collect();
-        let chunks = self.decode_many(&unique)?;
+        let chunks = self.decode_many(&unique, parallel)?;
         let mut items = Vec::with_capacity((end - begin) as usize);
         let mut slot = 0usize;
         let mut within = first_within;
@@ -630,20 +652,6 @@ impl Reader {
     /// [`Error::Corrupt`] if a chunk is damaged.
     pub fn read_all(&self) -> Result<RecordBatch> {
         self.read_range(0, self.num_records())
-    }
-
-    /// Where the read-ahead window starting at record `begin` ends: whole chunks, about
-    /// `readahead_buffer_size` decoded bytes, at least one chunk.
-    fn window_end(&self, begin: u64) -> u64 {
-        let (mut chunk, _) = self.locate(begin);
-        let mut bytes = 0u64;
-        loop {
-            bytes += self.chunks[chunk].decoded_size;
-            chunk += 1;
-            if chunk >= self.chunks.len() || bytes >= self.options.readahead_buffer_size {
-                return self.record_starts[chunk];
-            }
-        }
     }
 }
 
@@ -774,147 +782,4 @@ fn read_dictionary(map: &[u8]) -> Result<Dictionary, Malformed> {
         ));
     }
     Ok(Dictionary::new(raw.data.into_owned()))
-}
-
-/// Sequential reading with read-ahead: the window after the current one is decoded in the
-/// background while the current one is consumed.
-pub struct SequentialReader {
-    reader: Arc<Reader>,
-    position: u64,
-    window_start: u64,
-    window: Option<RecordBatch>,
-    prefetch: Option<(u64, Receiver<Result<RecordBatch>>)>,
-    /// Set when this reader is dropped, so queued read-ahead is skipped.
-    abandoned: Arc<AtomicBool>,
-}
-
-impl Drop for SequentialReader {
-    fn drop(&mut self) {
-        self.abandoned.store(true, Ordering::Relaxed);
-    }
-}
-
-impl SequentialReader {
-    /// Starts at record 0.
-    pub fn new(reader: Arc<Reader>) -> SequentialReader {
-        SequentialReader {
-            reader,
-            position: 0,
-            window_start: 0,
-            window: None,
-            prefetch: None,
-            abandoned: Arc::new(AtomicBool::new(false)),
-        }
-    }
-
-    /// The reader read from.
-    pub fn reader(&self) -> &Arc<Reader> {
-        &self.reader
-    }
-
-    /// Index of the record the next [`SequentialReader::next_record`] returns.
-    pub fn position(&self) -> u64 {
-        self.position
-    }
-
-    /// Moves to record `index` (`num_records()` is allowed: the end).
-    ///
-    /// # Errors
-    /// [`Error::OutOfRange`] past the end.
-    pub fn seek(&mut self, index: u64) -> Result<()> {
-        if index > self.reader.num_records() {
-            return Err(self.reader.out_of_range(index));
-        }
-        self.position = index;
-        Ok(())
-    }
-
-    fn window_covers(&self, index: u64) -> bool {
-        self.window.as_ref().is_some_and(|window| {
-            index >= self.window_start && index < self.window_start + window.len() as u64
-        })
-    }
-
-    fn start_prefetch(&mut self, begin: u64) {
-        if begin >= self.reader.num_records()
-            || self.reader.options.readahead_buffer_size == 0
-            || !self.reader.options.parallel()
-        {
-            return;
-        }
-        let end = self.reader.window_end(begin);
-        let (sender, receiver) = channel();
-        let reader = Arc::clone(&self.reader);
-        let abandoned = Arc::clone(&self.abandoned);
-        rayon::spawn(move || {
-            // A reader dropped before its read-ahead started does not need it.
-            if !abandoned.load(Ordering::Relaxed) {
-                let _ = sender.send(reader.read_range(begin, end));
-            }
-        });
-        self.prefetch = Some((begin, receiver));
-    }
-
-    fn load_window(&mut self) -> Result<()> {
-        let begin = self.position;
-        let prefetched = match self.prefetch.take() {
-            Some((start, receiver)) if start == begin => receiver.recv().ok(),
-            _ => None,
-        };
-        let window = match prefetched {
-            Some(window) => window?,
-            None => {
-                let end = self.reader.window_end(begin);
-                self.reader.read_range(begin, end)?
-            }
-        };
-        let next = begin + window.len() as u64;
-        self.window_start = begin;
-        self.window = Some(window);
-        self.start_prefetch(next);
-        Ok(())
-    }
-
-    /// Makes sure the record at the current position is decoded, blocking on read-ahead if
-    /// needed (callers release interpreter locks around this).
-    ///
-    /// # Errors
-    /// [`Error::Corrupt`] if the needed chunk is damaged.
-    pub fn prepare(&mut self) -> Result<bool> {
-        if self.position >= self.reader.num_records() {
-            return Ok(false);
-        }
-        if !self.window_covers(self.position) {
-            self.load_window()?;
-        }
-        Ok(true)
-    }
-
-    /// The record at the current position, which then advances; `None` at the end.
-    pub fn next_record(&mut self) -> Option<Result<&[u8]>> {
-        match self.prepare() {
-            Ok(false) => None,
-            Err(error) => Some(Err(error)),
-            Ok(true) => {
-                let index = (self.position - self.window_start) as usize;
-                self.position += 1;
-                Some(Ok(self.window.as_ref().expect("prepared").get(index)))
-            }
-        }
-    }
-
-    /// After a successful [`SequentialReader::prepare`], the current record without
-    /// advancing.
-    pub fn current(&self) -> Option<&[u8]> {
-        if !self.window_covers(self.position) {
-            return None;
-        }
-        let index = (self.position - self.window_start) as usize;
-        Some(self.window.as_ref()?.get(index))
-    }
-
-    /// Advances by one record (after [`SequentialReader::current`]).
-    pub fn advance(&mut self) {
-        self.position += 1;
-    }
 }

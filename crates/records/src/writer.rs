@@ -1,20 +1,27 @@
 //! Writing ArrayRecord files.
 //!
 //! Records gather into chunks of `group_size`; finished chunks queue up until about
-//! [`BATCH_BYTES`] of records are waiting, then they are encoded in parallel (rayon) and
-//! appended in order. The file is written under `<name>.incomplete` and renamed to its
-//! name only when [`Writer::close`] has written the footer and the postscript, so a file
-//! under its final name is always complete.
+//! [`BATCH_BYTES`] of records are waiting, then the batch goes to the thread pool, which
+//! encodes its chunks (in parallel) while the caller keeps appending records. At most
+//! `parallelism + 1` batches are in flight: a caller that gets further ahead waits for the
+//! oldest batch. Batches are appended strictly in submission order, so the bytes of the
+//! file do not depend on the thread count or on timing. A panic while encoding is caught
+//! on the pool and surfaces as an error of the next call (the writer then refuses further
+//! records and `close` removes the temporary file). The file is written under
+//! `<name>.incomplete` and renamed to its name only when [`Writer::close`] has written the
+//! footer and the postscript, so a file under its final name is always complete.
 //!
 //! Layout produced (what array_record 0.8.6 produces for the same options): signature
 //! chunk; [extension: dictionary chunk]; data chunks back to back; footer chunk (the file's
 //! compression); padding to a block boundary; postscript chunk (uncompressed); padding to a
 //! block boundary.
 
+use std::collections::VecDeque;
 use std::fs::File;
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::mpsc::{sync_channel, Receiver};
+use std::sync::{Arc, Mutex};
 
 use prost::Message;
 use rayon::prelude::*;
@@ -29,8 +36,10 @@ use crate::footer::{
 use crate::options::WriterOptions;
 use crate::simple_chunk;
 
-/// Records waiting before a parallel encoding round.
-const BATCH_BYTES: usize = 8 << 20;
+/// Records waiting before they are handed to the pool as one encoding batch.
+const BATCH_BYTES: usize = 2 << 20;
+/// Encoded bytes gathered before a write to the file.
+const OUTPUT_FLUSH_BYTES: usize = 8 << 20;
 /// Records sampled to train a shared dictionary: up to this many bytes...
 const DICTIONARY_SAMPLE_BYTES: usize = 8 << 20;
 /// ...or this many records.
@@ -75,6 +84,9 @@ pub struct Writer {
     dictionary: DictionaryState,
     output: Vec<u8>,
     failure: Option<String>,
+    /// Batches encoding on the pool, oldest first (at most `parallelism + 1`).
+    /// (In a mutex only so that the writer is `Sync`, as Python classes must be.)
+    in_flight: VecDeque<Mutex<Receiver<EncodedBatch>>>,
 }
 
 impl Writer {
@@ -122,8 +134,9 @@ impl Writer {
             pending_bytes: 0,
             footer: Vec::new(),
             dictionary,
-            output: Vec::with_capacity(BATCH_BYTES),
+            output: Vec::with_capacity(OUTPUT_FLUSH_BYTES),
             failure: None,
+            in_flight: VecDeque::new(),
         };
         let signature = ChunkHeader::for_data(&[], ChunkType::Signature, 0, 0);
         writer.position = append_chunk(&mut writer.output, 0, &signature, &[]);
@@ -188,7 +201,7 @@ impl Writer {
     /// [`Error::State`] after `close` or a failure; [`Error::Io`] if writing fails.
     pub fn encode_buffered(&mut self) -> Result<()> {
         self.check_open()?;
-        let result = self.encode_pending(true);
+        let result = self.encode_pending(false);
         if let Err(error) = &result {
             self.failure.get_or_insert_with(|| error.to_string());
         }
@@ -316,31 +329,65 @@ impl Writer {
         Ok(())
     }
 
-    fn encode_pending(&mut self, final_round: bool) -> Result<()> {
+    /// Hands the finished chunks to the encoder; with `drain`, also waits for every batch
+    /// and appends it (before the footer).
+    fn encode_pending(&mut self, drain: bool) -> Result<()> {
         if let DictionaryState::Sampling { size } = self.dictionary {
-            if !final_round {
-                return Ok(());
-            }
+            // Enough samples wait (or the file ends): train before anything is encoded.
             self.train_dictionary(size)?;
         }
         let pending = std::mem::take(&mut self.pending);
         self.pending_bytes = 0;
-        let compressor = &self.compressor;
-        let encode = |chunk: &ChunkRecords| {
-            let data = simple_chunk::encode(&chunk.values, &chunk.sizes, compressor);
-            let header = ChunkHeader::for_data(
-                &data,
-                ChunkType::Simple,
-                chunk.sizes.len() as u64,
-                chunk.values.len() as u64,
-            );
-            (header, data)
+        if self.parallelism <= 1 {
+            let encoded = encode_chunks(&pending, &self.compressor, false);
+            self.append_encoded(encoded)?;
+            return self.flush_output();
+        }
+        if !pending.is_empty() {
+            // Encoded on the pool while the caller goes on appending; results come back
+            // through the queue in submission order, so the file does not depend on timing.
+            let (sender, receiver) = sync_channel(1);
+            let compressor = self.compressor.clone();
+            rayon::spawn(move || {
+                let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                    encode_chunks(&pending, &compressor, true)
+                }));
+                let _ = sender.send(result.map_err(|panic| panic_message(&*panic)));
+            });
+            self.in_flight.push_back(Mutex::new(receiver));
+        }
+        let keep = if drain { 0 } else { self.parallelism + 1 };
+        while self.in_flight.len() > keep {
+            self.append_oldest_batch()?;
+        }
+        Ok(())
+    }
+
+    /// Waits for the oldest batch on the pool and appends its chunks.
+    fn append_oldest_batch(&mut self) -> Result<()> {
+        let receiver = self.in_flight.pop_front().expect("a batch is in flight");
+        let receiver = receiver
+            .into_inner()
+            .unwrap_or_else(|poison| poison.into_inner());
+        let encoded = match receiver.recv() {
+            Ok(Ok(encoded)) => encoded,
+            Ok(Err(panic)) => {
+                return Err(self.fail(format!("encoding a chunk failed: {panic}")));
+            }
+            Err(_) => return Err(self.fail("an encoding task vanished".to_string())),
         };
-        let encoded: Vec<(ChunkHeader, Vec<u8>)> = if self.parallelism > 1 && pending.len() > 1 {
-            pending.par_iter().with_min_len(4).map(encode).collect()
-        } else {
-            pending.iter().map(encode).collect()
-        };
+        self.append_encoded(encoded)
+    }
+
+    fn fail(&mut self, what: String) -> Error {
+        self.failure.get_or_insert_with(|| what.clone());
+        Error::State {
+            path: self.path.clone(),
+            what,
+        }
+    }
+
+    fn append_encoded(&mut self, encoded: Vec<(ChunkHeader, Vec<u8>)>) -> Result<()> {
         for (header, data) in encoded {
             let base = self.position - self.output.len() as u64;
             let offset = self.position;
@@ -354,11 +401,11 @@ impl Writer {
                 decoded_data_size: Some(header.decoded_data_size),
                 num_records: Some(header.num_records),
             });
-            if self.output.len() >= BATCH_BYTES {
+            if self.output.len() >= OUTPUT_FLUSH_BYTES {
                 self.flush_output()?;
             }
         }
-        self.flush_output()
+        Ok(())
     }
 
     fn flush_output(&mut self) -> Result<()> {
@@ -392,6 +439,40 @@ impl Compressor {
             dictionary: None,
         }
     }
+}
+
+/// The chunks of one batch, encoded, or the message of a panic while encoding.
+type EncodedBatch = std::result::Result<Vec<(ChunkHeader, Vec<u8>)>, String>;
+
+/// Encodes finished chunks into (header, data) pairs, in order.
+fn encode_chunks(
+    chunks: &[ChunkRecords],
+    compressor: &Compressor,
+    parallel: bool,
+) -> Vec<(ChunkHeader, Vec<u8>)> {
+    let encode = |chunk: &ChunkRecords| {
+        let data = simple_chunk::encode(&chunk.values, &chunk.sizes, compressor);
+        let header = ChunkHeader::for_data(
+            &data,
+            ChunkType::Simple,
+            chunk.sizes.len() as u64,
+            chunk.values.len() as u64,
+        );
+        (header, data)
+    };
+    if parallel && chunks.len() > 1 {
+        chunks.par_iter().with_min_len(4).map(encode).collect()
+    } else {
+        chunks.iter().map(encode).collect()
+    }
+}
+
+fn panic_message(panic: &(dyn std::any::Any + Send)) -> String {
+    panic
+        .downcast_ref::<&str>()
+        .map(|text| text.to_string())
+        .or_else(|| panic.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "panic".to_string())
 }
 
 fn simple_records_chunk(records: &[&[u8]], compressor: &Compressor) -> (ChunkHeader, Vec<u8>) {

@@ -168,3 +168,67 @@ fn random_garbage_is_rejected_without_panic() {
         assert!(Reader::open(&path).is_err());
     }
 }
+
+#[test]
+fn sequential_read_ahead_surfaces_a_damaged_chunk_only_when_reached() {
+    use std::sync::Arc;
+
+    use shapeshift_records::{ReaderOptions, SequentialReader};
+
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("file.array_record");
+    let original: Vec<Vec<u8>> = (0..400u32)
+        .map(|i| format!("record {i} ").into_bytes().repeat(30))
+        .collect();
+    write(&path, "group_size:10,zstd:3", &original);
+    // Damage the data of the chunk holding records 300..310 (found through the index).
+    let reader = Reader::open(&path).unwrap();
+    let victim = {
+        let bytes = std::fs::read(&path).unwrap();
+        let good = reader.read_range(0, 400).unwrap().to_vecs();
+        assert_eq!(good, original);
+        let mut bytes = bytes;
+        // The chunk of record 300: its data begins 40 bytes after its header; find it by
+        // flipping bytes of the data section until exactly that chunk fails.
+        let mut chosen = None;
+        for offset in (64..bytes.len() - 65536).step_by(97) {
+            bytes[offset] ^= 0x55;
+            std::fs::write(&path, &bytes).unwrap();
+            let damaged = Reader::open(&path).unwrap();
+            let fails: Vec<u64> = (0..40u64)
+                .filter(|chunk| damaged.read(chunk * 10).is_err())
+                .collect();
+            bytes[offset] ^= 0x55;
+            if fails == [30] {
+                chosen = Some(offset);
+                break;
+            }
+        }
+        let offset = chosen.expect("a byte inside chunk 30's data");
+        bytes[offset] ^= 0x55;
+        std::fs::write(&path, &bytes).unwrap();
+        offset
+    };
+    for options in ["readahead_buffer_size:2k", ""] {
+        let reader = Arc::new(
+            Reader::open_with_options(&path, ReaderOptions::parse(options).unwrap()).unwrap(),
+        );
+        let mut sequential = SequentialReader::new(reader);
+        for (index, record) in original.iter().enumerate().take(300) {
+            let read = sequential.next_record().unwrap();
+            let read = read.unwrap_or_else(|error| panic!("record {index} ({options}): {error}"));
+            assert_eq!(read, record.as_slice(), "record {index}");
+        }
+        let error = sequential.next_record().unwrap().unwrap_err();
+        assert!(
+            error.to_string().contains("at byte"),
+            "{error} (damage at {victim})"
+        );
+        // Past the damaged chunk, reading goes on.
+        sequential.seek(310).unwrap();
+        assert_eq!(
+            sequential.next_record().unwrap().unwrap(),
+            original[310].as_slice()
+        );
+    }
+}

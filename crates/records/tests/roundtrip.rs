@@ -1,7 +1,9 @@
 //! Property: any records written with any supported options read back identically.
 
 use proptest::prelude::*;
-use shapeshift_records::{PreparedBatch, Reader, ReaderOptions, Writer};
+use std::sync::Arc;
+
+use shapeshift_records::{PreparedBatch, Reader, ReaderOptions, SequentialReader, Writer};
 
 /// Decodes a prepared batch into freshly allocated buffers (poisoned with 0xAA first, so a
 /// byte left unwritten shows).
@@ -112,6 +114,68 @@ proptest! {
         std::fs::write(&path, &bytes).unwrap();
         if let Ok(reader) = Reader::open(&path) {
             let _ = reader.read_all();
+        }
+    }
+}
+
+fn drain_from(sequential: &mut SequentialReader, count: usize) -> Vec<Vec<u8>> {
+    (0..count)
+        .map_while(|_| {
+            sequential
+                .next_record()
+                .map(|record| record.unwrap().to_vec())
+        })
+        .collect()
+}
+
+#[test]
+fn sequential_read_ahead_reaches_the_end_and_follows_seeks() {
+    let dir = tempfile::tempdir().unwrap();
+    let records: Vec<Vec<u8>> = (0..3000u32)
+        .map(|i| format!("{i}:").into_bytes().repeat((i % 23) as usize))
+        .collect();
+    for options in [
+        "group_size:1,zstd:3",
+        "group_size:7,brotli:2",
+        "group_size:256,uncompressed",
+    ] {
+        let path = dir.path().join("file.array_record");
+        let mut writer = Writer::create(&path, options).unwrap();
+        for record in &records {
+            writer.write(record).unwrap();
+        }
+        writer.close().unwrap();
+        for reader_options in [
+            "",
+            "readahead_buffer_size:3k",
+            "readahead_buffer_size:0",
+            "max_parallelism:1",
+        ] {
+            let reader = Arc::new(
+                Reader::open_with_options(&path, ReaderOptions::parse(reader_options).unwrap())
+                    .unwrap(),
+            );
+            let mut sequential = SequentialReader::new(Arc::clone(&reader));
+            assert_eq!(
+                drain_from(&mut sequential, usize::MAX),
+                records,
+                "{options} {reader_options}"
+            );
+            assert!(sequential.next_record().is_none());
+            // Forward past the queued windows, back into an old one, to the very end.
+            sequential.seek(2500).unwrap();
+            assert_eq!(drain_from(&mut sequential, 10), records[2500..2510]);
+            sequential.seek(3).unwrap();
+            assert_eq!(drain_from(&mut sequential, 2000), records[3..2003]);
+            sequential.seek(2999).unwrap();
+            assert_eq!(drain_from(&mut sequential, 5), records[2999..]);
+            sequential.seek(3000).unwrap();
+            assert!(sequential.next_record().is_none());
+            assert!(sequential.seek(3001).is_err());
+            // A reader dropped with read-ahead queued does not disturb the next one.
+            let mut early = SequentialReader::new(Arc::clone(&reader));
+            assert_eq!(drain_from(&mut early, 1), records[..1]);
+            drop(early);
         }
     }
 }
