@@ -124,8 +124,11 @@ pub fn convert(args: ConvertArgs) -> Result<(), String> {
         open_source_with(args.from, &schemas, stdin, &options).map_err(format_error)?;
     let mut sink = open_sink_with(args.to, &schemas, stdout, &options).map_err(format_error)?;
     let mut rows = 0u64;
-    while let Some(row) = source.next_row().map_err(format_error)? {
-        sink.write_row(&row.position, row.values)
+    // Columns outside a non-strict schema travel too; a format that cannot carry them fails.
+    while let Some((row, other_columns)) =
+        source.next_row_with_other_columns().map_err(format_error)?
+    {
+        sink.write_row_with_other_columns(&row.position, row.values, other_columns)
             .map_err(|e| format!("{} (input row {rows})", format_error(e)))?;
         rows += 1;
     }
@@ -193,7 +196,9 @@ pub fn cat(args: CatArgs) -> Result<(), String> {
         .map_err(format_error)?;
     let mut last = shapeshift_formats::table::RowPosition::default();
     let mut expected_row_index: Option<i64> = None;
-    while let Some(row) = source.next_row().map_err(format_error)? {
+    while let Some((row, other_columns)) =
+        source.next_row_with_other_columns().map_err(format_error)?
+    {
         let position = row.position;
         if position.table_index != last.table_index {
             writeln!(out, "# table_index = {}", position.table_index).map_err(io_error)?;
@@ -220,6 +225,13 @@ pub fn cat(args: CatArgs) -> Result<(), String> {
                 .and_then(|v| value_to_node(&v, &column.ty, StructForm::Named))
                 .map_err(|e| format!("{}: column \"{}\": {e}", args.format, column.name))?;
             entries.push((column.name.as_bytes().to_vec(), owned));
+        }
+        // Columns outside a non-strict schema are shown after the schema's.
+        if let Some(bytes) = other_columns {
+            match shapeshift_formats::yson::from_slice(bytes).map(|node| node.value) {
+                Ok(shapeshift_types::NodeValue::Map(others)) => entries.extend(others),
+                _ => return Err(format!("{}: malformed other columns", args.format)),
+            }
         }
         let mut text = shapeshift_formats::yson::to_vec(&Node::map(entries), YsonFormat::Text);
         text.push(b'\n');

@@ -725,11 +725,13 @@ impl JsonRows {
                         let other = unescape_key(key)
                             .and_then(|name| Ok((name, node_from_json(json)?)))
                             .map_err(|m| fail(format!("column \"{key}\": {m}"), start))?;
-                        self.others
-                            .push(if self.others.is_empty() { b'{' } else { b';' });
+                        if self.others.is_empty() {
+                            self.others.push(b'{');
+                        }
                         yson_binary::string(&mut self.others, &other.0);
                         self.others.push(b'=');
                         yson_binary::node(&mut self.others, &other.1);
+                        self.others.push(b';');
                     }
                 }
             }

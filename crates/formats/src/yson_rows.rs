@@ -220,11 +220,13 @@ impl YsonRowSource {
         if !done {
             self.transcode_rest(depth)?;
         }
-        self.others
-            .push(if self.others.is_empty() { b'{' } else { b';' });
+        if self.others.is_empty() {
+            self.others.push(b'{');
+        }
         yson_binary::string(&mut self.others, &self.scratch[name_at.0..name_at.1]);
         self.others.push(b'=');
         self.others.extend_from_slice(&self.scratch[start..]);
+        self.others.push(b';');
         self.scratch.truncate(name_at.0);
         Ok(())
     }
@@ -657,9 +659,9 @@ impl YsonBinarySink {
             }
             out.push(b';');
         }
+        // Checked maps are `{key=value;...}`: their entries go into the row as they are.
         if let [b'{', entries @ .., b'}'] = self.others.as_slice() {
             out.extend_from_slice(entries);
-            out.push(b';');
         }
         out.extend_from_slice(b"};");
         Ok(())

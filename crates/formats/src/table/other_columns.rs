@@ -6,7 +6,8 @@
 //! [`RowSource::next_row_with_other_columns`](super::RowSource::next_row_with_other_columns)
 //! and [`RowSink::write_row_with_other_columns`](super::RowSink::write_row_with_other_columns).
 //!
-//! Invariants of a map handed out or accepted: it is a map without attributes; it has at
+//! Invariants of a map handed out: binary YSON spelled `{key=value;...;}` (so a YSON sink
+//! can splice its entries into a row as they are); a map without attributes; it has at
 //! least one entry (an empty map is no other columns, `None`); no key names a column of the
 //! schema (the row would name a column twice) and the schema is not strict. A sink that has
 //! no place for other columns refuses the row, naming the first such column.
