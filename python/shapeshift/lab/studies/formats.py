@@ -386,6 +386,18 @@ def _explain(a: str, b: str, case: str, ours: dict, data) -> str:
         parts.append(
             "in YT the proxy converts rows to Arrow batches; here the job reads a ready IPC stream"
         )
+        other = b if a == "arrow" else a
+        arrow_rows = _row(data, case, "arrow", "interface")
+        other_best = _best(data, case, other)
+        if b == "arrow" and arrow_rows is not None and _best(data, case, "arrow")["path"] == "native":
+            slower = arrow_rows["median_s"] > other_best["median_s"]
+            parts.append(
+                f"row at a time through the common interface (as a row-based interface like "
+                f"the study's library reads it) arrow takes {_ms(arrow_rows['median_s'])} ms vs "
+                f"{other}'s {_ms(other_best['median_s'])} ms: "
+                + ("its lead here comes from whole-batch access" if slower
+                   else "it leads even row by row, so its decoding, not only batch access, is faster here")
+            )
     if "yson" in (a, b):
         y = _best(data, case, "yson")
         parts.append(
@@ -682,15 +694,21 @@ def _report(ctx, cases, formats, native, unavailable, data, no_interface) -> Stu
         yson = _best(data, case, "yson")
         for fmt in shown:
             r = _best(data, case, fmt)
+            out_zstd = (
+                f"{r['bytes_out_job0_zstd'] / r['bytes_out_job0']:.2f}" if r["bytes_out_job0"] else "–"
+            )
             size_rows.append([
                 case, fmt, r["bytes"], f"{r['bytes'] / yson['bytes']:.2f}",
                 r["bytes_in_zstd"] or r["bytes_out_job0_zstd"],
-                r["bytes_out"],
+                r["bytes_out"], out_zstd,
             ])
     size_table = Table(
         "Serialized size (bytes over all jobs; zstd = input, or job 0's output for BM6)",
-        ["scenario", "format", "bytes", "vs YSON", "zstd bytes", "bytes out"],
+        ["scenario", "format", "bytes", "vs YSON", "zstd bytes", "bytes out",
+         "output zstd/raw (job 0)"],
         size_rows,
+        note="Input sizes are of all ten jobs' inputs; the output's zstd ratio is taken on "
+        "job 0's output (kept from the first measured run), the output bytes over all jobs.",
     )
 
     # 4. Paired ratios, CPU, memory.
