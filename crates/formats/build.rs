@@ -48,6 +48,12 @@ fn main() {
         [PathBuf::from("proto"), out_dir],
     )
     .expect("the lab's .proto files compile");
+    std::fs::write(
+        PathBuf::from(std::env::var_os("OUT_DIR").expect("cargo sets OUT_DIR"))
+            .join("lab_tables.fds"),
+        prost::Message::encode_to_vec(&descriptors),
+    )
+    .expect("writing lab_tables.fds");
     prost_build::Config::new()
         .compile_fds(descriptors)
         .expect("prost generates the lab's messages");
@@ -55,43 +61,62 @@ fn main() {
     println!("cargo:rerun-if-changed=build.rs");
 }
 
-/// The conversions between `Bm1Row` and row views (`StaticRow` in src/protobuf.rs): one line
-/// per field, with YT's range check for the narrow integers.
+/// `LabMessage` for `Bm1Row` (src/protobuf.rs): one line per field, both directions; narrow
+/// integers are range-checked when a message is built from a row.
 fn bm1_bridge() -> String {
-    // (range check of the column type, as i64/u64 bounds) per cycle position.
-    let mut push = String::new();
-    let mut set = String::new();
+    let mut from = String::new();
+    let mut visit = String::new();
     for i in 0..BM1_COLUMNS {
-        let (p, s) = match i % BM1_CYCLE.len() {
-            0 => (format!("row.push_int64(signed(i64::from(self.c{i}), i8::MIN.into(), i8::MAX.into())?);"),
-                  format!("self.c{i} = narrow_signed(&views[{i}], i8::MIN.into(), i8::MAX.into())? as i32;")),
-            1 => (format!("row.push_int64(signed(i64::from(self.c{i}), i16::MIN.into(), i16::MAX.into())?);"),
-                  format!("self.c{i} = narrow_signed(&views[{i}], i16::MIN.into(), i16::MAX.into())? as i32;")),
-            2 => (format!("row.push_int64(i64::from(self.c{i}));"),
-                  format!("self.c{i} = narrow_signed(&views[{i}], i32::MIN.into(), i32::MAX.into())? as i32;")),
-            3 => (format!("row.push_int64(self.c{i});"),
-                  format!("self.c{i} = narrow_signed(&views[{i}], i64::MIN, i64::MAX)?;")),
-            4 => (format!("row.push_uint64(unsigned(u64::from(self.c{i}), u8::MAX.into())?);"),
-                  format!("self.c{i} = narrow_unsigned(&views[{i}], u8::MAX.into())? as u32;")),
-            5 => (format!("row.push_uint64(unsigned(u64::from(self.c{i}), u16::MAX.into())?);"),
-                  format!("self.c{i} = narrow_unsigned(&views[{i}], u16::MAX.into())? as u32;")),
-            6 => (format!("row.push_uint64(u64::from(self.c{i}));"),
-                  format!("self.c{i} = narrow_unsigned(&views[{i}], u32::MAX.into())? as u32;")),
-            7 => (format!("row.push_uint64(self.c{i});"),
-                  format!("self.c{i} = narrow_unsigned(&views[{i}], u64::MAX)?;")),
-            8 => (format!("row.push_double(f64::from(self.c{i}.unwrap_or_default()));"),
-                  format!("self.c{i} = Some(float(&views[{i}])?);")),
-            _ => (format!("row.push_double(self.c{i}.unwrap_or_default());"),
-                  format!("self.c{i} = Some(double(&views[{i}])?);")),
+        let (f, v) = match i % BM1_CYCLE.len() {
+            0 => (
+                format!("c{i}: signed(&values[{i}], i8::MIN.into(), i8::MAX.into())? as i32,"),
+                format!("visit(ValueRef::Int64(i64::from(self.c{i})));"),
+            ),
+            1 => (
+                format!("c{i}: signed(&values[{i}], i16::MIN.into(), i16::MAX.into())? as i32,"),
+                format!("visit(ValueRef::Int64(i64::from(self.c{i})));"),
+            ),
+            2 => (
+                format!("c{i}: signed(&values[{i}], i32::MIN.into(), i32::MAX.into())? as i32,"),
+                format!("visit(ValueRef::Int64(i64::from(self.c{i})));"),
+            ),
+            3 => (
+                format!("c{i}: signed(&values[{i}], i64::MIN, i64::MAX)?,"),
+                format!("visit(ValueRef::Int64(self.c{i}));"),
+            ),
+            4 => (
+                format!("c{i}: unsigned(&values[{i}], u8::MAX.into())? as u32,"),
+                format!("visit(ValueRef::Uint64(u64::from(self.c{i})));"),
+            ),
+            5 => (
+                format!("c{i}: unsigned(&values[{i}], u16::MAX.into())? as u32,"),
+                format!("visit(ValueRef::Uint64(u64::from(self.c{i})));"),
+            ),
+            6 => (
+                format!("c{i}: unsigned(&values[{i}], u32::MAX.into())? as u32,"),
+                format!("visit(ValueRef::Uint64(u64::from(self.c{i})));"),
+            ),
+            7 => (
+                format!("c{i}: unsigned(&values[{i}], u64::MAX)?,"),
+                format!("visit(ValueRef::Uint64(self.c{i}));"),
+            ),
+            8 => (
+                format!("c{i}: Some(double(&values[{i}])? as f32),"),
+                format!("visit(ValueRef::Double(f64::from(self.c{i}.unwrap_or_default())));"),
+            ),
+            _ => (
+                format!("c{i}: Some(double(&values[{i}])?),"),
+                format!("visit(ValueRef::Double(self.c{i}.unwrap_or_default()));"),
+            ),
         };
-        push.push_str("        ");
-        push.push_str(&p);
-        push.push('\n');
-        set.push_str("        ");
-        set.push_str(&s);
-        set.push('\n');
+        from.push_str("            ");
+        from.push_str(&f);
+        from.push('\n');
+        visit.push_str("        ");
+        visit.push_str(&v);
+        visit.push('\n');
     }
     format!(
-        "impl StaticRow for Bm1Row {{\n    fn push_views(&self, row: &mut RowBuffer) -> Result<(), String> {{\n{push}        Ok(())\n    }}\n\n    fn set_from_views(&mut self, views: &[ValueRef<'_>]) -> Result<(), String> {{\n{set}        Ok(())\n    }}\n}}\n"
+        "impl LabMessage for Bm1Row {{\n    const TABLE: StaticMessage = StaticMessage::Bm1;\n\n    fn from_row(values: &[Value]) -> Result<Self, String> {{\n        row_width(values, {BM1_COLUMNS})?;\n        Ok(Bm1Row {{\n{from}        }})\n    }}\n\n    fn visit_columns(&self, mut visit: impl FnMut(ValueRef<'_>), _inner: impl FnMut(ValueRef<'_>)) {{\n{visit}    }}\n}}\n"
     )
 }

@@ -1,15 +1,26 @@
-//! Static Protobuf: row messages generated at build time with prost, in YT's protobuf
-//! stream framing.
+//! Static Protobuf: the lab's row messages compiled at build time with prost, in YT's
+//! protobuf stream framing.
 //!
 //! The lab's tables have compiled messages ([`messages`]: `Bm1Row`, `Bm2Row`, `Bm3Row`,
-//! `Bm5Row`, from `proto/lab_tables.proto` and the BM1 file `build.rs` writes). A table whose
-//! schema equals one of them column for column (names and types; strictness and sort order
-//! do not matter) is read and written through the generated type — prost does the wire
-//! work, this module only moves fields between the message and the row
-//! ([`StaticMessage::for_schema`] tells which). When any table of the stream has no compiled
-//! message, [`source`]/[`sink`] fall back to the dynamic codec ([`crate::protobuf_dynamic`]),
-//! whose layout is the same: the compiled messages follow the dynamic mapping rules, so
-//! both read each other's rows.
+//! `Bm5Row`, from `proto/lab_tables.proto` and the BM1 file `build.rs` writes). They follow
+//! the dynamic mapping rules field for field (column `i` is field `i + 1`, narrow integers
+//! as 32-bit varints — the same bytes as the 64-bit ones for in-range values), so a row has
+//! one encoding whichever side writes it.
+//!
+//! The interface ([`source`]/[`sink`]) reads and writes that layout without going through
+//! the generated structs: the schema is compiled to a per-field table and a message is
+//! decoded in one pass straight into the row's borrowed views (strings borrow the message),
+//! and encoded straight from the row's values — the work prost's generated code does, minus
+//! the struct in between (`protobuf_dynamic/row_stream.rs`). Filling a generated struct and
+//! then converting it to views cost twice the decoding itself (figures in
+//! docs/formats-protobuf-arrow-avro.md). prost's structs stay the own API: [`LabMessage`]
+//! builds them from rows and visits their columns, as a program using prost directly does;
+//! the benchmark's baseline is exactly that. Tests check that prost reads what the
+//! interface writes and the other way round, byte for byte.
+//!
+//! A stream whose tables are not all lab tables ([`StaticMessage::for_schema`]) is read and
+//! written by the dynamic codec ([`crate::protobuf_dynamic`]): the same layout, errors
+//! naming `protobuf_dynamic`.
 //!
 //! Framing ([`framing`]): a u32 LE length then the message; control markers `FFFFFFFF` +
 //! u32 table index, `FFFFFFFE` key switch, `FFFFFFFD` + u32 range index, `FFFFFFFC` + u64 row
@@ -20,18 +31,19 @@ use std::io::{Read, Write};
 use prost::Message;
 use shapeshift_types::{ColumnSchema, Member, PrimitiveType, TableSchema, Type, Value, ValueRef};
 
-use crate::protobuf_dynamic::check_scalar;
-use crate::row_bridge::{check_row, owned_value, RowBuffer};
-use crate::table::{FormatError, RowPosition, RowRef, RowSink, RowSource};
+use crate::table::{FormatError, RowSink, RowSource};
 
 pub(crate) mod framing;
-
-use framing::{FrameReader, FrameWriter};
 
 /// The prost-generated messages of the lab's tables.
 #[allow(clippy::all, missing_docs)]
 pub mod messages {
     include!(concat!(env!("OUT_DIR"), "/shapeshift.lab.rs"));
+
+    /// The encoded `FileDescriptorSet` of the lab's messages (for reflection, e.g.
+    /// prost-reflect's `DescriptorPool::decode`).
+    pub const FILE_DESCRIPTOR_SET: &[u8] =
+        include_bytes!(concat!(env!("OUT_DIR"), "/lab_tables.fds"));
 }
 
 use messages::{Bm1Row, Bm2Row, Bm3Row, Bm5DictEntry, Bm5Pair, Bm5Row};
@@ -136,386 +148,229 @@ impl StaticMessage {
                     .all(|(a, b)| a.name == b.name && a.ty == b.ty)
         })
     }
-
-    fn codec(self) -> Box<dyn TableCodec> {
-        match self {
-            StaticMessage::Bm1 => Box::new(StaticTable::<Bm1Row>::new(self)),
-            StaticMessage::Bm2 => Box::new(StaticTable::<Bm2Row>::new(self)),
-            StaticMessage::Bm3 => Box::new(StaticTable::<Bm3Row>::new(self)),
-            StaticMessage::Bm5 => Box::new(StaticTable::<Bm5Row>::new(self)),
-        }
-    }
 }
 
-/// Reads framed rows: through the compiled messages when every table has one, else
-/// through the dynamic codec (same layout).
+/// Reads framed rows of lab tables; a stream with any other table is read by the dynamic
+/// codec (same layout).
 ///
 /// # Errors
-/// Never for the static path; as [`crate::protobuf_dynamic::source`] otherwise.
+/// Never at construction; kept fallible for the common constructor shape.
 pub fn source(
     schemas: &[TableSchema],
     input: Box<dyn Read>,
 ) -> Result<Box<dyn RowSource>, FormatError> {
-    match schemas
+    if schemas
         .iter()
-        .map(StaticMessage::for_schema)
-        .collect::<Option<Vec<_>>>()
+        .all(|s| StaticMessage::for_schema(s).is_some())
     {
-        Some(messages) => Ok(Box::new(StaticSource {
-            frames: FrameReader::new(input, FORMAT, schemas.len()),
-            tables: messages.into_iter().map(StaticMessage::codec).collect(),
-            row: RowBuffer::default(),
-        })),
-        None => crate::protobuf_dynamic::source(schemas, input),
+        Ok(crate::protobuf_dynamic::row_stream::source(
+            schemas, input, FORMAT,
+        ))
+    } else {
+        crate::protobuf_dynamic::source(schemas, input)
     }
 }
 
-/// Writes framed rows: through the compiled messages when every table has one, else
-/// through the dynamic codec (same layout).
+/// Writes framed rows of lab tables; a stream with any other table is written by the
+/// dynamic codec (same layout).
 ///
 /// # Errors
-/// Never for the static path; as [`crate::protobuf_dynamic::sink`] otherwise.
+/// Never at construction; kept fallible for the common constructor shape.
 pub fn sink(
     schemas: &[TableSchema],
     output: Box<dyn Write>,
 ) -> Result<Box<dyn RowSink>, FormatError> {
-    match schemas
+    if schemas
         .iter()
-        .map(StaticMessage::for_schema)
-        .collect::<Option<Vec<_>>>()
+        .all(|s| StaticMessage::for_schema(s).is_some())
     {
-        Some(messages) => Ok(Box::new(StaticSink {
-            frames: FrameWriter::new(output, FORMAT, schemas.len()),
-            tables: messages.into_iter().map(StaticMessage::codec).collect(),
-            row: RowBuffer::default(),
-        })),
-        None => crate::protobuf_dynamic::sink(schemas, output),
-    }
-}
-
-/// Moves fields between a generated message and row views.
-pub(crate) trait StaticRow: Message + Default {
-    /// Pushes one view per column (checking YT's ranges, which protobuf types do not carry).
-    fn push_views(&self, row: &mut RowBuffer) -> Result<(), String>;
-    /// Sets every field from one view per column.
-    fn set_from_views(&mut self, views: &[ValueRef<'_>]) -> Result<(), String>;
-}
-
-trait TableCodec {
-    fn decode(&mut self, message: &[u8], row: &mut RowBuffer) -> Result<(), String>;
-    fn encode_views(&mut self, views: &[ValueRef<'_>], out: &mut Vec<u8>) -> Result<(), String>;
-    fn schema(&self) -> &TableSchema;
-}
-
-struct StaticTable<M> {
-    message: M,
-    schema: TableSchema,
-}
-
-impl<M: StaticRow> StaticTable<M> {
-    fn new(which: StaticMessage) -> Self {
-        StaticTable {
-            message: M::default(),
-            schema: which.schema(),
-        }
-    }
-}
-
-impl<M: StaticRow> TableCodec for StaticTable<M> {
-    fn decode(&mut self, message: &[u8], row: &mut RowBuffer) -> Result<(), String> {
-        // Merging into a cleared message reuses its buffers from row to row.
-        self.message.clear();
-        self.message.merge(message).map_err(|e| e.to_string())?;
-        row.clear();
-        self.message.push_views(row)
-    }
-
-    fn encode_views(&mut self, views: &[ValueRef<'_>], out: &mut Vec<u8>) -> Result<(), String> {
-        if views.len() != self.schema.columns.len() {
-            return Err(format!(
-                "row has {} values, the schema {} columns",
-                views.len(),
-                self.schema.columns.len()
-            ));
-        }
-        self.message.set_from_views(views)?;
-        self.message.encode(out).map_err(|e| e.to_string())
-    }
-
-    fn schema(&self) -> &TableSchema {
-        &self.schema
-    }
-}
-
-struct StaticSource {
-    frames: FrameReader,
-    tables: Vec<Box<dyn TableCodec>>,
-    row: RowBuffer,
-}
-
-impl RowSource for StaticSource {
-    fn next_row(&mut self) -> Result<Option<RowRef<'_>>, FormatError> {
-        let Some(position) = self.frames.next_message()? else {
-            return Ok(None);
-        };
-        let offset = self.frames.message_offset;
-        self.tables[position.table_index]
-            .decode(&self.frames.message, &mut self.row)
-            .map_err(|e| FormatError {
-                format: FORMAT,
-                offset: Some(offset),
-                row: Some(self.frames.rows() - 1),
-                message: format!("row message: {e}"),
-            })?;
-        Ok(Some(RowRef {
-            position,
-            values: self.row.views(),
-        }))
-    }
-}
-
-struct StaticSink {
-    frames: FrameWriter,
-    tables: Vec<Box<dyn TableCodec>>,
-    row: RowBuffer,
-}
-
-impl RowSink for StaticSink {
-    fn write_row(
-        &mut self,
-        position: &RowPosition,
-        values: &[ValueRef<'_>],
-    ) -> Result<(), FormatError> {
-        self.frames.check_table(position)?;
-        self.frames.message.clear();
-        let result =
-            self.tables[position.table_index].encode_views(values, &mut self.frames.message);
-        result.map_err(|e| self.frames.error(e))?;
-        self.frames.write_message(position)
-    }
-
-    fn write_owned_row(
-        &mut self,
-        position: &RowPosition,
-        values: &[Value],
-    ) -> Result<(), FormatError> {
-        self.frames.check_table(position)?;
-        let table = &mut self.tables[position.table_index];
-        check_row(values, table.schema(), FORMAT)?;
-        self.row.clear();
-        for (value, column) in values.iter().zip(&table.schema().columns) {
-            self.row.push_value(value, &column.ty, FORMAT)?;
-        }
-        self.frames.message.clear();
-        let result = table.encode_views(self.row.views(), &mut self.frames.message);
-        result.map_err(|e| self.frames.error(e))?;
-        self.frames.write_message(position)
-    }
-
-    fn finish(&mut self) -> Result<(), FormatError> {
-        self.frames.finish()
-    }
-}
-
-// Field conversions shared by the message bridges (the BM1 one is generated by build.rs).
-
-fn signed(v: i64, lo: i64, hi: i64) -> Result<i64, String> {
-    if (lo..=hi).contains(&v) {
-        Ok(v)
+        Ok(crate::protobuf_dynamic::row_stream::sink(
+            schemas, output, FORMAT,
+        ))
     } else {
-        Err(format!("{v} out of range {lo}..={hi}"))
+        crate::protobuf_dynamic::sink(schemas, output)
     }
 }
 
-fn unsigned(v: u64, hi: u64) -> Result<u64, String> {
-    if v <= hi {
-        Ok(v)
+/// A lab table's generated message as a table row: what a program using prost directly
+/// does to fill a message from a row and to read every column back.
+pub trait LabMessage: Message + Default {
+    /// The table the message was compiled for.
+    const TABLE: StaticMessage;
+
+    /// The message of one row of owned values (schema order).
+    ///
+    /// # Errors
+    /// A message when a value does not fit its field (wrong kind, out of range, wrong
+    /// width of the row).
+    fn from_row(values: &[Value]) -> Result<Self, String>;
+
+    /// Calls `column` with each column's value in schema order, as the interface views it
+    /// (`Null` for an absent optional); a composite column (a list, struct or dict) is one
+    /// `Composite(&[])` call to `column` and one `inner` call per scalar inside it.
+    fn visit_columns(&self, column: impl FnMut(ValueRef<'_>), inner: impl FnMut(ValueRef<'_>));
+}
+
+fn row_width(values: &[Value], columns: usize) -> Result<(), String> {
+    if values.len() == columns {
+        Ok(())
     } else {
-        Err(format!("{v} out of range 0..={hi}"))
+        Err(format!(
+            "row has {} values, the table {columns} columns",
+            values.len()
+        ))
     }
 }
 
-fn narrow_signed(view: &ValueRef<'_>, lo: i64, hi: i64) -> Result<i64, String> {
-    match view {
-        ValueRef::Int64(v) => signed(*v, lo, hi),
-        other => Err(format!("expected an int64 value, found {other:?}")),
+fn signed(value: &Value, lo: i64, hi: i64) -> Result<i64, String> {
+    match value {
+        Value::Int64(v) if (lo..=hi).contains(v) => Ok(*v),
+        other => Err(format!("expected an int64 in {lo}..={hi}, found {other:?}")),
     }
 }
 
-fn narrow_unsigned(view: &ValueRef<'_>, hi: u64) -> Result<u64, String> {
-    match view {
-        ValueRef::Uint64(v) => unsigned(*v, hi),
-        other => Err(format!("expected a uint64 value, found {other:?}")),
+fn unsigned(value: &Value, hi: u64) -> Result<u64, String> {
+    match value {
+        Value::Uint64(v) if *v <= hi => Ok(*v),
+        other => Err(format!("expected a uint64 up to {hi}, found {other:?}")),
     }
 }
 
-fn double(view: &ValueRef<'_>) -> Result<f64, String> {
-    match view {
-        ValueRef::Double(v) => Ok(*v),
-        other => Err(format!("expected a double value, found {other:?}")),
+fn double(value: &Value) -> Result<f64, String> {
+    match value {
+        Value::Double(v) => Ok(*v),
+        other => Err(format!("expected a double, found {other:?}")),
     }
 }
 
-fn float(view: &ValueRef<'_>) -> Result<f32, String> {
-    let v = double(view)?;
-    let narrow = v as f32;
-    if f64::from(narrow) == v || v.is_nan() {
-        Ok(narrow)
-    } else {
-        Err(format!("{v} is not a float value"))
+fn bytes(value: &Value) -> Result<Vec<u8>, String> {
+    match value {
+        Value::String(s) => Ok(s.clone()),
+        other => Err(format!("expected a string, found {other:?}")),
     }
-}
-
-fn boolean(view: &ValueRef<'_>) -> Result<bool, String> {
-    match view {
-        ValueRef::Bool(v) => Ok(*v),
-        other => Err(format!("expected a bool value, found {other:?}")),
-    }
-}
-
-fn bytes<'a>(view: &ValueRef<'a>) -> Result<&'a [u8], String> {
-    match view {
-        ValueRef::String(s) => Ok(s),
-        other => Err(format!("expected a string value, found {other:?}")),
-    }
-}
-
-fn set_bytes(field: &mut Vec<u8>, view: &ValueRef<'_>) -> Result<(), String> {
-    let s = bytes(view)?;
-    field.clear();
-    field.extend_from_slice(s);
-    Ok(())
 }
 
 include!(concat!(env!("OUT_DIR"), "/bm1_bridge.rs"));
 
-impl StaticRow for Bm2Row {
-    fn push_views(&self, row: &mut RowBuffer) -> Result<(), String> {
-        row.push_uint64(u64::from(self.id));
-        row.push_string(&self.data);
-        Ok(())
+impl LabMessage for Bm2Row {
+    const TABLE: StaticMessage = StaticMessage::Bm2;
+
+    fn from_row(values: &[Value]) -> Result<Self, String> {
+        row_width(values, 2)?;
+        Ok(Bm2Row {
+            id: unsigned(&values[0], u32::MAX.into())? as u32,
+            data: bytes(&values[1])?,
+        })
     }
 
-    fn set_from_views(&mut self, views: &[ValueRef<'_>]) -> Result<(), String> {
-        self.id = narrow_unsigned(&views[0], u32::MAX.into())? as u32;
-        set_bytes(&mut self.data, &views[1])
+    fn visit_columns(&self, mut column: impl FnMut(ValueRef<'_>), _: impl FnMut(ValueRef<'_>)) {
+        column(ValueRef::Uint64(u64::from(self.id)));
+        column(ValueRef::String(&self.data));
     }
 }
 
-const TIMESTAMP: Type = Type::Primitive(PrimitiveType::Timestamp);
 /// YT's largest timestamp: just before 2106-01-01 (49673 days), in microseconds.
 const TIMESTAMP_MAX: u64 = 49_673 * 86_400 * 1_000_000 - 1;
 
-impl StaticRow for Bm3Row {
-    fn push_views(&self, row: &mut RowBuffer) -> Result<(), String> {
-        row.push_int64(self.id);
-        row.push_int64(self.counter);
-        row.push_string(&self.user);
-        row.push_double(self.score.unwrap_or_default());
-        row.push_bool(self.active);
-        row.push_string(&self.country);
-        row.push_uint64(unsigned(self.created, TIMESTAMP_MAX)?);
-        row.push_int64(i64::from(self.code));
-        row.push_double(f64::from(self.ratio.unwrap_or_default()));
-        row.push_string(self.comment.as_bytes());
-        Ok(())
+impl LabMessage for Bm3Row {
+    const TABLE: StaticMessage = StaticMessage::Bm3;
+
+    fn from_row(values: &[Value]) -> Result<Self, String> {
+        row_width(values, 10)?;
+        let comment = String::from_utf8(bytes(&values[9])?)
+            .map_err(|e| format!("comment: invalid UTF-8: {e}"))?;
+        Ok(Bm3Row {
+            id: signed(&values[0], i64::MIN, i64::MAX)?,
+            counter: signed(&values[1], i64::MIN, i64::MAX)?,
+            user: bytes(&values[2])?,
+            score: Some(double(&values[3])?),
+            active: match &values[4] {
+                Value::Bool(v) => *v,
+                other => return Err(format!("expected a bool, found {other:?}")),
+            },
+            country: bytes(&values[5])?,
+            created: unsigned(&values[6], TIMESTAMP_MAX)?,
+            code: signed(&values[7], i32::MIN.into(), i32::MAX.into())? as i32,
+            ratio: Some(double(&values[8])? as f32),
+            comment,
+        })
     }
 
-    fn set_from_views(&mut self, views: &[ValueRef<'_>]) -> Result<(), String> {
-        self.id = narrow_signed(&views[0], i64::MIN, i64::MAX)?;
-        self.counter = narrow_signed(&views[1], i64::MIN, i64::MAX)?;
-        set_bytes(&mut self.user, &views[2])?;
-        self.score = Some(double(&views[3])?);
-        self.active = boolean(&views[4])?;
-        set_bytes(&mut self.country, &views[5])?;
-        check_scalar(&views[6], &TIMESTAMP)?;
-        self.created = narrow_unsigned(&views[6], u64::MAX)?;
-        self.code = narrow_signed(&views[7], i32::MIN.into(), i32::MAX.into())? as i32;
-        self.ratio = Some(float(&views[8])?);
-        let comment = std::str::from_utf8(bytes(&views[9])?)
-            .map_err(|e| format!("comment: invalid UTF-8: {e}"))?;
-        self.comment.clear();
-        self.comment.push_str(comment);
-        Ok(())
+    fn visit_columns(&self, mut column: impl FnMut(ValueRef<'_>), _: impl FnMut(ValueRef<'_>)) {
+        column(ValueRef::Int64(self.id));
+        column(ValueRef::Int64(self.counter));
+        column(ValueRef::String(&self.user));
+        column(ValueRef::Double(self.score.unwrap_or_default()));
+        column(ValueRef::Bool(self.active));
+        column(ValueRef::String(&self.country));
+        column(ValueRef::Uint64(self.created));
+        column(ValueRef::Int64(i64::from(self.code)));
+        column(ValueRef::Double(f64::from(self.ratio.unwrap_or_default())));
+        column(ValueRef::String(self.comment.as_bytes()));
     }
 }
 
-impl StaticRow for Bm5Row {
-    fn push_views(&self, row: &mut RowBuffer) -> Result<(), String> {
-        let schema_error = |e: crate::table::FormatError| e.message;
-        match &self.maybe {
-            Some(s) => row.push_string(s),
-            None => row.push_null(),
-        }
-        let values = Value::List(self.values.iter().map(|v| Value::Double(*v)).collect());
-        row.push_value(
-            &values,
-            &Type::list(Type::Primitive(PrimitiveType::Double)),
-            FORMAT,
-        )
-        .map_err(schema_error)?;
-        let pair = self.pair.clone().unwrap_or_default();
-        let pair_type = StaticMessage::Bm5.schema().columns[2].ty.clone();
-        let pair = Value::Tuple(vec![
-            Value::Int64(i64::from(pair.foo)),
-            Value::String(pair.bar),
-        ]);
-        row.push_value(&pair, &pair_type, FORMAT)
-            .map_err(schema_error)?;
-        let dict = Value::Dict(
-            self.dict
-                .iter()
-                .map(|e| (Value::Int64(e.key), Value::String(e.value.clone())))
-                .collect(),
-        );
-        let dict_type = Type::dict(
-            Type::Primitive(PrimitiveType::Int64),
-            Type::Primitive(PrimitiveType::String),
-        );
-        row.push_value(&dict, &dict_type, FORMAT)
-            .map_err(schema_error)
+impl LabMessage for Bm5Row {
+    const TABLE: StaticMessage = StaticMessage::Bm5;
+
+    fn from_row(values: &[Value]) -> Result<Self, String> {
+        row_width(values, 4)?;
+        let maybe = match &values[0] {
+            Value::Null => None,
+            other => Some(bytes(other)?),
+        };
+        let Value::List(items) = &values[1] else {
+            return Err(format!("values: expected a list, found {:?}", values[1]));
+        };
+        let values_field = items.iter().map(double).collect::<Result<_, _>>()?;
+        let pair = match &values[2] {
+            Value::Tuple(members) if members.len() == 2 => Bm5Pair {
+                foo: signed(&members[0], i32::MIN.into(), i32::MAX.into())? as i32,
+                bar: bytes(&members[1])?,
+            },
+            other => return Err(format!("pair: expected a 2-member struct, found {other:?}")),
+        };
+        let Value::Dict(pairs) = &values[3] else {
+            return Err(format!("dict: expected a dict, found {:?}", values[3]));
+        };
+        let dict = pairs
+            .iter()
+            .map(|(key, value)| {
+                Ok(Bm5DictEntry {
+                    key: signed(key, i64::MIN, i64::MAX)?,
+                    value: bytes(value)?,
+                })
+            })
+            .collect::<Result<_, String>>()?;
+        Ok(Bm5Row {
+            maybe,
+            values: values_field,
+            pair: Some(pair),
+            dict,
+        })
     }
 
-    fn set_from_views(&mut self, views: &[ValueRef<'_>]) -> Result<(), String> {
-        let schema = StaticMessage::Bm5.schema();
-        let owned =
-            |i: usize| owned_value(&views[i], &schema.columns[i].ty, FORMAT).map_err(|e| e.message);
-        self.maybe = match owned(0)? {
-            Value::Null => None,
-            Value::String(s) => Some(s),
-            other => return Err(format!("maybe: unexpected {other:?}")),
-        };
-        self.values = match owned(1)? {
-            Value::List(items) => items
-                .into_iter()
-                .map(|v| match v {
-                    Value::Double(d) => Ok(d),
-                    other => Err(format!("values: unexpected {other:?}")),
-                })
-                .collect::<Result<_, _>>()?,
-            other => return Err(format!("values: unexpected {other:?}")),
-        };
-        self.pair = match owned(2)? {
-            Value::Tuple(members) => match <[Value; 2]>::try_from(members) {
-                Ok([Value::Int64(foo), Value::String(bar)]) => Some(Bm5Pair {
-                    foo: foo as i32,
-                    bar,
-                }),
-                Ok(other) => return Err(format!("pair: unexpected {other:?}")),
-                Err(other) => return Err(format!("pair: unexpected {other:?}")),
-            },
-            other => return Err(format!("pair: unexpected {other:?}")),
-        };
-        self.dict = match owned(3)? {
-            Value::Dict(pairs) => pairs
-                .into_iter()
-                .map(|pair| match pair {
-                    (Value::Int64(key), Value::String(value)) => Ok(Bm5DictEntry { key, value }),
-                    other => Err(format!("dict: unexpected {other:?}")),
-                })
-                .collect::<Result<_, _>>()?,
-            other => return Err(format!("dict: unexpected {other:?}")),
-        };
-        Ok(())
+    fn visit_columns(
+        &self,
+        mut column: impl FnMut(ValueRef<'_>),
+        mut inner: impl FnMut(ValueRef<'_>),
+    ) {
+        column(match &self.maybe {
+            Some(s) => ValueRef::String(s),
+            None => ValueRef::Null,
+        });
+        column(ValueRef::Composite(&[]));
+        for v in &self.values {
+            inner(ValueRef::Double(*v));
+        }
+        column(ValueRef::Composite(&[]));
+        let pair = self.pair.as_ref();
+        inner(ValueRef::Int64(i64::from(pair.map_or(0, |p| p.foo))));
+        inner(ValueRef::String(pair.map_or(&[][..], |p| &p.bar)));
+        column(ValueRef::Composite(&[]));
+        for entry in &self.dict {
+            inner(ValueRef::Int64(entry.key));
+            inner(ValueRef::String(&entry.value));
+        }
     }
 }

@@ -5,7 +5,9 @@
 mod support;
 
 use proptest::prelude::*;
-use shapeshift_formats::protobuf::{self, StaticMessage};
+use prost::Message;
+use shapeshift_formats::protobuf::messages::{Bm1Row, Bm2Row, Bm3Row, Bm5Row};
+use shapeshift_formats::protobuf::{self, LabMessage, StaticMessage};
 use shapeshift_formats::protobuf_dynamic::{self, proto_schema, RowCodec};
 use shapeshift_formats::table::RowPosition;
 use shapeshift_types::testing::arb_schema;
@@ -63,6 +65,75 @@ proptest! {
         prop_assert_eq!(&read_all(protobuf_dynamic::source, &schemas, static_bytes.clone()).unwrap(), &rows);
         let again = copy_through_views(protobuf::source, protobuf::sink, &schemas, static_bytes.clone()).unwrap();
         prop_assert_eq!(again, static_bytes);
+    }
+}
+
+/// The frames prost writes for `rows` (u32 LE length, message; end marker).
+fn prost_frames<M: LabMessage>(rows: &[Vec<Value>]) -> Vec<u8> {
+    let mut out = Vec::new();
+    for row in rows {
+        let message = M::from_row(row).unwrap();
+        out.extend_from_slice(&(message.encoded_len() as u32).to_le_bytes());
+        message.encode(&mut out).unwrap();
+    }
+    out.extend_from_slice(&0xFFFF_FFFBu32.to_le_bytes());
+    out
+}
+
+/// prost decodes every frame of `bytes` as `M` and visits the same scalar columns the
+/// interface reads.
+fn prost_reads<M: LabMessage>(bytes: &[u8], rows: &[Vec<Value>]) -> Result<(), TestCaseError> {
+    let mut pos = 0;
+    for row in rows {
+        let len = u32::from_le_bytes(bytes[pos..pos + 4].try_into().unwrap()) as usize;
+        let message = M::decode(&bytes[pos + 4..pos + 4 + len]).unwrap();
+        pos += 4 + len;
+        let mut columns = Vec::new();
+        message.visit_columns(|v| columns.push(format!("{v:?}")), |_| {});
+        prop_assert_eq!(columns.len(), row.len());
+        for (seen, value) in columns.iter().zip(row) {
+            let expected = match value {
+                Value::Null => "Null".to_owned(),
+                Value::Int64(v) => format!("Int64({v})"),
+                Value::Uint64(v) => format!("Uint64({v})"),
+                Value::Double(v) => format!("Double({v:?})"),
+                Value::Bool(v) => format!("Bool({v})"),
+                Value::String(s) => format!("String({s:?})"),
+                _ => "Composite([])".to_owned(),
+            };
+            prop_assert_eq!(seen, &expected);
+        }
+    }
+    Ok(())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 64, ..ProptestConfig::default() })]
+
+    /// The interface writes exactly prost's bytes for the compiled messages, and reads
+    /// prost's bytes back to the rows.
+    #[test]
+    fn static_rows_are_prost_messages(
+        (which, rows) in proptest::sample::select(StaticMessage::ALL.to_vec())
+            .prop_flat_map(|which| (Just(which), rows_of(&which.schema(), 0..5)))
+    ) {
+        let schemas = [which.schema()];
+        let positioned = plain_rows(rows.clone());
+        let ours = write_owned(protobuf::sink, &schemas, &positioned).unwrap();
+        let prost_bytes = match which {
+            StaticMessage::Bm1 => prost_frames::<Bm1Row>(&rows),
+            StaticMessage::Bm2 => prost_frames::<Bm2Row>(&rows),
+            StaticMessage::Bm3 => prost_frames::<Bm3Row>(&rows),
+            StaticMessage::Bm5 => prost_frames::<Bm5Row>(&rows),
+        };
+        prop_assert_eq!(&ours, &prost_bytes);
+        prop_assert_eq!(&read_all(protobuf::source, &schemas, prost_bytes.clone()).unwrap(), &positioned);
+        match which {
+            StaticMessage::Bm1 => prost_reads::<Bm1Row>(&ours, &rows)?,
+            StaticMessage::Bm2 => prost_reads::<Bm2Row>(&ours, &rows)?,
+            StaticMessage::Bm3 => prost_reads::<Bm3Row>(&ours, &rows)?,
+            StaticMessage::Bm5 => prost_reads::<Bm5Row>(&ours, &rows)?,
+        }
     }
 }
 

@@ -6,4 +6,5 @@ pub mod codec_bench;
 pub mod datasets;
 pub mod format_bench;
 pub mod measure;
+pub mod prost_baseline;
 pub mod scenarios;

@@ -14,10 +14,18 @@
 //! Invariants of the reader: a row index set by a marker advances by one per row of the
 //! same table; a table switch forgets the row and range index; a key switch applies to
 //! the next row only. End of input at a frame boundary ends the stream like `FFFFFFFB`;
-//! anywhere else it is an error naming the offset. A message is read through
-//! `Read::take`, so a hostile length allocates no more than the input really holds.
+//! anywhere else it is an error naming the offset.
+//!
+//! Both ends buffer: the reader reads the input in chunks of 64 KiB and hands out each
+//! message as a slice of its buffer (valid until the next call), so decoding borrows the
+//! bytes with no copy per row; the buffer grows only as input actually arrives (at most
+//! doubling what it already holds), so a hostile length allocates no more than about twice
+//! the input really holds. The writer builds frames in one pending buffer — the message is
+//! encoded in place after a length placeholder that is patched afterwards — and hands it to
+//! the output in chunks of 64 KiB; a row whose encoding fails leaves no trace in it.
 
 use std::io::{self, Read, Write};
+use std::ops::Range;
 
 use crate::table::{FormatError, RowPosition};
 
@@ -30,21 +38,26 @@ const END_OF_STREAM: u32 = 0xFFFF_FFFB;
 /// The largest row message accepted (YT's own limit on a row is 128 MiB).
 pub(crate) const MAX_MESSAGE_LEN: u32 = 128 << 20;
 
-/// Messages up to this length are read with one exact read into a buffer sized up front
-/// (bounded, so no hostile allocation); longer ones grow with the input.
-const SMALL_MESSAGE_LEN: u32 = 64 << 10;
+/// Input is read, and output written, in chunks of this size.
+const CHUNK: usize = 64 << 10;
 
 /// Reads frames: the next row message and its position.
 pub(crate) struct FrameReader {
     input: Box<dyn Read>,
     format: &'static str,
-    offset: u64,
+    /// Input bytes `buf[start..end]` are read and not yet consumed; `buf[end..]` is spare.
+    buf: Vec<u8>,
+    start: usize,
+    end: usize,
+    /// The input offset of `buf[0]`.
+    base: u64,
+    input_done: bool,
     rows: u64,
     table_count: usize,
     position: RowPosition,
     ended: bool,
-    /// The current message's bytes.
-    pub(crate) message: Vec<u8>,
+    /// The current message, in `buf`.
+    message: Range<usize>,
     /// The input offset of the current message's first byte.
     pub(crate) message_offset: u64,
 }
@@ -54,12 +67,16 @@ impl FrameReader {
         FrameReader {
             input,
             format,
-            offset: 0,
+            buf: Vec::new(),
+            start: 0,
+            end: 0,
+            base: 0,
+            input_done: false,
             rows: 0,
             table_count,
             position: RowPosition::default(),
             ended: false,
-            message: Vec::new(),
+            message: 0..0,
             message_offset: 0,
         }
     }
@@ -73,55 +90,87 @@ impl FrameReader {
         }
     }
 
-    /// Fills `buf` completely; `Ok(false)` when the input ends before its first byte (and
-    /// `at_boundary`), an error when it ends inside.
-    fn read_exact_or_end(
-        &mut self,
-        buf: &mut [u8],
-        at_boundary: bool,
-    ) -> Result<bool, FormatError> {
-        let mut filled = 0;
-        while filled < buf.len() {
-            match self.input.read(&mut buf[filled..]) {
-                Ok(0) => {
-                    if filled == 0 && at_boundary {
-                        return Ok(false);
-                    }
-                    return Err(self.error(
-                        self.offset + filled as u64,
-                        format!("input ends inside a {}-byte frame field", buf.len()),
-                    ));
-                }
-                Ok(n) => filled += n,
+    /// The input offset of the next unconsumed byte.
+    fn offset(&self) -> u64 {
+        self.base + self.start as u64
+    }
+
+    /// Makes `n` bytes available at `buf[start..]`; `false` when the input ends first.
+    #[inline]
+    fn fill(&mut self, n: usize) -> Result<bool, FormatError> {
+        if self.end - self.start >= n {
+            return Ok(true);
+        }
+        self.fill_slow(n)
+    }
+
+    fn fill_slow(&mut self, n: usize) -> Result<bool, FormatError> {
+        while self.end - self.start < n {
+            if self.input_done {
+                return Ok(false);
+            }
+            if self.start == self.end || self.buf.len() - self.start < n {
+                // Move the unconsumed bytes to the front (nothing borrows them now).
+                self.buf.copy_within(self.start..self.end, 0);
+                self.base += self.start as u64;
+                self.end -= self.start;
+                self.start = 0;
+            }
+            if self.end == self.buf.len() {
+                // Grow by what is already held (at least a chunk): bounded by the input.
+                let grow = self.end.max(CHUNK);
+                self.buf.resize(self.end + grow, 0);
+            }
+            match self.input.read(&mut self.buf[self.end..]) {
+                Ok(0) => self.input_done = true,
+                Ok(read) => self.end += read,
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(e) => return Err(self.error(self.offset + filled as u64, format!("read: {e}"))),
+                Err(e) => return Err(self.error(self.base + self.end as u64, format!("read: {e}"))),
             }
         }
-        self.offset += buf.len() as u64;
         Ok(true)
     }
 
-    fn read_u32(&mut self) -> Result<u32, FormatError> {
-        let mut bytes = [0u8; 4];
-        self.read_exact_or_end(&mut bytes, false)?;
-        Ok(u32::from_le_bytes(bytes))
+    /// The error for input that ends inside a field of `len` bytes.
+    fn cut(&self, what: &str, len: usize) -> FormatError {
+        self.error(
+            self.base + self.end as u64,
+            format!(
+                "input ends inside {what} of {len} bytes ({} read)",
+                self.end - self.start
+            ),
+        )
     }
 
-    /// Reads frames up to the next row message (into `self.message`); `None` at the end.
+    fn take<const N: usize>(&mut self) -> Result<[u8; N], FormatError> {
+        if !self.fill(N)? {
+            return Err(self.cut("a frame field", N));
+        }
+        let mut bytes = [0u8; N];
+        bytes.copy_from_slice(&self.buf[self.start..self.start + N]);
+        self.start += N;
+        Ok(bytes)
+    }
+
+    /// Reads frames up to the next row message (see [`FrameReader::message`]); `None` at
+    /// the end.
     pub(crate) fn next_message(&mut self) -> Result<Option<RowPosition>, FormatError> {
         if self.ended {
             return Ok(None);
         }
         loop {
-            let frame_offset = self.offset;
-            let mut head = [0u8; 4];
-            if !self.read_exact_or_end(&mut head, true)? {
-                self.ended = true;
-                return Ok(None);
+            let frame_offset = self.offset();
+            if !self.fill(4)? {
+                if self.start == self.end {
+                    self.ended = true;
+                    return Ok(None);
+                }
+                return Err(self.cut("a frame field", 4));
             }
-            match u32::from_le_bytes(head) {
+            let head = u32::from_le_bytes(self.take::<4>()?);
+            match head {
                 TABLE_INDEX => {
-                    let index = self.read_u32()? as usize;
+                    let index = u32::from_le_bytes(self.take::<4>()?) as usize;
                     if index >= self.table_count {
                         return Err(self.error(
                             frame_offset,
@@ -137,11 +186,12 @@ impl FrameReader {
                     };
                 }
                 KEY_SWITCH => self.position.key_switch = true,
-                RANGE_INDEX => self.position.range_index = Some(i64::from(self.read_u32()?)),
+                RANGE_INDEX => {
+                    let range = u32::from_le_bytes(self.take::<4>()?);
+                    self.position.range_index = Some(i64::from(range));
+                }
                 ROW_INDEX => {
-                    let mut bytes = [0u8; 8];
-                    self.read_exact_or_end(&mut bytes, false)?;
-                    let index = u64::from_le_bytes(bytes);
+                    let index = u64::from_le_bytes(self.take::<8>()?);
                     let index = i64::try_from(index).map_err(|_| {
                         self.error(frame_offset, format!("row index {index} out of range"))
                     })?;
@@ -157,34 +207,24 @@ impl FrameReader {
                         format!("unknown control marker or row message too long ({len:#x})"),
                     ));
                 }
-                len if len <= SMALL_MESSAGE_LEN => {
-                    // Small messages: one exact read into the reused buffer.
-                    self.message.resize(len as usize, 0);
-                    self.message_offset = self.offset;
-                    let mut message = std::mem::take(&mut self.message);
-                    let complete = self.read_exact_or_end(&mut message, false);
-                    self.message = message;
-                    complete?;
-                    return Ok(Some(self.row_read()));
-                }
                 len => {
-                    self.message.clear();
-                    self.message_offset = self.offset;
-                    let read = (&mut self.input)
-                        .take(u64::from(len))
-                        .read_to_end(&mut self.message)
-                        .map_err(|e| self.error(self.offset, format!("read: {e}")))?;
-                    self.offset += read as u64;
-                    if read < len as usize {
-                        return Err(self.error(
-                            self.offset,
-                            format!("input ends inside a row message of {len} bytes ({read} read)"),
-                        ));
+                    let len = len as usize;
+                    if !self.fill(len)? {
+                        return Err(self.cut("a row message", len));
                     }
+                    self.message_offset = self.offset();
+                    self.message = self.start..self.start + len;
+                    self.start += len;
                     return Ok(Some(self.row_read()));
                 }
             }
         }
+    }
+
+    /// The bytes of the message [`FrameReader::next_message`] found last.
+    #[inline]
+    pub(crate) fn message(&self) -> &[u8] {
+        &self.buf[self.message.clone()]
     }
 
     /// The position of the row just read; advances the row index and clears the key switch.
@@ -213,9 +253,8 @@ pub(crate) struct FrameWriter {
     range_index: Option<i64>,
     next_row_index: Option<i64>,
     rows: u64,
-    /// The row message being built; written out by [`FrameWriter::write_message`].
-    pub(crate) message: Vec<u8>,
-    frame: Vec<u8>,
+    /// Whole frames not yet handed to the output.
+    pending: Vec<u8>,
 }
 
 impl FrameWriter {
@@ -228,8 +267,7 @@ impl FrameWriter {
             range_index: None,
             next_row_index: None,
             rows: 0,
-            message: Vec::new(),
-            frame: Vec::new(),
+            pending: Vec::new(),
         }
     }
 
@@ -242,74 +280,109 @@ impl FrameWriter {
         }
     }
 
-    /// Checks the position's table index (before the message is built).
-    pub(crate) fn check_table(&self, position: &RowPosition) -> Result<(), FormatError> {
+    /// Writes the markers for `position`, then the message `encode` appends to the buffer
+    /// it is given, as one frame. When `encode` fails nothing is written.
+    ///
+    /// # Errors
+    /// `encode`'s message, a position the stream cannot carry, or an I/O error.
+    #[inline]
+    pub(crate) fn write_row(
+        &mut self,
+        position: &RowPosition,
+        encode: impl FnOnce(&mut Vec<u8>) -> Result<(), String>,
+    ) -> Result<(), FormatError> {
+        let row_start = self.pending.len();
+        let result = self.frame(position, encode);
+        if result.is_err() {
+            self.pending.truncate(row_start);
+            return result;
+        }
+        self.rows += 1;
+        if self.pending.len() >= CHUNK {
+            self.flush_pending()?;
+        }
+        Ok(())
+    }
+
+    #[inline]
+    fn frame(
+        &mut self,
+        position: &RowPosition,
+        encode: impl FnOnce(&mut Vec<u8>) -> Result<(), String>,
+    ) -> Result<(), FormatError> {
         if position.table_index >= self.table_count {
             return Err(self.error(format!(
                 "table index {} but the stream has {} tables",
                 position.table_index, self.table_count
             )));
         }
-        Ok(())
-    }
-
-    /// Writes the markers for `position`, then `self.message` as one frame.
-    pub(crate) fn write_message(&mut self, position: &RowPosition) -> Result<(), FormatError> {
-        self.frame.clear();
+        let mut range_index = self.range_index;
+        let mut next_row_index = self.next_row_index;
         if position.table_index != self.table_index {
             let index = u32::try_from(position.table_index)
                 .map_err(|_| self.error("table index does not fit u32"))?;
-            self.frame.extend_from_slice(&TABLE_INDEX.to_le_bytes());
-            self.frame.extend_from_slice(&index.to_le_bytes());
-            self.table_index = position.table_index;
-            self.range_index = None;
-            self.next_row_index = None;
+            self.pending.extend_from_slice(&TABLE_INDEX.to_le_bytes());
+            self.pending.extend_from_slice(&index.to_le_bytes());
+            range_index = None;
+            next_row_index = None;
         }
-        if position.range_index != self.range_index {
+        if position.range_index != range_index {
             if let Some(range) = position.range_index {
                 let range = u32::try_from(range)
                     .map_err(|_| self.error(format!("range index {range} does not fit u32")))?;
-                self.frame.extend_from_slice(&RANGE_INDEX.to_le_bytes());
-                self.frame.extend_from_slice(&range.to_le_bytes());
+                self.pending.extend_from_slice(&RANGE_INDEX.to_le_bytes());
+                self.pending.extend_from_slice(&range.to_le_bytes());
             }
-            self.range_index = position.range_index;
         }
-        if position.row_index.is_some() && position.row_index != self.next_row_index {
-            let index = position.row_index.unwrap_or_default();
-            let index = u64::try_from(index)
-                .map_err(|_| self.error(format!("row index {index} is negative")))?;
-            self.frame.extend_from_slice(&ROW_INDEX.to_le_bytes());
-            self.frame.extend_from_slice(&index.to_le_bytes());
+        if let Some(index) = position.row_index {
+            if Some(index) != next_row_index {
+                let index = u64::try_from(index)
+                    .map_err(|_| self.error(format!("row index {index} is negative")))?;
+                self.pending.extend_from_slice(&ROW_INDEX.to_le_bytes());
+                self.pending.extend_from_slice(&index.to_le_bytes());
+            }
         }
-        self.next_row_index = position.row_index.map(|i| i + 1);
         if position.key_switch {
-            self.frame.extend_from_slice(&KEY_SWITCH.to_le_bytes());
+            self.pending.extend_from_slice(&KEY_SWITCH.to_le_bytes());
         }
-        let len = u32::try_from(self.message.len())
+        let length_at = self.pending.len();
+        self.pending.extend_from_slice(&[0; 4]);
+        encode(&mut self.pending).map_err(|e| self.error(e))?;
+        let len = self.pending.len() - length_at - 4;
+        let len = u32::try_from(len)
             .ok()
             .filter(|len| *len <= MAX_MESSAGE_LEN)
-            .ok_or_else(|| {
-                self.error(format!(
-                    "row message of {} bytes is too long",
-                    self.message.len()
-                ))
-            })?;
-        self.frame.extend_from_slice(&len.to_le_bytes());
-        let result = self
-            .output
-            .write_all(&self.frame)
-            .and_then(|()| self.output.write_all(&self.message));
-        result.map_err(|e| self.error(format!("write: {e}")))?;
-        self.rows += 1;
+            .ok_or_else(|| self.error(format!("row message of {len} bytes is too long")))?;
+        self.pending[length_at..length_at + 4].copy_from_slice(&len.to_le_bytes());
+        self.table_index = position.table_index;
+        self.range_index = position.range_index;
+        self.next_row_index = position.row_index.map(|i| i + 1);
         Ok(())
+    }
+
+    fn flush_pending(&mut self) -> Result<(), FormatError> {
+        let result = self.output.write_all(&self.pending);
+        self.pending.clear();
+        result.map_err(|e| self.error(format!("write: {e}")))
     }
 
     /// Writes the end-of-stream marker and flushes.
     pub(crate) fn finish(&mut self) -> Result<(), FormatError> {
-        let result = self
-            .output
-            .write_all(&END_OF_STREAM.to_le_bytes())
-            .and_then(|()| self.output.flush());
-        result.map_err(|e| self.error(format!("write: {e}")))
+        self.pending.extend_from_slice(&END_OF_STREAM.to_le_bytes());
+        self.flush_pending()?;
+        self.output
+            .flush()
+            .map_err(|e| self.error(format!("write: {e}")))
+    }
+}
+
+impl Drop for FrameWriter {
+    /// Rows written without `finish` still reach the output (a stream without its end
+    /// marker ends at a frame boundary, which readers accept).
+    fn drop(&mut self) {
+        if !self.pending.is_empty() {
+            let _ = self.output.write_all(&self.pending);
+            let _ = self.output.flush();
+        }
     }
 }

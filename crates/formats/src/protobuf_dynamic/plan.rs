@@ -1,4 +1,5 @@
-//! A column type compiled to its protobuf field encoding, and the encoder/decoder driven by it.
+//! A column type compiled to its protobuf field encoding, and the encoder driven by it (the
+//! decoder is `to_yson.rs`, which reads the same encoding straight into binary YSON).
 //!
 //! Every type_v3 type has one encoding (docs/formats-protobuf-arrow-avro.md has the table):
 //! integers are `int64`/`uint64` varints, `float` a `float` (fixed32), `double` a `double`,
@@ -51,10 +52,55 @@ pub(crate) enum Plan {
         key: Box<Plan>,
         value: Box<Plan>,
     },
+    /// A scalar whose values are not all values of its type (narrow integers, dates,
+    /// float range, utf8, uuid, decimals): `encode` checks them against `ty` first, so
+    /// encoding a composite value needs no separate walk of `check_value`.
+    Checked {
+        inner: Box<Plan>,
+        ty: Type,
+    },
 }
 
 impl Plan {
     pub(crate) fn compile(ty: &Type) -> Plan {
+        if let Type::Tagged { item, .. } = ty {
+            return Plan::compile(item);
+        }
+        let plan = Plan::compile_unchecked(ty);
+        let needs_check = match ty.untagged() {
+            Type::Primitive(p) => !matches!(
+                p,
+                PrimitiveType::Int64
+                    | PrimitiveType::Uint64
+                    | PrimitiveType::Double
+                    | PrimitiveType::Bool
+                    | PrimitiveType::String
+                    | PrimitiveType::Yson
+                    | PrimitiveType::Null
+                    | PrimitiveType::Void
+            ),
+            Type::Decimal { .. } => true,
+            _ => false,
+        };
+        if needs_check {
+            Plan::Checked {
+                inner: Box::new(plan),
+                ty: ty.untagged().clone(),
+            }
+        } else {
+            plan
+        }
+    }
+
+    /// The plan itself, unwrapped from [`Plan::Checked`].
+    pub(crate) fn unchecked(&self) -> &Plan {
+        match self {
+            Plan::Checked { inner, .. } => inner.unchecked(),
+            other => other,
+        }
+    }
+
+    fn compile_unchecked(ty: &Type) -> Plan {
         match ty {
             Type::Primitive(p) => match p {
                 PrimitiveType::Float => Plan::Float,
@@ -116,14 +162,14 @@ impl Plan {
     /// Whether a value of this encoding may write no bytes at all.
     fn may_be_empty(&self) -> bool {
         matches!(
-            self,
+            self.unchecked(),
             Plan::Null | Plan::Optional { .. } | Plan::List { .. } | Plan::Dict { .. }
         )
     }
 
     fn packable(&self) -> bool {
         matches!(
-            self,
+            self.unchecked(),
             Plan::Signed | Plan::Unsigned | Plan::Float | Plan::Double | Plan::Bool
         )
     }
@@ -131,6 +177,7 @@ impl Plan {
     /// The value a field of this encoding has when the message leaves it out.
     pub(crate) fn default_value(&self) -> Value {
         match self {
+            Plan::Checked { inner, .. } => inner.default_value(),
             Plan::Signed => Value::Int64(0),
             Plan::Unsigned => Value::Uint64(0),
             Plan::Float | Plan::Double => Value::Double(0.0),
@@ -166,6 +213,10 @@ impl Plan {
         out: &mut Vec<u8>,
     ) -> Result<(), String> {
         match (self, value) {
+            (Plan::Checked { inner, ty }, value) => {
+                shapeshift_types::check_value(value, ty).map_err(|e| e.to_string())?;
+                inner.encode(value, field, always, out)?;
+            }
             (Plan::Signed, Value::Int64(v)) => {
                 if *v != 0 || always {
                     put_tag(out, field, wire::VARINT);
@@ -283,6 +334,10 @@ impl Plan {
 
     fn encode_packed(&self, value: &Value, out: &mut Vec<u8>) -> Result<(), String> {
         match (self, value) {
+            (Plan::Checked { inner, ty }, value) => {
+                shapeshift_types::check_value(value, ty).map_err(|e| e.to_string())?;
+                inner.encode_packed(value, out)?;
+            }
             (Plan::Signed, Value::Int64(v)) => put_varint(out, *v as u64),
             (Plan::Unsigned, Value::Uint64(v)) => put_varint(out, *v),
             (Plan::Float, Value::Double(v)) => out.extend_from_slice(&(*v as f32).to_le_bytes()),
@@ -291,155 +346,6 @@ impl Plan {
             (plan, value) => return Err(format!("value {value:?} does not fit encoding {plan:?}")),
         }
         Ok(())
-    }
-
-    /// Decodes one occurrence of a field of this encoding into `slot` (merging repeated
-    /// fields, last one wins for the rest).
-    pub(crate) fn decode(
-        &self,
-        wire_type: u8,
-        cursor: &mut Cursor<'_>,
-        slot: &mut Value,
-    ) -> Result<(), WireError> {
-        match self {
-            Plan::Signed | Plan::Unsigned | Plan::Float | Plan::Double | Plan::Bool => {
-                expect_wire(cursor, wire_type, self.scalar_wire_type())?;
-                *slot = self.decode_scalar(cursor)?;
-            }
-            Plan::Bytes => {
-                expect_wire(cursor, wire_type, wire::LEN)?;
-                let mut body = cursor.len_delimited()?;
-                *slot = Value::String(body.take(body.bytes.len())?.to_vec());
-            }
-            Plan::Yson => {
-                expect_wire(cursor, wire_type, wire::LEN)?;
-                let body = cursor.len_delimited()?;
-                let node = yson::from_slice(body.bytes).map_err(|e| WireError {
-                    offset: body.base + e.offset(),
-                    message: format!("yson field: {}", e.message()),
-                })?;
-                *slot = Value::Any(node);
-            }
-            Plan::Null => return Err(cursor.error("a field for a null-typed value")),
-            Plan::Optional {
-                item,
-                item_nullable,
-                wrapped,
-            } => {
-                let mut inner = item.default_value();
-                if *wrapped {
-                    expect_wire(cursor, wire_type, wire::LEN)?;
-                    let mut body = cursor.len_delimited()?;
-                    decode_wrapper(item, &mut body, &mut inner)?;
-                } else {
-                    item.decode(wire_type, cursor, &mut inner)?;
-                }
-                *slot = if *item_nullable {
-                    Value::Some(Box::new(inner))
-                } else {
-                    inner
-                };
-            }
-            Plan::List { item, wrapped } => {
-                if !matches!(slot, Value::List(_)) {
-                    *slot = Value::List(Vec::new());
-                }
-                let Value::List(items) = slot else {
-                    unreachable!("set to a list just above")
-                };
-                if item.packable() && wire_type == wire::LEN && !*wrapped {
-                    let mut body = cursor.len_delimited()?;
-                    while !body.at_end() {
-                        items.push(item.decode_scalar(&mut body)?);
-                    }
-                } else {
-                    let mut element = item.default_value();
-                    if *wrapped {
-                        expect_wire(cursor, wire_type, wire::LEN)?;
-                        let mut body = cursor.len_delimited()?;
-                        decode_wrapper(item, &mut body, &mut element)?;
-                    } else {
-                        item.decode(wire_type, cursor, &mut element)?;
-                    }
-                    items.push(element);
-                }
-            }
-            Plan::Message(members) => {
-                expect_wire(cursor, wire_type, wire::LEN)?;
-                let mut body = cursor.len_delimited()?;
-                let mut values: Vec<Value> = members.iter().map(Plan::default_value).collect();
-                decode_members(members, &mut body, &mut values)?;
-                *slot = Value::Tuple(values);
-            }
-            Plan::Variant(alternatives) => {
-                expect_wire(cursor, wire_type, wire::LEN)?;
-                let mut body = cursor.len_delimited()?;
-                let start = body.pos;
-                let mut found = None;
-                while !body.at_end() {
-                    let (field, wire_type) = body.tag()?;
-                    match alternatives.get(field as usize - 1) {
-                        Some((plan, wrapped)) => {
-                            let mut value = plan.default_value();
-                            if *wrapped {
-                                expect_wire(&body, wire_type, wire::LEN)?;
-                                let mut inner = body.len_delimited()?;
-                                decode_wrapper(plan, &mut inner, &mut value)?;
-                            } else {
-                                plan.decode(wire_type, &mut body, &mut value)?;
-                            }
-                            found = Some(Value::Variant(field - 1, Box::new(value)));
-                        }
-                        None => body.skip(wire_type)?,
-                    }
-                }
-                *slot = found.ok_or_else(|| WireError {
-                    offset: body.base + start as u64,
-                    message: "variant message sets none of its alternatives".into(),
-                })?;
-            }
-            Plan::Dict { key, value } => {
-                expect_wire(cursor, wire_type, wire::LEN)?;
-                let mut body = cursor.len_delimited()?;
-                let mut k = key.default_value();
-                let mut v = value.default_value();
-                while !body.at_end() {
-                    let (field, wire_type) = body.tag()?;
-                    match field {
-                        1 => key.decode(wire_type, &mut body, &mut k)?,
-                        2 => value.decode(wire_type, &mut body, &mut v)?,
-                        _ => body.skip(wire_type)?,
-                    }
-                }
-                if !matches!(slot, Value::Dict(_)) {
-                    *slot = Value::Dict(Vec::new());
-                }
-                if let Value::Dict(pairs) = slot {
-                    pairs.push((k, v));
-                }
-            }
-        }
-        Ok(())
-    }
-
-    pub(crate) fn scalar_wire_type(&self) -> u8 {
-        match self {
-            Plan::Float => wire::FIXED32,
-            Plan::Double => wire::FIXED64,
-            Plan::Signed | Plan::Unsigned | Plan::Bool => wire::VARINT,
-            _ => wire::LEN,
-        }
-    }
-
-    fn decode_scalar(&self, cursor: &mut Cursor<'_>) -> Result<Value, WireError> {
-        Ok(match self {
-            Plan::Signed => Value::Int64(cursor.varint()? as i64),
-            Plan::Unsigned => Value::Uint64(cursor.varint()?),
-            Plan::Float => Value::Double(f64::from(f32::from_bits(cursor.fixed32()?))),
-            Plan::Double => Value::Double(f64::from_bits(cursor.fixed64()?)),
-            Plan::Bool => Value::Bool(cursor.varint()? != 0),
-            _ => return Err(cursor.error("not a scalar encoding")),
-        })
     }
 }
 
@@ -456,34 +362,6 @@ pub(crate) fn encode_members(
 ) -> Result<(), String> {
     for (i, (plan, value)) in members.iter().zip(values).enumerate() {
         plan.encode(value, i as u32 + 1, false, out)?;
-    }
-    Ok(())
-}
-
-fn decode_members(
-    members: &[Plan],
-    body: &mut Cursor<'_>,
-    values: &mut [Value],
-) -> Result<(), WireError> {
-    while !body.at_end() {
-        let (field, wire_type) = body.tag()?;
-        match members.get(field as usize - 1) {
-            Some(plan) => plan.decode(wire_type, body, &mut values[field as usize - 1])?,
-            None => body.skip(wire_type)?,
-        }
-    }
-    Ok(())
-}
-
-/// Reads a wrapper message `{ T value = 1; }` into `value` (left at its default if absent).
-fn decode_wrapper(item: &Plan, body: &mut Cursor<'_>, value: &mut Value) -> Result<(), WireError> {
-    while !body.at_end() {
-        let (field, wire_type) = body.tag()?;
-        if field == 1 {
-            item.decode(wire_type, body, value)?;
-        } else {
-            body.skip(wire_type)?;
-        }
     }
     Ok(())
 }

@@ -8,6 +8,7 @@ pub(crate) const FIXED32: u8 = 5;
 
 #[inline]
 pub(crate) fn put_varint(out: &mut Vec<u8>, mut v: u64) {
+    // Byte by byte: a copy of a variable-length local would call memcpy.
     while v >= 0x80 {
         out.push((v as u8) | 0x80);
         v >>= 7;
@@ -79,8 +80,42 @@ impl<'a> Cursor<'a> {
         self.pos >= self.bytes.len()
     }
 
+    /// Reads a varint. One-byte varints and varints with ten bytes left in the message
+    /// (every varint but the message's last few) take the unrolled path without per-byte
+    /// bounds checks; the rest take the checked byte loop. Both accept and refuse the same
+    /// inputs (the tests below compare them on random bytes).
     #[inline]
     pub(crate) fn varint(&mut self) -> Result<u64, WireError> {
+        let rest = &self.bytes[self.pos.min(self.bytes.len())..];
+        match rest.first() {
+            Some(&byte) if byte < 0x80 => {
+                self.pos += 1;
+                Ok(u64::from(byte))
+            }
+            _ => match rest.first_chunk::<10>() {
+                Some(chunk) => self.varint_unrolled(chunk),
+                None => self.varint_checked(),
+            },
+        }
+    }
+
+    #[inline]
+    fn varint_unrolled(&mut self, chunk: &[u8; 10]) -> Result<u64, WireError> {
+        let mut value = u64::from(chunk[0] & 0x7f);
+        for (i, &byte) in chunk.iter().enumerate().skip(1) {
+            value |= u64::from(byte & 0x7f) << (7 * i);
+            if byte < 0x80 {
+                if i == 9 && byte > 1 {
+                    break;
+                }
+                self.pos += i + 1;
+                return Ok(value);
+            }
+        }
+        self.varint_checked()
+    }
+
+    fn varint_checked(&mut self) -> Result<u64, WireError> {
         let mut value = 0u64;
         for i in 0..10 {
             let Some(&byte) = self.bytes.get(self.pos) else {
@@ -156,6 +191,38 @@ impl<'a> Cursor<'a> {
             LEN => self.len_delimited().map(drop),
             FIXED32 => self.take(4).map(drop),
             other => Err(self.error(format!("unsupported wire type {other} (groups are not)"))),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        #[test]
+        fn unrolled_varints_read_as_the_checked_loop(bytes in proptest::collection::vec(any::<u8>(), 0..24), at in 0usize..24) {
+            let at = at.min(bytes.len());
+            let mut fast = Cursor::new(&bytes, 7);
+            fast.pos = at;
+            let mut slow = Cursor::new(&bytes, 7);
+            slow.pos = at;
+            let fast_result = fast.varint().map_err(|e| (e.offset, e.message));
+            let slow_result = slow.varint_checked().map_err(|e| (e.offset, e.message));
+            prop_assert_eq!(fast_result, slow_result);
+            prop_assert_eq!(fast.pos, slow.pos);
+        }
+
+        #[test]
+        fn written_varints_read_back(v in any::<u64>(), tail in proptest::collection::vec(any::<u8>(), 0..12)) {
+            let mut bytes = Vec::new();
+            put_varint(&mut bytes, v);
+            let len = bytes.len();
+            bytes.extend_from_slice(&tail);
+            let mut cursor = Cursor::new(&bytes, 0);
+            prop_assert_eq!(cursor.varint().unwrap(), v);
+            prop_assert_eq!(cursor.pos, len);
         }
     }
 }
