@@ -260,6 +260,12 @@ impl Reader {
             by_chunk.push(position);
         }
         chunk_starts.push(located.len() as u32);
+        if let (Some(&first), Some(&last)) = (unique.first(), unique.last()) {
+            // A batch that needs most chunks of its span maps the span at once.
+            if unique.len() * 2 >= last - first + 1 {
+                self.populate_chunks(first, last);
+            }
+        }
         let chunks = self.prepare_chunks(&unique)?;
         Ok(PreparedBatch {
             reader: self,

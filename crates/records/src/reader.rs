@@ -365,6 +365,33 @@ impl Reader {
         (entry.num_records, entry.decoded_size)
     }
 
+    /// Maps the pages of chunks `first..=last` in one call before a bulk read: the map is
+    /// opened for random access (no read-around, one fault per page), which suits single
+    /// reads; reads that cover a run of chunks densely populate it instead (a hint: errors
+    /// are ignored, reads fault pages in as usual).
+    pub(crate) fn populate_chunks(&self, first: usize, last: usize) {
+        #[cfg(target_os = "linux")]
+        {
+            let Some(start) = self.chunks.get(first).map(|chunk| chunk.offset) else {
+                return;
+            };
+            let end = self
+                .chunks
+                .get(last + 1)
+                .map_or(self.footer_offset, |chunk| chunk.offset)
+                .min(self.map.len() as u64);
+            if end > start {
+                let _ = self.map.advise_range(
+                    memmap2::Advice::PopulateRead,
+                    start as usize,
+                    (end - start) as usize,
+                );
+            }
+        }
+        #[cfg(not(target_os = "linux"))]
+        let _ = (first, last);
+    }
+
     /// Number of data chunks.
     pub(crate) fn num_chunks(&self) -> usize {
         self.chunks.len()
@@ -631,6 +658,7 @@ impl Reader {
         let (first_chunk, first_within) = self.locate(begin);
         let (last_chunk, _) = self.locate(end - 1);
         let unique: Vec<usize> = (first_chunk..=last_chunk).collect();
+        self.populate_chunks(first_chunk, last_chunk);
         let chunks = self.decode_many(&unique, parallel)?;
         let mut items = Vec::with_capacity((end - begin) as usize);
         let mut slot = 0usize;
