@@ -9,8 +9,10 @@ extension at group_size 1 (not readable by array_record).
 
 from __future__ import annotations
 
+import gc
 import os
 import random
+import statistics
 import tempfile
 import time
 
@@ -69,7 +71,11 @@ def run(ctx: LabContext) -> StudyResult:
     for group_size in GROUP_SIZES:
         for compression in COMPRESSIONS:
             options = f"group_size:{group_size},{compression}"
-            for lib, writer_class in libs.items():
+            # Alternate which library writes first, so neither always meets a warmer cache.
+            order = list(libs.items())
+            if (GROUP_SIZES.index(group_size) * len(COMPRESSIONS) + COMPRESSIONS.index(compression)) % 2:
+                order.reverse()
+            for lib, writer_class in order:
                 path = os.path.join(workdir.name, f"{lib}-{group_size}-{compression.replace(':', '')}.ar")
                 write_seconds[(lib, compression, group_size)] = _write(writer_class, path, options, records)
                 sizes[(lib, compression, group_size)] = os.path.getsize(path)
@@ -91,55 +97,85 @@ def run(ctx: LabContext) -> StudyResult:
     rng = np.random.default_rng(42)
     permutation = [int(v) for v in rng.permutation(count)]
     individual = permutation[: min(count, ctx.rows(4096, minimum=256))]
-    repeat = 2
+    repeat = 3
 
     access: dict[tuple[str, str, str], float] = {}
 
-    def measure(key, fn, operations, repeat=repeat, warmup=0):
-        summary = ctx.time(fn, repeat=repeat, warmup=warmup)
-        access[key] = _qps(operations, summary.median)
+    def measure_pair(compression: str, op: str, fns: dict, operations: int) -> None:
+        """Both libraries on the same operation, interleaved: one warm-up run each, then
+        `repeat` rounds alternating which library goes first; the median of each."""
+        order = list(fns)
+        samples: dict[str, list[float]] = {lib: [] for lib in order}
+        gc_was_enabled = gc.isenabled()
+        gc.disable()
+        try:
+            for lib in order:
+                fns[lib]()
+            for round_index in range(repeat):
+                for lib in (order if round_index % 2 == 0 else order[::-1]):
+                    start = time.perf_counter()
+                    fns[lib]()
+                    samples[lib].append(time.perf_counter() - start)
+        finally:
+            if gc_was_enabled:
+                gc.enable()
+        for lib in order:
+            access[(lib, compression, op)] = _qps(operations, statistics.median(samples[lib]))
 
     for compression in ACCESS_COMPRESSIONS:
         ctx.progress(f"records: access benchmarks, {compression}")
+        ops: dict[str, dict] = {}
         for lib in libs:
             path1 = paths[(lib, compression, 1)]
             path256 = paths[(lib, compression, 256)]
             if lib == "shapeshift":
                 reader = Reader(path1, "readahead_buffer_size:0")
                 source = DataSource([path1])
-                seq_reader_factory = lambda p: Reader(p)  # noqa: E731
+                open_reader = Reader
+                read_one = reader.read
             else:
                 reader = ArrayRecordReader(path1, "readahead_buffer_size:0,max_parallelism:0")
                 source = ArrayRecordDataSource([path1])
-                seq_reader_factory = lambda p: ArrayRecordReader(p)  # noqa: E731
-            batch_reader = Reader(path1) if lib == "shapeshift" else ArrayRecordReader(path1)
-            if lib == "shapeshift":
-                measure((lib, compression, "individual Reader"), lambda: [reader.read(i) for i in individual], len(individual), warmup=1)
-            else:
-                measure((lib, compression, "individual Reader"), lambda: [reader.read([i]) for i in individual], len(individual), warmup=1)
-            measure((lib, compression, "individual DataSource"), lambda: [source[i] for i in individual], len(individual), warmup=1)
-            measure((lib, compression, "batch Reader"), lambda: batch_reader.read(permutation), count)
-            measure((lib, compression, "batch DataSource"), lambda: source.__getitems__(permutation), count)
-            for group_size, path in ((1, path1), (256, path256)):
-                def sequential(path=path):
-                    sequential_reader = seq_reader_factory(path)
-                    read = sequential_reader.read
+                open_reader = ArrayRecordReader
+                # array_record's reader has no read(int): one record is read([i]).
+                read_one = lambda i, reader=reader: reader.read([i])  # noqa: E731
+            batch_reader = open_reader(path1)
+
+            def sequential(path, open_reader=open_reader):
+                def run_sequential():
+                    read = open_reader(path).read
                     for _ in range(count):
                         read()
+                return run_sequential
 
-                def read_all(path=path):
-                    seq_reader_factory(path).read_all()
+            def read_all(path, open_reader=open_reader):
+                return lambda: open_reader(path).read_all()
 
-                measure((lib, compression, f"sequential g{group_size}"), sequential, count)
-                measure((lib, compression, f"read_all g{group_size}"), read_all, count)
+            ops[lib] = {
+                "individual Reader": (lambda read_one=read_one: [read_one(i) for i in individual], len(individual)),
+                "individual DataSource": (lambda source=source: [source[i] for i in individual], len(individual)),
+                "batch Reader": (lambda batch_reader=batch_reader: batch_reader.read(permutation), count),
+                "batch DataSource": (lambda source=source: source.__getitems__(permutation), count),
+                "sequential g1": (sequential(path1), count),
+                "sequential g256": (sequential(path256), count),
+                "read_all g1": (read_all(path1), count),
+                "read_all g256": (read_all(path256), count),
+            }
             if lib == "shapeshift":
                 assert batch_reader.read(permutation[:100]) == [records[i] for i in permutation[:100]]
+        for op in ops["shapeshift"]:
+            operations = ops["shapeshift"][op][1]
+            measure_pair(compression, op, {lib: ops[lib][op][0] for lib in libs}, operations)
 
     ctx.progress("records: dictionary extension access")
     dictionary_reader = Reader(dictionary_path, "readahead_buffer_size:0")
     assert dictionary_reader.read(permutation[:100]) == [records[i] for i in permutation[:100]]
-    measure(("shapeshift", "zstd:3+dictionary", "individual Reader"), lambda: [dictionary_reader.read(i) for i in individual], len(individual), warmup=1)
-    measure(("shapeshift", "zstd:3+dictionary", "batch Reader"), lambda: dictionary_reader.read(permutation), count)
+    for op, fn, operations in (
+        ("individual Reader", lambda: [dictionary_reader.read(i) for i in individual], len(individual)),
+        ("batch Reader", lambda: dictionary_reader.read(permutation), count),
+    ):
+        summary = ctx.time(fn, repeat=repeat, warmup=1)
+        access[("shapeshift", "zstd:3+dictionary", op)] = _qps(operations, summary.median)
     workdir.cleanup()
 
     # Tables.
@@ -247,9 +283,11 @@ def run(ctx: LabContext) -> StudyResult:
                   ["group_size", "compression", "shapeshift", "array_record", "size difference",
                    "shapeshift write s", "array_record write s", "write speedup"], size_rows,
                   note="Sizes are whole files (multiples of 64 KiB). array_record's Python writer encodes on one thread; ours uses all cores."),
-            Table(f"Reads per second (median of {repeat}); group_size 1 unless the operation says g256",
+            Table(f"Reads per second (median of {repeat} runs after a warm-up, the two libraries interleaved); group_size 1 unless the operation says g256",
                   ["compression", "operation", "shapeshift", "array_record", "speedup"], access_rows,
-                  note=f"Individual access times {len(individual):,} random single reads; batch reads all {count:,} records in random order."),
+                  note=f"Individual access times {len(individual):,} random single reads; batch reads all {count:,} records in random order. "
+                       "Both libraries pay the interpreter's cost of one call per record in sequential read() and one bytes object per record everywhere; "
+                       "with uncompressed files that cost is most of the time for both. Parallel decoding needs idle cores: see the load average in the summary."),
         ],
         charts=charts,
         targets=targets,
