@@ -24,8 +24,10 @@
 //! re-spelling of composites), that work is the interface's overhead.
 //!
 //! The overhead is `(interface / own - 1) * 100` of the median times; negative means the
-//! interface did the work faster. Samples are raw seconds after one warm-up run; every
-//! encoding is checked to read back to the same row count before anything is timed.
+//! interface did the work faster. Samples are raw seconds after one warm-up run of each;
+//! interface and own API runs alternate, so load from other processes weighs on both alike.
+//! Every encoding is checked to read back to the same row count (and the own API to the same
+//! checksum) before anything is timed.
 
 use std::io::{Cursor, Write};
 use std::rc::Rc;
@@ -41,7 +43,7 @@ use shapeshift_types::{TableSchema, Value, ValueRef};
 
 use crate::codec_bench::{default_rows, yson_write};
 use crate::datasets::{Cardinality, Dataset};
-use crate::measure::{measure, Touch};
+use crate::measure::{measure, measure_pair, Touch};
 
 /// One format on one table.
 #[derive(Debug, Clone, Serialize)]
@@ -114,12 +116,8 @@ pub fn run(
                     read_back.0
                 ));
             }
-            let write = measure(repeat, || {
-                interface_write(kind, &schema, &rows).map(|b| b.len())
-            })?;
-            let read = measure(repeat, || interface_read(kind, &schema, &encoded))?;
             let own = own_api(kind, &schema);
-            let (own_write, own_read) = match own {
+            let (write, read, own_write, own_read) = match own {
                 Some(own) => {
                     let own_bytes = own.write(&rows)?;
                     let own_rows = own.read(&own_bytes)?;
@@ -133,12 +131,28 @@ pub fn run(
                             read_back.1
                         ));
                     }
-                    (
-                        Some(measure(repeat, || own.write(&rows).map(|b| b.len()))?),
-                        Some(measure(repeat, || own.read(&own_bytes))?),
-                    )
+                    // Interface and own API alternate run by run, so a change of load on a
+                    // shared machine weighs on both alike.
+                    let (write, own_write) = measure_pair(
+                        repeat,
+                        || interface_write(kind, &schema, &rows).map(|b| b.len()),
+                        || own.write(&rows).map(|b| b.len()),
+                    )?;
+                    let (read, own_read) = measure_pair(
+                        repeat,
+                        || interface_read(kind, &schema, &encoded),
+                        || own.read(&own_bytes),
+                    )?;
+                    (write, read, Some(own_write), Some(own_read))
                 }
-                None => (None, None),
+                None => (
+                    measure(repeat, || {
+                        interface_write(kind, &schema, &rows).map(|b| b.len())
+                    })?,
+                    measure(repeat, || interface_read(kind, &schema, &encoded))?,
+                    None,
+                    None,
+                ),
             };
             let zstd_bytes = zstd::bulk::compress(&encoded, 3)
                 .map_err(|e| format!("zstd: {e}"))?

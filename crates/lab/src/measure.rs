@@ -22,6 +22,28 @@ pub fn measure<T>(
     Ok(samples)
 }
 
+/// Seconds of `repeat` runs each of `a` and `b`, alternating (`a`, `b`, `a`, `b`, ...) after
+/// one warm-up run of each: an A/B comparison on a shared machine, where load changes
+/// between runs would bias two series timed one after the other.
+pub fn measure_pair<T, U>(
+    repeat: usize,
+    mut a: impl FnMut() -> Result<T, String>,
+    mut b: impl FnMut() -> Result<U, String>,
+) -> Result<(Vec<f64>, Vec<f64>), String> {
+    black_box(a()?);
+    black_box(b()?);
+    let (mut a_samples, mut b_samples) = (Vec::with_capacity(repeat), Vec::with_capacity(repeat));
+    for _ in 0..repeat {
+        let start = Instant::now();
+        black_box(a()?);
+        a_samples.push(start.elapsed().as_secs_f64());
+        let start = Instant::now();
+        black_box(b()?);
+        b_samples.push(start.elapsed().as_secs_f64());
+    }
+    Ok((a_samples, b_samples))
+}
+
 /// What reading touches: every scalar and string, and a count of composite values (binary
 /// YSON through the interface, owned trees through the own APIs: both are fully decoded,
 /// and both sides count the same values, so the checksums must agree).

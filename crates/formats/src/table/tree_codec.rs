@@ -504,6 +504,176 @@ impl<'a, D: Dialect> TreeDecoder<'a, D> {
     }
 }
 
+impl<'a, D: Dialect> TreeDecoder<'a, D> {
+    /// Reads a value of `ty` whose first item (at `start`) is `item`, checking it, and writes
+    /// it as binary YSON (YT's named form, as `value_to_node` spells it) into `out`: the
+    /// interface's composite values without building a `Value` tree.
+    ///
+    /// # Errors
+    /// When the items do not spell a value of `ty`, with the offset of the first that does not.
+    pub(crate) fn transcode_from(
+        &mut self,
+        item: Item<'a>,
+        start: usize,
+        ty: &Type,
+        out: &mut Vec<u8>,
+    ) -> Result<(), TreeError> {
+        let wrong = |item: Item<'_>| {
+            Err(TreeError::new(
+                start,
+                format!(
+                    "expected a value of type {}, found {}",
+                    type_name(ty),
+                    item.name()
+                ),
+            ))
+        };
+        match ty {
+            Type::Tagged { item: inner, .. } => {
+                return self.transcode_from(item, start, inner, out)
+            }
+            Type::Optional(inner) => match item {
+                Item::Nil => out.push(b'#'),
+                Item::Array(1) if inner.is_nullable() => {
+                    out.push(b'[');
+                    self.transcode(inner, out)?;
+                    out.extend_from_slice(b";]");
+                }
+                _ if inner.is_nullable() => return wrong(item),
+                _ => self.transcode_from(item, start, inner, out)?,
+            },
+            Type::Primitive(PrimitiveType::Yson) | Type::Decimal { .. } => {
+                // Rare inside composites: through the checked owned value.
+                self.pos = start;
+                let value = self.column(ty)?;
+                yson_binary::value(out, &value, ty).map_err(|m| TreeError::new(start, m))?;
+            }
+            Type::Primitive(p) => {
+                let value = match (p.physical(), item) {
+                    (PhysicalType::Null, Item::Nil) => ValueRef::Null,
+                    (PhysicalType::Bool, Item::Bool(v)) => ValueRef::Bool(v),
+                    (PhysicalType::Int64, Item::Int(v)) => ValueRef::Int64(v),
+                    (PhysicalType::Int64, Item::Uint(v)) if v <= i64::MAX as u64 => {
+                        ValueRef::Int64(v as i64)
+                    }
+                    (PhysicalType::Uint64, Item::Uint(v)) => ValueRef::Uint64(v),
+                    (PhysicalType::Uint64, Item::Int(v)) if v >= 0 => ValueRef::Uint64(v as u64),
+                    (PhysicalType::Double, Item::Double(v)) => ValueRef::Double(v),
+                    (PhysicalType::String, Item::Bytes(v) | Item::Text(v)) => ValueRef::String(v),
+                    _ => return wrong(item),
+                };
+                super::values::check_ref(value, ty)
+                    .map_err(|e| TreeError::new(start, e.to_string()))?;
+                match value {
+                    ValueRef::Bool(v) => yson_binary::boolean(out, v),
+                    ValueRef::Int64(v) => yson_binary::int64(out, v),
+                    ValueRef::Uint64(v) => yson_binary::uint64(out, v),
+                    ValueRef::Double(v) => yson_binary::double(out, v),
+                    ValueRef::String(v) => yson_binary::string(out, v),
+                    _ => out.push(b'#'),
+                }
+            }
+            Type::List(inner) => {
+                let Item::Array(n) = item else {
+                    return wrong(item);
+                };
+                out.push(b'[');
+                for _ in 0..n {
+                    self.transcode(inner, out)?;
+                    out.push(b';');
+                }
+                out.push(b']');
+            }
+            Type::Struct(members) => match item {
+                Item::Array(n) if n == members.len() as u64 => {
+                    out.push(b'{');
+                    for member in members {
+                        yson_binary::string(out, member.name.as_bytes());
+                        out.push(b'=');
+                        self.transcode(&member.ty, out)?;
+                        out.push(b';');
+                    }
+                    out.push(b'}');
+                }
+                _ => return wrong(item),
+            },
+            Type::Tuple(elements) => match item {
+                Item::Array(n) if n == elements.len() as u64 => {
+                    out.push(b'[');
+                    for element in elements {
+                        self.transcode(element, out)?;
+                        out.push(b';');
+                    }
+                    out.push(b']');
+                }
+                _ => return wrong(item),
+            },
+            Type::VariantStruct(_) | Type::VariantTuple(_) => {
+                let Item::Array(2) = item else {
+                    return wrong(item);
+                };
+                let count = match ty {
+                    Type::VariantStruct(members) => members.len(),
+                    Type::VariantTuple(elements) => elements.len(),
+                    _ => 0,
+                };
+                let at = self.pos;
+                let index = match self.item()? {
+                    Item::Uint(i) if i < count as u64 => i as usize,
+                    other => {
+                        return Err(TreeError::new(
+                            at,
+                            format!(
+                                "expected a variant index below {count}, found {}",
+                                match other {
+                                    Item::Uint(i) => i.to_string(),
+                                    other => other.name().to_owned(),
+                                }
+                            ),
+                        ))
+                    }
+                };
+                out.push(b'[');
+                let alternative = match ty {
+                    Type::VariantStruct(members) => {
+                        yson_binary::string(out, members[index].name.as_bytes());
+                        &members[index].ty
+                    }
+                    Type::VariantTuple(elements) => {
+                        yson_binary::int64(out, index as i64);
+                        &elements[index]
+                    }
+                    _ => return wrong(item),
+                };
+                out.push(b';');
+                self.transcode(alternative, out)?;
+                out.extend_from_slice(b";]");
+            }
+            Type::Dict { key, value } => {
+                let Item::Map(n) = item else {
+                    return wrong(item);
+                };
+                out.push(b'[');
+                for _ in 0..n {
+                    out.push(b'[');
+                    self.transcode(key, out)?;
+                    out.push(b';');
+                    self.transcode(value, out)?;
+                    out.extend_from_slice(b";];");
+                }
+                out.push(b']');
+            }
+        }
+        Ok(())
+    }
+
+    fn transcode(&mut self, ty: &Type, out: &mut Vec<u8>) -> Result<(), TreeError> {
+        let start = self.pos;
+        let item = self.item()?;
+        self.transcode_from(item, start, ty, out)
+    }
+}
+
 fn type_name(ty: &Type) -> String {
     let node = ty.to_node();
     String::from_utf8_lossy(&crate::yson::to_vec(&node, crate::yson::YsonFormat::Text)).into_owned()
@@ -801,6 +971,14 @@ impl<D: Dialect> TreeSource<D> {
                     })?
                 }
                 _ if matches!(item, Item::Nil) && check.nullable => ValueRef::Null,
+                ColumnKind::Composite => {
+                    let at = scratch.len();
+                    decoder
+                        .transcode_from(item, start, &def.ty, scratch)
+                        .map_err(|e| stream.column_fail(e, &def.name))?;
+                    spans.push((column, at, scratch.len(), false));
+                    ValueRef::Null
+                }
                 kind => {
                     decoder.pos = start;
                     let value = decoder
