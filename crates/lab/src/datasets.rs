@@ -121,7 +121,7 @@ pub fn bm6_fixed_row() -> Vec<Value> {
         Value::Int64(1_234_567),
         Value::Int64(42),
         Value::String(b"user314159".to_vec()),
-        Value::Double(2.718_281_828),
+        Value::Double(2.625),
         Value::Bool(true),
         Value::String(b"DE".to_vec()),
         Value::Uint64(1_700_000_123_456_789),
