@@ -179,3 +179,45 @@ fn sequential_read_ahead_reaches_the_end_and_follows_seeks() {
         }
     }
 }
+
+#[test]
+fn pipelined_writing_is_deterministic_across_many_batches() {
+    let dir = tempfile::tempdir().unwrap();
+    // About 12 MiB: several 2 MiB batches in flight at once.
+    let records: Vec<Vec<u8>> = (0..9000u32)
+        .map(|i| {
+            format!("record {i} of the pipelined writer ")
+                .into_bytes()
+                .repeat(40)
+        })
+        .collect();
+    for options in [
+        "group_size:1,zstd:3",
+        "group_size:100,brotli:1",
+        "group_size:7,snappy",
+    ] {
+        let mut data_sections = Vec::new();
+        for parallelism in ["max_parallelism:1", "max_parallelism:4"] {
+            let path = dir
+                .path()
+                .join(format!("{parallelism}.array_record").replace(':', "_"));
+            let mut writer = Writer::create(&path, &format!("{options},{parallelism}")).unwrap();
+            for record in &records {
+                writer.write(record).unwrap();
+            }
+            writer.close().unwrap();
+            let reader = Reader::open(&path).unwrap();
+            assert_eq!(
+                reader.read_all().unwrap().to_vecs(),
+                records,
+                "{options} {parallelism}"
+            );
+            let bytes = std::fs::read(&path).unwrap();
+            data_sections.push(bytes[..reader.info().footer_offset as usize].to_vec());
+        }
+        assert!(
+            data_sections[0] == data_sections[1],
+            "{options}: output depends on threads"
+        );
+    }
+}
