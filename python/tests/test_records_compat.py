@@ -108,3 +108,18 @@ def test_peer_writer_options_survive(tmp_path):
     writer.close()
     assert Reader(path).writer_options_string() == ArrayRecordReader(path).writer_options_string()
     assert Reader(path).info()["group_size"] == 3
+
+
+@pytest.mark.parametrize("options", ["group_size:1,zstd:3", "group_size:64,brotli:3"])
+def test_pipelined_writer_output_is_read_by_array_record(tmp_path, options):
+    # About 8 MiB: several encoding batches go to the pool while write() goes on.
+    records = [record * 10 for record in sample(6000, seed=3)]
+    path = str(tmp_path / "big.ar")
+    with Writer(path, options) as writer:
+        for record in records:
+            writer.write(record)
+    reader = ArrayRecordReader(path)
+    assert reader.num_records() == len(records)
+    assert reader.read_all() == records
+    ours = Reader(path)
+    assert [ours.read() for _ in range(len(records))] == records
