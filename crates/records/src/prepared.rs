@@ -262,7 +262,7 @@ impl Reader {
         chunk_starts.push(located.len() as u32);
         if let (Some(&first), Some(&last)) = (unique.first(), unique.last()) {
             // A batch that needs most chunks of its span maps the span at once.
-            if unique.len() * 2 >= last - first + 1 {
+            if unique.len() * 2 > last - first {
                 self.populate_chunks(first, last);
             }
         }
