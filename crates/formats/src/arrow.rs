@@ -52,6 +52,17 @@ const ROW_INDEX: &str = "$row_index";
 const RANGE_INDEX: &str = "$range_index";
 const KEY_SWITCH: &str = "$key_switch";
 
+/// Tables at most this wide are viewed one row at a time (the row's views stay in L1 and
+/// the per-value match predicts well); wider ones a chunk of rows at a time, column by
+/// column (BM1's 1000 columns: one tight loop per column). Chosen by A/B runs of the format
+/// benchmark (docs/formats-protobuf-arrow-avro.md).
+const ROW_AT_A_TIME_MAX_COLUMNS: usize = 32;
+
+/// The largest message header (flatbuffer) read; real ones are a few KiB.
+const MAX_METADATA_BYTES: u32 = 64 << 20;
+/// Bytes reserved up front for a message body (larger bodies grow as they arrive).
+const PREALLOCATE_BODY_BYTES: u64 = 64 << 20;
+
 /// Rows per record batch written by [`BatchWriter`] unless set otherwise.
 pub const DEFAULT_BATCH_ROWS: usize = 8192;
 
@@ -249,15 +260,25 @@ impl Layout {
     }
 }
 
+/// Bytes of the input for the decoder.
+struct Piece {
+    bytes: Buffer,
+    /// Where the message they belong to starts in the input.
+    offset: u64,
+    /// An end-of-stream marker: once decoded, the stream must be complete.
+    ends_stream: bool,
+}
+
 /// Reads a sequence of Arrow IPC streams (one per run of a table).
 pub struct BatchReader {
     input: Box<dyn Read>,
     schemas: Vec<TableSchema>,
     decoder: StreamDecoder,
-    pending: Buffer,
-    /// Input bytes handed to the decoder so far.
-    fed: u64,
-    input_done: bool,
+    /// Input bytes read so far (messages are read whole).
+    offset: u64,
+    /// Bytes read and not yet decoded: a message's head and body, or an end-of-stream mark.
+    pieces: std::collections::VecDeque<Piece>,
+    input_ended: bool,
     layout: Option<Layout>,
     /// The schema the layout was made for (one per stream).
     layout_schema: Option<SchemaRef>,
@@ -276,9 +297,9 @@ impl BatchReader {
             input,
             schemas: schemas.to_vec(),
             decoder: StreamDecoder::new(),
-            pending: Buffer::from_vec(Vec::<u8>::new()),
-            fed: 0,
-            input_done: false,
+            offset: 0,
+            pieces: std::collections::VecDeque::new(),
+            input_ended: false,
             layout: None,
             layout_schema: None,
             batch: None,
@@ -290,7 +311,45 @@ impl BatchReader {
     }
 
     fn offset(&self) -> u64 {
-        self.fed - self.pending.len() as u64
+        self.offset
+    }
+
+    /// Reads into `buf` until it is full or the input ends; the bytes read.
+    fn read_up_to(&mut self, buf: &mut [u8]) -> Result<usize, FormatError> {
+        let mut filled = 0;
+        while filled < buf.len() {
+            match self.input.read(&mut buf[filled..]) {
+                Ok(0) => break,
+                Ok(n) => filled += n,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(self.fail(format!("read: {e}"))),
+            }
+        }
+        self.offset += filled as u64;
+        Ok(filled)
+    }
+
+    /// Appends `len` bytes of input to `into`, which grows only as the input delivers them.
+    fn read_exactly(
+        &mut self,
+        len: u64,
+        into: &mut Vec<u8>,
+        what: &str,
+    ) -> Result<(), FormatError> {
+        let start = self.offset;
+        let read = (&mut self.input)
+            .take(len)
+            .read_to_end(into)
+            .map_err(|e| self.fail(format!("read: {e}")))?;
+        self.offset += read as u64;
+        if (read as u64) < len {
+            return Err(error(
+                Some(self.offset),
+                Some(self.rows),
+                format!("input ends inside a {what} of {len} bytes that starts at byte {start}"),
+            ));
+        }
+        Ok(())
     }
 
     fn fail(&self, message: impl Into<String>) -> FormatError {
@@ -304,43 +363,115 @@ impl BatchReader {
     /// and for schemas that do not match the table's.
     pub fn next_batch(&mut self) -> Result<Option<(usize, RecordBatch)>, FormatError> {
         loop {
-            if self.pending.is_empty() && !self.input_done {
-                let mut chunk = vec![0u8; 64 << 10];
-                let read = loop {
-                    match self.input.read(&mut chunk) {
-                        Ok(n) => break n,
-                        Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-                        Err(e) => return Err(self.fail(format!("read: {e}"))),
+            let Some(piece) = self.pieces.front_mut() else {
+                if self.input_ended {
+                    return Ok(None);
+                }
+                self.read_message()?;
+                continue;
+            };
+            if !piece.bytes.is_empty() {
+                let decoder = &mut self.decoder;
+                let bytes = &mut piece.bytes;
+                let start = piece.offset;
+                match guarded(|| decoder.decode(bytes)) {
+                    Ok(Some(batch)) => {
+                        let table_index =
+                            self.table_index_of(&batch.schema())
+                                .map_err(|e| FormatError {
+                                    offset: Some(start),
+                                    ..e
+                                })?;
+                        return Ok(Some((table_index, batch)));
                     }
-                };
-                if read == 0 {
-                    self.input_done = true;
-                } else {
-                    chunk.truncate(read);
-                    self.fed += read as u64;
-                    self.pending = Buffer::from_vec(chunk);
+                    Ok(None) => {}
+                    Err(e) => return Err(error(Some(start), Some(self.rows), e.to_string())),
                 }
+                continue;
             }
-            if self.pending.is_empty() && self.input_done {
-                return match self.decoder.finish() {
-                    Ok(()) => Ok(None),
-                    Err(e) => Err(self.fail(format!("input ends inside a stream message: {e}"))),
-                };
-            }
-            let decoded = guarded(|| self.decoder.decode(&mut self.pending));
-            match decoded {
-                Ok(Some(batch)) => {
-                    let table_index = self.table_index_of(&batch.schema())?;
-                    return Ok(Some((table_index, batch)));
-                }
-                Ok(None) => {}
-                Err(e) if is_end_of_stream(&e) && self.decoder.finish().is_ok() => {
-                    // One stream ended and another follows: a table switch.
-                    self.decoder = StreamDecoder::new();
-                }
-                Err(e) => return Err(self.fail(e.to_string())),
+            let piece = self.pieces.pop_front().expect("the front piece");
+            if piece.ends_stream {
+                // A table switch follows, or the input ends.
+                self.decoder.finish().map_err(|e| {
+                    error(
+                        Some(piece.offset),
+                        Some(self.rows),
+                        format!("end of stream: {e}"),
+                    )
+                })?;
+                self.decoder = StreamDecoder::new();
             }
         }
+    }
+
+    /// Reads the next message whole into `pieces`: [continuation 0xFFFFFFFF], the metadata
+    /// length (u32), the metadata flatbuffer (which holds the body's length), the body.
+    /// Read whole, the body is taken by the decoder without a copy. At the end of the input
+    /// an end-of-stream marker is queued instead, so the decoder finishes a last message
+    /// without a body (the decoder only acts on bytes).
+    fn read_message(&mut self) -> Result<(), FormatError> {
+        const END_OF_STREAM: [u8; 8] = [0xFF, 0xFF, 0xFF, 0xFF, 0, 0, 0, 0];
+        let message_start = self.offset;
+        let mut head = Vec::with_capacity(8);
+        let mut word = [0u8; 4];
+        match self.read_up_to(&mut word)? {
+            0 => {
+                self.input_ended = true;
+                self.pieces.push_back(Piece {
+                    bytes: Buffer::from_vec(END_OF_STREAM.to_vec()),
+                    offset: message_start,
+                    ends_stream: false,
+                });
+                return Ok(());
+            }
+            4 => {}
+            _ => return Err(self.fail("input ends inside a message length")),
+        }
+        head.extend_from_slice(&word);
+        if word == [0xFF; 4] {
+            if self.read_up_to(&mut word)? != 4 {
+                return Err(self.fail("input ends inside a message length"));
+            }
+            head.extend_from_slice(&word);
+        }
+        let metadata_len = u32::from_le_bytes(word);
+        if metadata_len == 0 {
+            self.pieces.push_back(Piece {
+                bytes: Buffer::from_vec(head),
+                offset: message_start,
+                ends_stream: true,
+            });
+            return Ok(());
+        }
+        let at_start = |message: String| error(Some(message_start), Some(self.rows), message);
+        if metadata_len > MAX_METADATA_BYTES {
+            return Err(at_start(format!(
+                "message metadata of {metadata_len} bytes (at most {MAX_METADATA_BYTES})"
+            )));
+        }
+        let metadata_start = head.len();
+        self.read_exactly(u64::from(metadata_len), &mut head, "message header")?;
+        let at_start = |message: String| error(Some(message_start), Some(self.rows), message);
+        let body_len = arrow_ipc::root_as_message(&head[metadata_start..])
+            .map(|m| m.bodyLength())
+            .map_err(|e| at_start(format!("malformed message header: {e}")))?;
+        let body_len = u64::try_from(body_len)
+            .map_err(|_| at_start(format!("negative body length {body_len}")))?;
+        let mut body = Vec::with_capacity(body_len.min(PREALLOCATE_BODY_BYTES) as usize);
+        self.read_exactly(body_len, &mut body, "message body")?;
+        self.pieces.push_back(Piece {
+            bytes: Buffer::from_vec(head),
+            offset: message_start,
+            ends_stream: false,
+        });
+        if !body.is_empty() {
+            self.pieces.push_back(Piece {
+                bytes: Buffer::from_vec(body),
+                offset: message_start,
+                ends_stream: false,
+            });
+        }
+        Ok(())
     }
 
     fn table_index_of(&mut self, schema: &SchemaRef) -> Result<usize, FormatError> {
@@ -378,10 +509,6 @@ fn guarded<T>(f: impl FnOnce() -> Result<T, ArrowError>) -> Result<T, ArrowError
             .unwrap_or_else(|| "decoder panicked".to_owned());
         Err(ArrowError::IpcError(format!("malformed stream: {message}")))
     })
-}
-
-fn is_end_of_stream(e: &ArrowError) -> bool {
-    matches!(e, ArrowError::IpcError(m) if m == "Unexpected EOS")
 }
 
 impl BatchReader {
@@ -424,9 +551,16 @@ impl RowSource for BatchReader {
             unreachable!("a batch is read with its layout")
         };
         let i = self.next_row;
-        if !self.views.holds(i) {
+        let filled = if self.views.width() <= ROW_AT_A_TIME_MAX_COLUMNS {
+            self.views.fill_row(i)
+        } else if !self.views.holds(i) {
             let len = self.views.chunk_rows().min(batch.num_rows() - i);
-            if let Err(e) = self.views.fill(i, len) {
+            self.views.fill(i, len)
+        } else {
+            Ok(())
+        };
+        {
+            if let Err(e) = filled {
                 let table = &self.schemas[layout.table_index];
                 return Err(FormatError {
                     format: FORMAT,

@@ -321,6 +321,11 @@ impl ChunkViews {
         row >= self.start && row < self.start + self.len
     }
 
+    /// Values per row.
+    pub(super) fn width(&self) -> usize {
+        self.width
+    }
+
     /// Rows per chunk for this batch's width.
     pub(super) fn chunk_rows(&self) -> usize {
         (CHUNK_VALUES / self.width.max(1)).max(1)
@@ -381,6 +386,157 @@ impl ChunkViews {
         self.len = len;
         Ok(())
     }
+}
+
+impl ChunkViews {
+    /// Fills the views with the single row `i` of the batch, column after column (one
+    /// match per value on the column's resolved kind; the row's views stay in L1).
+    ///
+    /// # Errors
+    /// As [`ChunkViews::fill`].
+    pub(super) fn fill_row(&mut self, i: usize) -> Result<(), ViewError> {
+        self.arena.clear();
+        self.pending.clear();
+        self.start = i;
+        self.len = 0;
+        let width = self.width;
+        if self.views.len() != width {
+            self.views.clear();
+            self.views.resize(width, ValueRef::Null);
+        }
+        for (c, column) in self.columns.iter().enumerate() {
+            let view =
+                row_view(column, i, &mut self.arena, &mut self.pending, c).map_err(|message| {
+                    ViewError {
+                        row: i,
+                        column: c,
+                        message,
+                    }
+                })?;
+            self.views[c] = view;
+        }
+        for (at, range, slot) in self.pending.drain(..) {
+            let bytes: &[u8] = &self.arena[range];
+            // SAFETY: as in `fill`: the arena is complete and untouched until the next fill.
+            let bytes: &'static [u8] = unsafe { std::mem::transmute::<&[u8], &[u8]>(bytes) };
+            self.views[at] = match slot {
+                ArenaSlot::String => ValueRef::String(bytes),
+                ArenaSlot::Composite => ValueRef::Composite(bytes),
+                ArenaSlot::Any => ValueRef::Any(bytes),
+            };
+        }
+        self.len = 1;
+        Ok(())
+    }
+}
+
+/// The view of value `i` of one column (arena-backed views are queued in `pending`).
+#[inline(always)]
+fn row_view(
+    column: &ColumnView,
+    i: usize,
+    arena: &mut Vec<u8>,
+    pending: &mut Vec<(usize, Range<usize>, ArenaSlot)>,
+    c: usize,
+) -> Result<ValueRef<'static>, String> {
+    if let Some(nulls) = &column.nulls {
+        if nulls.is_null(i) && !matches!(column.kind, Kind::Transcoded { .. }) {
+            return if column.nullable || matches!(column.kind, Kind::AlwaysNull) {
+                Ok(ValueRef::Null)
+            } else {
+                Err("null where the column's type has no null".to_owned())
+            };
+        }
+    }
+    let short = || "column shorter than the batch".to_owned();
+    macro_rules! at {
+        ($values:expr) => {
+            *$values.get(i).ok_or_else(short)?
+        };
+    }
+    Ok(match &column.kind {
+        Kind::I8(v) => ValueRef::Int64(at!(v).into()),
+        Kind::I16(v) => ValueRef::Int64(at!(v).into()),
+        Kind::I32(v) => ValueRef::Int64(at!(v).into()),
+        Kind::I64(v) => ValueRef::Int64(at!(v)),
+        Kind::U8(v) => ValueRef::Uint64(at!(v).into()),
+        Kind::U16(v) => ValueRef::Uint64(at!(v).into()),
+        Kind::U32(v) => ValueRef::Uint64(at!(v).into()),
+        Kind::U64(v) => ValueRef::Uint64(at!(v)),
+        Kind::F32(v) => ValueRef::Double(at!(v).into()),
+        Kind::F64(v) => ValueRef::Double(at!(v)),
+        Kind::Bool(bits) => {
+            if i >= bits.len() {
+                return Err(short());
+            }
+            ValueRef::Bool(bits.value(i))
+        }
+        Kind::Bytes { offsets, values } => ValueRef::String(
+            bytes_at(offsets, widen(values.as_slice()), i)
+                .ok_or_else(|| "string offsets out of bounds".to_owned())?,
+        ),
+        Kind::DictionaryBytes {
+            keys,
+            offsets,
+            values,
+            value_nulls,
+        } => {
+            let key = at!(keys);
+            let k = usize::try_from(key).map_err(|_| format!("negative dictionary key {key}"))?;
+            if value_nulls
+                .as_ref()
+                .is_some_and(|n| k < n.len() && n.is_null(k))
+            {
+                return Ok(ValueRef::Null);
+            }
+            ValueRef::String(
+                bytes_at(offsets, widen(values.as_slice()), k)
+                    .ok_or_else(|| format!("dictionary key {key} out of range"))?,
+            )
+        }
+        Kind::UnsignedTime { values, max } => {
+            let v = at!(values);
+            u64::try_from(v)
+                .ok()
+                .filter(|v| v <= max)
+                .map(ValueRef::Uint64)
+                .ok_or_else(|| format!("time {v} out of range 0..={max}"))?
+        }
+        Kind::UnsignedDate { values, max } => {
+            let v = at!(values);
+            u64::try_from(v)
+                .ok()
+                .filter(|v| v <= max)
+                .map(ValueRef::Uint64)
+                .ok_or_else(|| format!("date {v} out of range 0..={max}"))?
+        }
+        Kind::SignedTime { values, min, max } => {
+            let v = at!(values);
+            if !(*min..=*max).contains(&v) {
+                return Err(format!("time {v} out of range {min}..={max}"));
+            }
+            ValueRef::Int64(v)
+        }
+        Kind::SignedDate { values, min, max } => {
+            let v = i64::from(at!(values));
+            if !(*min..=*max).contains(&v) {
+                return Err(format!("date {v} out of range {min}..={max}"));
+            }
+            ValueRef::Int64(v)
+        }
+        Kind::AlwaysNull => ValueRef::Null,
+        Kind::Transcoded { ty, array } => {
+            if i >= array.len() {
+                return Err(format!("column of {} rows", array.len()));
+            }
+            let from = arena.len();
+            let mut view = ValueRef::Null;
+            if let Some(slot) = transcode(ty, array.as_ref(), i, arena, &mut view)? {
+                pending.push((c, from..arena.len(), slot));
+            }
+            view
+        }
+    })
 }
 
 /// Writes `f(value)` of each row into column `c` of the views.
