@@ -53,8 +53,27 @@ impl Dialect for Cbor {
     fn bytes(out: &mut Vec<u8>, v: &[u8]) {
         let _ = Encoder::new(out).bytes(v);
     }
-    fn text(out: &mut Vec<u8>, v: &str) {
-        let _ = Encoder::new(out).str(v);
+    fn text(out: &mut Vec<u8>, v: &[u8]) {
+        // A text string header (major type 3, shortest length form), then the bytes, whose
+        // UTF-8 the caller has checked (minicbor's `str` wants a `&str`).
+        let len = v.len() as u64;
+        match len {
+            0..=23 => out.push(0x60 | len as u8),
+            24..=0xff => out.extend_from_slice(&[0x78, len as u8]),
+            0x100..=0xffff => {
+                out.push(0x79);
+                out.extend_from_slice(&(len as u16).to_be_bytes());
+            }
+            0x1_0000..=0xffff_ffff => {
+                out.push(0x7a);
+                out.extend_from_slice(&(len as u32).to_be_bytes());
+            }
+            _ => {
+                out.push(0x7b);
+                out.extend_from_slice(&len.to_be_bytes());
+            }
+        }
+        out.extend_from_slice(v);
     }
     fn array(out: &mut Vec<u8>, len: usize) {
         let _ = Encoder::new(out).array(len as u64);

@@ -40,10 +40,9 @@ use shapeshift_types::{
 
 use crate::table::other_columns;
 use crate::table::position::{Control, PositionReader, PositionWriter};
+use crate::table::values::owned_row;
 use crate::table::yson_binary;
-use crate::table::{
-    value_from_ref, FormatError, OwnedRefs, RowPosition, RowRef, RowSink, RowSource,
-};
+use crate::table::{FormatError, OwnedRefs, RowPosition, RowRef, RowSink, RowSource};
 
 mod parse;
 
@@ -930,28 +929,7 @@ impl JsonSink {
         position: &RowPosition,
         values: &[ValueRef<'_>],
     ) -> Result<Vec<Value>, FormatError> {
-        let schema = self.schema(position)?;
-        if values.len() != schema.columns.len() {
-            return Err(FormatError::new(
-                FORMAT,
-                format!(
-                    "the schema has {} columns, the row has {} values",
-                    schema.columns.len(),
-                    values.len()
-                ),
-            )
-            .in_row(self.rows));
-        }
-        let rows = self.rows;
-        values
-            .iter()
-            .zip(&schema.columns)
-            .map(|(v, c)| {
-                value_from_ref(*v, &c.ty).map_err(|e| {
-                    FormatError::new(FORMAT, format!("column \"{}\": {e}", c.name)).in_row(rows)
-                })
-            })
-            .collect()
+        owned_row(FORMAT, self.schema(position)?, values, self.rows)
     }
 
     fn flush_if_full(&mut self) -> Result<(), FormatError> {

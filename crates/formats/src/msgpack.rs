@@ -56,8 +56,10 @@ impl Dialect for MsgPack {
     fn bytes(out: &mut Vec<u8>, v: &[u8]) {
         let _ = rmp::encode::write_bin(out, v);
     }
-    fn text(out: &mut Vec<u8>, v: &str) {
-        let _ = rmp::encode::write_str(out, v);
+    fn text(out: &mut Vec<u8>, v: &[u8]) {
+        // rmp's `write_str` wants a `&str`; the caller has checked the UTF-8 already.
+        let _ = rmp::encode::write_str_len(&mut *out, v.len() as u32);
+        out.extend_from_slice(v);
     }
     fn array(out: &mut Vec<u8>, len: usize) {
         let _ = rmp::encode::write_array_len(out, len as u32);

@@ -22,7 +22,7 @@ use crate::skiff::{
 };
 use crate::table::other_columns;
 use crate::table::row_refs::RefsBuffer;
-use crate::table::values::{value_from_ref, ColumnKind};
+use crate::table::values::{owned_row, ColumnKind};
 use crate::table::yson_binary;
 use crate::table::{FormatError, RowPosition, RowRef, RowSink, RowSource};
 
@@ -423,28 +423,7 @@ impl SkiffRowSink {
         table: usize,
         values: &[ValueRef<'_>],
     ) -> Result<Vec<Value>, FormatError> {
-        let rows = self.rows;
-        let schema = &self.schemas[table];
-        if values.len() != schema.columns.len() {
-            return Err(FormatError::new(
-                FORMAT,
-                format!(
-                    "table {table} has {} columns, the row has {} values",
-                    schema.columns.len(),
-                    values.len()
-                ),
-            )
-            .in_row(rows));
-        }
-        values
-            .iter()
-            .zip(&schema.columns)
-            .map(|(v, c)| {
-                value_from_ref(*v, &c.ty).map_err(|e| {
-                    FormatError::new(FORMAT, format!("column \"{}\": {e}", c.name)).in_row(rows)
-                })
-            })
-            .collect()
+        owned_row(FORMAT, &self.schemas[table], values, self.rows)
     }
 
     fn writer(&mut self) -> Result<&mut RowWriter<Box<dyn Write>>, FormatError> {

@@ -104,7 +104,8 @@ pub trait Dialect {
     fn uint(out: &mut Vec<u8>, v: u64);
     fn double(out: &mut Vec<u8>, v: f64);
     fn bytes(out: &mut Vec<u8>, v: &[u8]);
-    fn text(out: &mut Vec<u8>, v: &str);
+    /// A text string; the caller has checked that `v` is UTF-8.
+    fn text(out: &mut Vec<u8>, v: &[u8]);
     fn array(out: &mut Vec<u8>, len: usize);
     fn map(out: &mut Vec<u8>, len: usize);
     fn yson(out: &mut Vec<u8>, binary_yson: &[u8]);
@@ -133,19 +134,19 @@ pub(crate) fn encode_control<D: Dialect>(out: &mut Vec<u8>, control: Control) {
     D::map(out, 1);
     match control {
         Control::TableIndex(i) => {
-            D::text(out, "table_index");
+            D::text(out, b"table_index");
             D::uint(out, i as u64);
         }
         Control::RowIndex(i) => {
-            D::text(out, "row_index");
+            D::text(out, b"row_index");
             D::int(out, i);
         }
         Control::RangeIndex(i) => {
-            D::text(out, "range_index");
+            D::text(out, b"range_index");
             D::int(out, i);
         }
         Control::KeySwitch => {
-            D::text(out, "key_switch");
+            D::text(out, b"key_switch");
             D::boolean(out, true);
         }
     }
@@ -181,7 +182,7 @@ pub(crate) fn encode_value<D: Dialect>(
         (_, Value::String(v)) if is_text(ty) => {
             let text =
                 std::str::from_utf8(v).map_err(|_| "invalid UTF-8 in a utf8 value".to_owned())?;
-            D::text(out, text);
+            D::text(out, text.as_bytes());
         }
         (_, Value::String(v)) => D::bytes(out, v),
         (Type::List(item), Value::List(items)) => {
@@ -1136,7 +1137,7 @@ impl<D: Dialect> TreeSink<D> {
                 }
                 scalar => {
                     check.write(scalar, &column.ty).map_err(|e| fail(&e))?;
-                    encode_scalar::<D>(out, scalar, &column.ty);
+                    encode_scalar::<D>(out, scalar, check);
                 }
             }
         }
@@ -1147,19 +1148,17 @@ impl<D: Dialect> TreeSink<D> {
     }
 }
 
-/// Writes a checked scalar (or null) of a column of type `ty`.
+/// Writes a scalar (or null) of a column, checked by `check` (which has verified the UTF-8
+/// of text columns).
 #[inline]
-fn encode_scalar<D: Dialect>(out: &mut Vec<u8>, value: ValueRef<'_>, ty: &Type) {
+fn encode_scalar<D: Dialect>(out: &mut Vec<u8>, value: ValueRef<'_>, check: &ColumnCheck) {
     match value {
         ValueRef::Bool(v) => D::boolean(out, v),
         ValueRef::Int64(v) => D::int(out, v),
         ValueRef::Uint64(v) => D::uint(out, v),
         ValueRef::Double(v) => D::double(out, v),
-        ValueRef::String(v) => match std::str::from_utf8(v) {
-            // The check has verified the UTF-8 of text columns.
-            Ok(text) if is_text(column_scalar_type(ty)) => D::text(out, text),
-            _ => D::bytes(out, v),
-        },
+        ValueRef::String(v) if check.is_text() => D::text(out, v),
+        ValueRef::String(v) => D::bytes(out, v),
         _ => D::nil(out),
     }
 }
@@ -1219,7 +1218,7 @@ impl<D: Dialect> RowSink for TreeSink<D> {
                 check.write_owned(value, &column.ty).map_err(|e| fail(&e))?;
                 match super::values::scalar_ref(value) {
                     Some(scalar) if check.kind == ColumnKind::Scalar => {
-                        encode_scalar::<D>(out, scalar, &column.ty)
+                        encode_scalar::<D>(out, scalar, check)
                     }
                     _ => encode_value::<D>(out, value, &column.ty).map_err(|e| fail(&e))?,
                 }
@@ -1236,13 +1235,5 @@ impl<D: Dialect> RowSink for TreeSink<D> {
             .map_err(|e| FormatError::io(D::NAME, &e))?;
         self.buffer.clear();
         Ok(())
-    }
-}
-
-/// The primitive under an optional and tags.
-fn column_scalar_type(ty: &Type) -> &Type {
-    match ty.untagged() {
-        Type::Optional(item) => item.untagged(),
-        other => other,
     }
 }

@@ -69,6 +69,40 @@ pub fn value_from_ref(value: ValueRef<'_>, ty: &Type) -> Result<Value, TypeError
     Ok(owned)
 }
 
+/// The owned values of a row of refs of `schema` (composite values decoded), each checked
+/// against its column: for sinks that encode from owned values.
+///
+/// # Errors
+/// A [`FormatError`](super::FormatError) of `format` in row `row` naming the column whose
+/// value does not fit, or saying the row has the wrong number of values.
+pub(crate) fn owned_row(
+    format: &'static str,
+    schema: &TableSchema,
+    values: &[ValueRef<'_>],
+    row: u64,
+) -> Result<Vec<Value>, super::FormatError> {
+    if values.len() != schema.columns.len() {
+        return Err(super::FormatError::new(
+            format,
+            format!(
+                "the schema has {} columns, the row has {} values",
+                schema.columns.len(),
+                values.len()
+            ),
+        )
+        .in_row(row));
+    }
+    values
+        .iter()
+        .zip(&schema.columns)
+        .map(|(v, c)| {
+            value_from_ref(*v, &c.ty).map_err(|e| {
+                super::FormatError::new(format, format!("column \"{}\": {e}", c.name)).in_row(row)
+            })
+        })
+        .collect()
+}
+
 /// Checks a borrowed scalar (or null) against its column type without allocating;
 /// composites are checked by decoding them ([`value_from_ref`]).
 ///
@@ -290,6 +324,13 @@ impl ColumnCheck {
         } else {
             check_ref(value, ty)
         }
+    }
+
+    /// The column holds text (`utf8`, `json`, or an optional of one): its strings are UTF-8
+    /// once checked.
+    #[inline]
+    pub(crate) fn is_text(&self) -> bool {
+        self.rule == ScalarRule::Utf8
     }
 
     /// [`ColumnCheck::write`] for an owned value: scalars by the compiled rule, composite
