@@ -20,7 +20,7 @@ use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
 
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::reader::{Reader, RecordBatch};
 
 /// Decoded bytes per read-ahead window.
@@ -193,11 +193,20 @@ impl SequentialReader {
                 if abandoned.load(Ordering::Relaxed) || !task_window.claim() {
                     return;
                 }
-                task_window.finish(task_reader.read_range_with(
-                    task_window.begin,
-                    task_window.end,
-                    false,
-                ));
+                // A panic must not leave the consumer waiting for a window forever.
+                let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                    task_reader.read_range_with(task_window.begin, task_window.end, false)
+                }))
+                .unwrap_or_else(|_| {
+                    Err(Error::State {
+                        path: task_reader.path().to_path_buf(),
+                        what: format!(
+                            "decoding records {}..{} ahead panicked",
+                            task_window.begin, task_window.end
+                        ),
+                    })
+                });
+                task_window.finish(result);
             });
             self.ahead.push_back(window);
         }
