@@ -137,6 +137,107 @@ proptest! {
     }
 }
 
+fn read_varint(bytes: &[u8], pos: &mut usize) -> u64 {
+    let mut value = 0u64;
+    for shift in (0..70).step_by(7) {
+        let byte = bytes[*pos];
+        *pos += 1;
+        value |= u64::from(byte & 0x7f) << shift;
+        if byte < 0x80 {
+            break;
+        }
+    }
+    value
+}
+
+/// The top-level fields of a message: (field number, the field's bytes, tag included).
+fn fields_of(message: &[u8]) -> Vec<(u64, Vec<u8>)> {
+    let mut fields = Vec::new();
+    let mut pos = 0;
+    while pos < message.len() {
+        let start = pos;
+        let tag = read_varint(message, &mut pos);
+        match tag & 7 {
+            0 => {
+                read_varint(message, &mut pos);
+            }
+            1 => pos += 8,
+            5 => pos += 4,
+            2 => {
+                let len = read_varint(message, &mut pos) as usize;
+                pos += len;
+            }
+            other => panic!("wire type {other}"),
+        }
+        fields.push((tag >> 3, message[start..pos].to_vec()));
+    }
+    fields
+}
+
+/// Rewrites every frame's message with `reorder` applied to its top-level fields.
+fn reframe(bytes: &[u8], reorder: impl Fn(Vec<(u64, Vec<u8>)>) -> Vec<(u64, Vec<u8>)>) -> Vec<u8> {
+    let mut out = Vec::new();
+    let mut pos = 0;
+    while pos + 4 <= bytes.len() {
+        let head = u32::from_le_bytes(bytes[pos..pos + 4].try_into().unwrap());
+        pos += 4;
+        if head >= 0xFFFF_FFFB {
+            out.extend_from_slice(&head.to_le_bytes());
+            continue;
+        }
+        let message = &bytes[pos..pos + head as usize];
+        pos += head as usize;
+        let body: Vec<u8> = reorder(fields_of(message))
+            .into_iter()
+            .flat_map(|(_, b)| b)
+            .collect();
+        out.extend_from_slice(&(body.len() as u32).to_le_bytes());
+        out.extend_from_slice(&body);
+    }
+    out
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 128, ..ProptestConfig::default() })]
+
+    /// Readers do not depend on the writer's field order: fields in reverse column order,
+    /// and repeated fields split into interleaved runs, read as the same rows (the
+    /// occurrences of one field keep their order, so lists keep theirs).
+    #[test]
+    fn field_order_and_split_runs_do_not_matter((schema, rows) in schema_with_rows()) {
+        let schemas = [schema];
+        let rows = plain_rows(rows);
+        let bytes = write_owned(protobuf_dynamic::sink, &schemas, &rows).unwrap();
+        let reversed = reframe(&bytes, |mut fields| {
+            fields.sort_by_key(|(number, _)| std::cmp::Reverse(*number));
+            fields
+        });
+        prop_assert_eq!(&read_all(protobuf_dynamic::source, &schemas, reversed).unwrap(), &rows);
+        let interleaved = reframe(&bytes, |fields| {
+            // Round-robin over the fields' occurrences: a list's elements end up in runs
+            // of one, between other fields.
+            let mut groups: Vec<Vec<(u64, Vec<u8>)>> = Vec::new();
+            for field in fields {
+                match groups.iter_mut().find(|g| g[0].0 == field.0) {
+                    Some(group) => group.push(field),
+                    None => groups.push(vec![field]),
+                }
+            }
+            let mut out = Vec::new();
+            let longest = groups.iter().map(Vec::len).max().unwrap_or(0);
+            for i in 0..longest {
+                for group in &groups {
+                    if let Some(field) = group.get(i) {
+                        out.push(field.clone());
+                    }
+                }
+            }
+            out
+        });
+        prop_assert_eq!(&read_all(protobuf_dynamic::source, &schemas, interleaved).unwrap(), &rows);
+    }
+}
+
 #[test]
 fn lab_schemas_select_their_compiled_messages() {
     for which in StaticMessage::ALL {

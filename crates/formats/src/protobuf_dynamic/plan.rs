@@ -279,7 +279,20 @@ impl Plan {
             }
             (Plan::List { item, wrapped }, Value::List(items)) => {
                 if item.packable() && !*wrapped {
-                    if !items.is_empty() {
+                    let fixed_width = match item.unchecked() {
+                        Plan::Double => Some(8),
+                        Plan::Float => Some(4),
+                        _ => None,
+                    };
+                    if let (Some(width), false) = (fixed_width, items.is_empty()) {
+                        // The body's length is known: no placeholder to move afterwards.
+                        put_tag(out, field, wire::LEN);
+                        put_varint(out, (items.len() * width) as u64);
+                        out.reserve(items.len() * width);
+                        for v in items {
+                            item.encode_packed(v, out)?;
+                        }
+                    } else if !items.is_empty() {
                         let start = begin_len(out, field);
                         for v in items {
                             item.encode_packed(v, out)?;

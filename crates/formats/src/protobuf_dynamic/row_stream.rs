@@ -192,6 +192,8 @@ impl FieldTable {
     ) -> Result<(), WireError> {
         state.row += 1;
         state.present.clear();
+        state.deferred.clear();
+        arena.clear();
         if state.stamps.len() < self.columns.len() {
             state.stamps.resize(self.columns.len(), 0);
         }
@@ -206,11 +208,32 @@ impl FieldTable {
             };
             let view = match &column.codec {
                 FieldCodec::Composite(_) => {
-                    // Transcoded after the loop, from all its occurrences.
-                    cursor.skip(wire_type)?;
+                    // Transcoded at once from its run of occurrences (the common case); a
+                    // field that occurs again later, or whose run fails, is transcoded
+                    // after the loop from all its occurrences (which decides).
                     if state.stamps[index] != state.row {
                         state.stamps[index] = state.row;
-                        state.present.push(index);
+                        let start = arena.len();
+                        let run = match &column.shape {
+                            Some(shape) => shape.emit_run(&cursor, wire_type, field, arena),
+                            None => Ok(cursor.pos),
+                        };
+                        match run {
+                            Ok(end) => {
+                                cursor.pos = end;
+                                state.present.push((index, start..arena.len(), false));
+                            }
+                            Err(_) => {
+                                arena.truncate(start);
+                                cursor.skip(wire_type)?;
+                                state.present.push((index, 0..0, true));
+                            }
+                        }
+                    } else {
+                        cursor.skip(wire_type)?;
+                        if let Some(entry) = state.present.iter_mut().find(|p| p.0 == index) {
+                            entry.2 = true;
+                        }
                     }
                     ValueRef::Null
                 }
@@ -247,23 +270,40 @@ impl FieldTable {
             };
             match index.cmp(&refs.len()) {
                 std::cmp::Ordering::Equal => refs.push(view),
-                std::cmp::Ordering::Less => refs[index] = view,
+                std::cmp::Ordering::Less => {
+                    // Out of order (rare): marked, so a deferred missing check sees it.
+                    state.stamps[index] = state.row;
+                    refs[index] = view;
+                }
                 std::cmp::Ordering::Greater => {
-                    self.push_missing(refs, index, base)?;
+                    self.push_missing(refs, index, base, Some(&mut state.deferred))?;
                     refs.push(view);
                 }
             }
         }
-        self.push_missing(refs, self.columns.len(), base)?;
+        self.push_missing(refs, self.columns.len(), base, None)?;
+        // Columns skipped over whose absence would be an error: set later, or missing.
+        for &index in &state.deferred {
+            if state.stamps[index] != state.row {
+                let column = &self.columns[index];
+                if let Missing::Error(e) = &column.missing {
+                    return Err(WireError {
+                        offset: base,
+                        message: format!("column {:?}: missing field: {e}", column.name),
+                    });
+                }
+            }
+        }
         if state.present.is_empty() {
             return Ok(());
         }
-        // Composite values: transcoded into the arena, then viewed.
-        arena.clear();
-        state.spans.clear();
+        // Composite values that were not one run: transcoded from all their occurrences.
         let whole = Cursor::new(message, base);
-        for &index in &state.present {
-            let column = &self.columns[index];
+        for (index, span, scattered) in &mut state.present {
+            if !*scattered {
+                continue;
+            }
+            let column = &self.columns[*index];
             let start = arena.len();
             if let Some(shape) = &column.shape {
                 shape
@@ -273,11 +313,11 @@ impl FieldTable {
                         message: format!("column {:?}: {}", column.name, e.message),
                     })?;
             }
-            state.spans.push(start..arena.len());
+            *span = start..arena.len();
         }
         let arena: &'a Vec<u8> = arena;
-        for (&index, span) in state.present.iter().zip(&state.spans) {
-            refs[index] = if ColumnKind::of(&self.columns[index].ty) == ColumnKind::Yson {
+        for (index, span, _) in &state.present {
+            refs[*index] = if ColumnKind::of(&self.columns[*index].ty) == ColumnKind::Yson {
                 ValueRef::Any(&arena[span.clone()])
             } else {
                 ValueRef::Composite(&arena[span.clone()])
@@ -293,12 +333,20 @@ impl FieldTable {
         refs: &mut Vec<ValueRef<'a>>,
         end: usize,
         base: u64,
+        mut deferred: Option<&mut Vec<usize>>,
     ) -> Result<(), WireError> {
-        for column in &self.columns[refs.len()..end] {
+        for (index, column) in self.columns.iter().enumerate().take(end).skip(refs.len()) {
             refs.push(match &column.missing {
                 Missing::View(view) => *view,
                 Missing::Yson { bytes, any: false } => ValueRef::Composite(bytes),
                 Missing::Yson { bytes, any: true } => ValueRef::Any(bytes),
+                // A field may still come later (out of order): decided after the message.
+                Missing::Error(_) if deferred.is_some() => {
+                    if let Some(deferred) = deferred.as_mut() {
+                        deferred.push(index);
+                    }
+                    ValueRef::Null
+                }
                 Missing::Error(e) => {
                     return Err(WireError {
                         offset: base,
@@ -589,8 +637,11 @@ impl Column {
 pub(crate) struct ReadState {
     row: u64,
     stamps: Vec<u64>,
-    present: Vec<usize>,
-    spans: Vec<Range<usize>>,
+    /// Composite columns of this row: column, YSON span in the arena, whether it must be
+    /// transcoded again from all its occurrences.
+    present: Vec<(usize, Range<usize>, bool)>,
+    /// Columns skipped over whose absence is an error, checked when the message ends.
+    deferred: Vec<usize>,
 }
 
 /// Reads framed rows of `schemas`; errors name `format`.

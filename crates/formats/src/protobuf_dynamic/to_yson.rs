@@ -87,9 +87,9 @@ enum Kind {
         alternatives: Vec<(Shape, bool)>,
         names: Option<Vec<Vec<u8>>>,
     },
+    /// The entry message's key and value (`[key; value]` in YSON, as a tuple's members).
     Dict {
-        key: Box<Shape>,
-        value: Box<Shape>,
+        entry: Vec<Shape>,
     },
 }
 
@@ -196,8 +196,7 @@ impl Shape {
                 names: None,
             },
             (Type::Dict { key, value }, _) => Kind::Dict {
-                key: Box::new(Shape::compile(key)),
-                value: Box::new(Shape::compile(value)),
+                entry: vec![Shape::compile(key), Shape::compile(value)],
             },
             // Tags are stripped by `untagged`; every other pairing is covered by the plan.
             (other, plan) => unreachable!("type {other:?} compiled to {plan:?}"),
@@ -226,6 +225,76 @@ impl Shape {
             None => self.emit_default(body, out),
             Some(first) => self.emit(first, &mut occurrences, out),
         }
+    }
+
+    /// Writes the value of the run of field `field` whose first occurrence's value starts
+    /// at `value` (the common case: a field's occurrences are written together); returns
+    /// where the run ends. The caller must use [`Shape::emit_field`] instead when the field
+    /// occurs again after the run.
+    pub(crate) fn emit_run(
+        &self,
+        value: &Cursor<'_>,
+        wire_type: u8,
+        field: u32,
+        out: &mut Vec<u8>,
+    ) -> Result<usize, WireError> {
+        let first = Occurrence {
+            wire_type,
+            value: Cursor {
+                bytes: value.bytes,
+                pos: value.pos,
+                base: value.base,
+            },
+        };
+        let mut run = Occurrences::run_after(value, wire_type, field)?;
+        self.emit(first, &mut run, out)?;
+        Ok(run.scan.pos)
+    }
+
+    /// A message's members when each occurs in one run and the runs come in member order
+    /// (what every writer does): one pass over the body. `Ok(false)` (or an error) sends
+    /// the caller to the general path, which decides (the last occurrence of a member wins,
+    /// so an error here may be overruled there).
+    fn emit_members_in_order(
+        members: &[Shape],
+        names: &Option<Vec<Vec<u8>>>,
+        body: &Cursor<'_>,
+        out: &mut Vec<u8>,
+    ) -> Result<bool, WireError> {
+        let mut scan = Cursor::new(body.bytes, body.base);
+        let mut next = 0usize;
+        let name = |out: &mut Vec<u8>, i: usize| {
+            if let Some(names) = names {
+                yson_binary::string(out, &names[i]);
+                out.push(b'=');
+            }
+        };
+        while !scan.at_end() {
+            let (field, wire_type) = scan.tag()?;
+            let index = field as usize - 1;
+            if index >= members.len() {
+                scan.skip(wire_type)?;
+                continue;
+            }
+            if index < next {
+                return Ok(false);
+            }
+            for (gap, member) in members.iter().enumerate().take(index).skip(next) {
+                name(out, gap);
+                member.emit_default(body, out)?;
+                out.push(b';');
+            }
+            name(out, index);
+            scan.pos = members[index].emit_run(&scan, wire_type, field, out)?;
+            out.push(b';');
+            next = index + 1;
+        }
+        for (gap, member) in members.iter().enumerate().skip(next) {
+            name(out, gap);
+            member.emit_default(body, out)?;
+            out.push(b';');
+        }
+        Ok(true)
     }
 
     fn emit_default(&self, at: &Cursor<'_>, out: &mut Vec<u8>) -> Result<(), WireError> {
@@ -258,17 +327,25 @@ impl Shape {
                 }
                 out.push(b']');
             }
-            Kind::Dict { key, value } => {
+            Kind::Dict { entry: shapes } => {
                 out.push(b'[');
                 let mut occurrence = Some(first);
                 while let Some(mut current) = occurrence {
                     expect_wire(&current.value, current.wire_type, wire::LEN)?;
                     let entry = current.value.len_delimited()?;
                     out.push(b'[');
-                    key.emit_field(&entry, 1, out)?;
-                    out.push(b';');
-                    value.emit_field(&entry, 2, out)?;
-                    out.extend_from_slice(b";];");
+                    let start = out.len();
+                    if !matches!(
+                        Shape::emit_members_in_order(shapes, &None, &entry, out),
+                        Ok(true)
+                    ) {
+                        out.truncate(start);
+                        shapes[0].emit_field(&entry, 1, out)?;
+                        out.push(b';');
+                        shapes[1].emit_field(&entry, 2, out)?;
+                        out.push(b';');
+                    }
+                    out.extend_from_slice(b"];");
                     occurrence = more.next_occurrence()?;
                 }
                 out.push(b']');
@@ -365,6 +442,12 @@ impl Shape {
                 expect_wire(cursor, occurrence.wire_type, wire::LEN)?;
                 let body = cursor.len_delimited()?;
                 out.push(if names.is_some() { b'{' } else { b'[' });
+                let start = out.len();
+                if let Ok(true) = Shape::emit_members_in_order(members, names, &body, out) {
+                    out.push(if names.is_some() { b'}' } else { b']' });
+                    return Ok(());
+                }
+                out.truncate(start);
                 for (i, member) in members.iter().enumerate() {
                     if let Some(names) = names {
                         yson_binary::string(out, &names[i]);
@@ -489,10 +572,12 @@ struct Occurrence<'a> {
     value: Cursor<'a>,
 }
 
-/// The occurrences of one field number in a message body, in order.
+/// The occurrences of one field number in a message body, in order; or, `consecutive`,
+/// only those up to the first other field (a run).
 struct Occurrences<'a> {
     scan: Cursor<'a>,
     field: u32,
+    consecutive: bool,
 }
 
 impl<'a> Occurrences<'a> {
@@ -500,6 +585,7 @@ impl<'a> Occurrences<'a> {
         Occurrences {
             scan: Cursor::new(body.bytes, body.base),
             field,
+            consecutive: false,
         }
     }
 
@@ -507,12 +593,34 @@ impl<'a> Occurrences<'a> {
         Occurrences {
             scan: Cursor::new(&at.bytes[at.bytes.len()..], at.base + at.bytes.len() as u64),
             field: 0,
+            consecutive: false,
         }
+    }
+
+    /// The run of `field` after the occurrence whose value starts at `value` (of
+    /// `wire_type`).
+    fn run_after(value: &Cursor<'a>, wire_type: u8, field: u32) -> Result<Self, WireError> {
+        let mut scan = Cursor {
+            bytes: value.bytes,
+            pos: value.pos,
+            base: value.base,
+        };
+        scan.skip(wire_type)?;
+        Ok(Occurrences {
+            scan,
+            field,
+            consecutive: true,
+        })
     }
 
     fn next_occurrence(&mut self) -> Result<Option<Occurrence<'a>>, WireError> {
         while !self.scan.at_end() {
+            let before = self.scan.pos;
             let (field, wire_type) = self.scan.tag()?;
+            if self.consecutive && field != self.field {
+                self.scan.pos = before;
+                return Ok(None);
+            }
             let value = Cursor {
                 bytes: self.scan.bytes,
                 pos: self.scan.pos,

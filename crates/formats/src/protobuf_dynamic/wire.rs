@@ -38,10 +38,28 @@ pub(crate) fn end_len(out: &mut Vec<u8>, body_start: usize) {
     if len < 0x80 {
         out[body_start - 1] = len as u8;
     } else {
-        let mut varint = Vec::with_capacity(10);
-        put_varint(&mut varint, len as u64);
-        out.splice(body_start - 1..body_start, varint);
+        end_long_len(out, body_start, len);
     }
+}
+
+/// The length of a body of 128 bytes or more: the body moves right by the length's extra
+/// bytes (one copy, no allocation).
+#[cold]
+fn end_long_len(out: &mut Vec<u8>, body_start: usize, len: usize) {
+    let mut varint = [0u8; 10];
+    let mut width = 0;
+    let mut v = len as u64;
+    while v >= 0x80 {
+        varint[width] = (v as u8) | 0x80;
+        v >>= 7;
+        width += 1;
+    }
+    varint[width] = v as u8;
+    width += 1;
+    let end = out.len();
+    out.resize(end + width - 1, 0);
+    out.copy_within(body_start..end, body_start + width - 1);
+    out[body_start - 1..body_start - 1 + width].copy_from_slice(&varint[..width]);
 }
 
 /// A cursor over one message's bytes; errors carry the offset relative to `base`.
