@@ -339,6 +339,9 @@ pub fn inspect(args: InspectArgs) -> Result<(), String> {
                 .first()
                 .ok_or("cannot tell the format: pass --format")?,
         };
+        if matches!(kind, FormatKind::Arrow | FormatKind::Avro) {
+            return inspect_self_described(kind, &bytes, args.format.is_none(), &mut out);
+        }
         if !is_yson(kind) && kind != FormatKind::Json {
             return Err(format!(
                 "{kind} does not describe its rows: pass --schema FILE to count them"
@@ -403,6 +406,64 @@ pub fn inspect(args: InspectArgs) -> Result<(), String> {
         writeln!(
             out,
             "table {index}: schema: {}",
+            String::from_utf8_lossy(&text)
+        )
+        .map_err(io_error)?;
+        writeln!(out, "table {index}: rows: {count}").map_err(io_error)?;
+    }
+    writeln!(out, "rows: {}", counts.iter().sum::<u64>()).map_err(io_error)?;
+    Ok(())
+}
+
+/// `inspect` of an Arrow IPC stream or Avro container file without `--schema`: the tables
+/// come from the schemas embedded in the file (YT types from the mapping's `yt.type_v3`),
+/// and the rows are counted by reading the file with them.
+fn inspect_self_described(
+    kind: FormatKind,
+    bytes: &[u8],
+    sniffed: bool,
+    out: &mut impl Write,
+) -> Result<(), String> {
+    let found: Vec<(usize, TableSchema)> = match kind {
+        FormatKind::Arrow => shapeshift_formats::arrow::stream_tables(bytes),
+        _ => shapeshift_formats::avro::container_tables(bytes)
+            .map(|tables| tables.into_iter().map(|(i, t, _)| (i, t)).collect()),
+    }
+    .map_err(format_error)?;
+    if found.is_empty() {
+        return Err(format!("{kind}: the file holds no schema"));
+    }
+    let count = found.iter().map(|(i, _)| i + 1).max().unwrap_or(0);
+    let mut schemas: Vec<Option<TableSchema>> = vec![None; count];
+    for (index, table) in found {
+        match &schemas[index] {
+            Some(known) if *known != table => {
+                return Err(format!(
+                    "{kind}: table {index} appears with two different schemas"
+                ))
+            }
+            _ => schemas[index] = Some(table),
+        }
+    }
+    let present: Vec<bool> = schemas.iter().map(Option::is_some).collect();
+    let schemas: Vec<TableSchema> = schemas
+        .into_iter()
+        .map(|s| s.unwrap_or_else(|| TableSchema::new(Vec::new())))
+        .collect();
+    let counts = count_rows(kind, &schemas, bytes, false).map_err(format_error)?;
+    let io_error = |e: io::Error| format!("writing output: {e}");
+    let sniffed = if sniffed { " (sniffed)" } else { "" };
+    writeln!(out, "format: {kind}{sniffed}").map_err(io_error)?;
+    for (index, ((schema, count), present)) in schemas.iter().zip(&counts).zip(&present).enumerate()
+    {
+        if !present {
+            continue;
+        }
+        let text =
+            shapeshift_formats::yson::to_vec(&schema.to_node(SchemaForm::TypeV3), YsonFormat::Text);
+        writeln!(
+            out,
+            "table {index}: schema (from the file): {}",
             String::from_utf8_lossy(&text)
         )
         .map_err(io_error)?;

@@ -319,6 +319,52 @@ fn inspect_sniffs_the_format_and_counts_rows() {
 }
 
 #[test]
+fn inspect_reads_arrow_and_avro_schemas_from_the_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let schema = schema_file(dir.path(), SCHEMA);
+    let schema_arg = schema.to_str().unwrap();
+    for format in ["arrow", "avro"] {
+        let bytes = convert(&schema, "yson-text", format, ROWS.as_bytes()).stdout;
+        let file = dir.path().join(format!("rows.{format}"));
+        std::fs::write(&file, bytes).unwrap();
+        let given = String::from_utf8(ok(
+            &["inspect", file.to_str().unwrap(), "--schema", schema_arg],
+            b"",
+        ))
+        .unwrap();
+        let found = String::from_utf8(ok(&["inspect", file.to_str().unwrap()], b"")).unwrap();
+        assert!(
+            found.contains(&format!("format: {format} (sniffed)")),
+            "{found}"
+        );
+        assert!(
+            found.contains("table 0: rows: 2") && found.contains("\nrows: 2"),
+            "{found}"
+        );
+        // The YT types come back exactly: the same schema text as the one given.
+        let schema_line = |report: &str| {
+            report
+                .lines()
+                .find(|l| l.starts_with("table 0: schema"))
+                .and_then(|l| l.split_once(": ").map(|(_, rest)| rest.to_owned()))
+                .and_then(|rest| rest.split_once(": ").map(|(_, text)| text.to_owned()))
+                .unwrap()
+        };
+        assert_eq!(schema_line(&found), schema_line(&given), "{format}");
+        // A truncated file is refused with the format and a position.
+        let bytes = std::fs::read(&file).unwrap();
+        std::fs::write(&file, &bytes[..bytes.len() / 2]).unwrap();
+        let refused = run(&["inspect", file.to_str().unwrap()], b"");
+        let message = String::from_utf8_lossy(&refused.stderr).into_owned();
+        assert!(!refused.status.success());
+        assert!(
+            message.contains(format) && message.contains("byte"),
+            "{message}"
+        );
+    }
+}
+
+#[test]
 fn cat_shows_rows_of_any_format() {
     let dir = tempfile::tempdir().unwrap();
     let schema = schema_file(dir.path(), SCHEMA);

@@ -33,7 +33,7 @@ use arrow_buffer::Buffer;
 use arrow_ipc::reader::StreamDecoder;
 use arrow_ipc::writer::StreamWriter;
 use arrow_schema::{ArrowError, DataType, Field, Schema, SchemaRef};
-use shapeshift_types::{TableSchema, Value, ValueRef};
+use shapeshift_types::{PrimitiveType, TableSchema, Type, Value, ValueRef};
 
 use crate::row_bridge::check_row;
 use crate::table::{FormatError, RowPosition, RowRef, RowSink, RowSource};
@@ -94,6 +94,149 @@ pub fn arrow_schema(schema: &TableSchema) -> Schema {
             })
             .collect::<Vec<Field>>(),
     )
+}
+
+/// The table schema an Arrow schema was written from: each field's `yt.type_v3`, or for a
+/// field without one (a stream of another writer) the YT type of its plain Arrow type
+/// (integers, floats, boolean, binary/utf8, date32, timestamps, durations, lists, structs;
+/// nullable fields as optionals). The system columns are left out.
+///
+/// # Errors
+/// A field whose `yt.type_v3` does not parse, or whose Arrow type has no YT counterpart.
+pub fn table_schema_of(schema: &Schema) -> Result<TableSchema, FormatError> {
+    let mut columns = Vec::with_capacity(schema.fields().len());
+    for field in schema.fields() {
+        if [ROW_INDEX, RANGE_INDEX, KEY_SWITCH].contains(&field.name().as_str()) {
+            continue;
+        }
+        let ty = yt_type_of_field(field)
+            .map_err(|e| error(None, None, format!("column {:?}: {e}", field.name())))?;
+        columns.push(shapeshift_types::ColumnSchema::new(field.name(), ty));
+    }
+    Ok(TableSchema::new(columns))
+}
+
+fn yt_type_of_field(field: &Field) -> Result<Type, String> {
+    if let Some(text) = field.metadata().get("yt.type_v3") {
+        let node = yson::from_slice(text.as_bytes()).map_err(|e| format!("yt.type_v3: {e}"))?;
+        return Type::from_node(&node).map_err(|e| format!("yt.type_v3: {e}"));
+    }
+    let item = yt_type_of_arrow(strip_dictionary(field.data_type()))?;
+    Ok(if field.is_nullable() && !item.is_nullable() {
+        Type::optional(item)
+    } else {
+        item
+    })
+}
+
+fn yt_type_of_arrow(data_type: &DataType) -> Result<Type, String> {
+    use arrow_schema::TimeUnit;
+    use PrimitiveType as P;
+    let p = |p: P| Ok(Type::Primitive(p));
+    match data_type {
+        DataType::Null => p(P::Null),
+        DataType::Boolean => p(P::Bool),
+        DataType::Int8 => p(P::Int8),
+        DataType::Int16 => p(P::Int16),
+        DataType::Int32 => p(P::Int32),
+        DataType::Int64 => p(P::Int64),
+        DataType::UInt8 => p(P::Uint8),
+        DataType::UInt16 => p(P::Uint16),
+        DataType::UInt32 => p(P::Uint32),
+        DataType::UInt64 => p(P::Uint64),
+        DataType::Float32 => p(P::Float),
+        DataType::Float64 => p(P::Double),
+        DataType::Binary | DataType::LargeBinary => p(P::String),
+        DataType::Utf8 | DataType::LargeUtf8 => p(P::Utf8),
+        DataType::Date32 => p(P::Date32),
+        DataType::Timestamp(TimeUnit::Second, _) => p(P::Datetime64),
+        DataType::Timestamp(TimeUnit::Microsecond, _) => p(P::Timestamp64),
+        DataType::Duration(TimeUnit::Microsecond) => p(P::Interval64),
+        DataType::List(item) => Ok(Type::list(yt_type_of_field(item)?)),
+        DataType::Struct(fields) => Ok(Type::Struct(
+            fields
+                .iter()
+                .map(|f| {
+                    Ok(shapeshift_types::Member::new(
+                        f.name(),
+                        yt_type_of_field(f)?,
+                    ))
+                })
+                .collect::<Result<_, String>>()?,
+        )),
+        other => Err(format!(
+            "Arrow type {other} has no YT type here (and no yt.type_v3)"
+        )),
+    }
+}
+
+/// The tables of a sequence of Arrow IPC streams, in stream order: each stream's table
+/// index (`yt.table_index`, 0 when absent) and table schema ([`table_schema_of`]). Record
+/// batches are skipped unread.
+///
+/// # Errors
+/// A [`FormatError`] with the byte offset of a malformed or truncated message.
+pub fn stream_tables(bytes: &[u8]) -> Result<Vec<(usize, TableSchema)>, FormatError> {
+    let mut tables = Vec::new();
+    let mut at = 0usize;
+    let fail = |offset: usize, message: String| error(Some(offset as u64), None, message);
+    let word = |at: usize| -> Option<u32> {
+        bytes
+            .get(at..at + 4)
+            .map(|w| u32::from_le_bytes([w[0], w[1], w[2], w[3]]))
+    };
+    while at < bytes.len() {
+        let start = at;
+        let mut len =
+            word(at).ok_or_else(|| fail(start, "input ends inside a message length".into()))?;
+        at += 4;
+        if len == u32::MAX {
+            len =
+                word(at).ok_or_else(|| fail(start, "input ends inside a message length".into()))?;
+            at += 4;
+        }
+        if len == 0 {
+            continue;
+        }
+        let metadata = bytes.get(at..at + len as usize).ok_or_else(|| {
+            fail(
+                start,
+                format!("input ends inside a message header of {len} bytes"),
+            )
+        })?;
+        at += len as usize;
+        let message = arrow_ipc::root_as_message(metadata)
+            .map_err(|e| fail(start, format!("malformed message header: {e}")))?;
+        let body = usize::try_from(message.bodyLength())
+            .ok()
+            .filter(|b| *b <= bytes.len() - at)
+            .ok_or_else(|| {
+                fail(
+                    start,
+                    format!(
+                        "message body of {} bytes past the input",
+                        message.bodyLength()
+                    ),
+                )
+            })?;
+        at += body;
+        if let Some(schema) = message.header_as_schema() {
+            let schema = guarded(|| arrow_ipc::convert::try_fb_to_schema(schema))
+                .map_err(|e| fail(start, e.to_string()))?;
+            let table_index = match schema.metadata().get(TABLE_INDEX_KEY) {
+                None => 0,
+                Some(text) => text
+                    .parse::<usize>()
+                    .map_err(|_| fail(start, format!("bad {TABLE_INDEX_KEY} {text:?}")))?,
+            };
+            let table = table_schema_of(&schema).map_err(|e| FormatError {
+                offset: Some(start as u64),
+                ..e
+            })?;
+            tables.push((table_index, table));
+        }
+    }
+    Ok(tables)
 }
 
 /// A record batch of `rows` (schema order), with [`arrow_schema`]'s schema.

@@ -26,7 +26,7 @@ use std::hash::{Hash, Hasher};
 use std::io::{BufRead, BufReader, Read, Write};
 
 use serde_json::{json, Value as Json};
-use shapeshift_types::{TableSchema, Value, ValueRef};
+use shapeshift_types::{TableSchema, Type, Value, ValueRef};
 
 use crate::row_bridge::{check_row, owned_value, RowBuffer};
 use crate::table::{FormatError, RowPosition, RowRef, RowSink, RowSource};
@@ -42,6 +42,8 @@ const FORMAT: &str = "avro";
 const MAGIC: &[u8; 4] = b"Obj\x01";
 const BLOCK_BYTES: usize = 64 << 10;
 const SYSTEM_FIELDS: usize = 3;
+const TYPE_V3_KEY: &str = "yt.type_v3";
+const SYSTEM_FIELD_NAMES: [&str; 3] = ["_yt_row_index", "_yt_range_index", "_yt_key_switch"];
 
 fn error(offset: Option<u64>, row: Option<u64>, message: impl Into<String>) -> FormatError {
     FormatError {
@@ -75,6 +77,20 @@ impl RowCodec {
             .map(|c| (c.name.as_str(), &c.ty))
             .collect();
         let (mut avro_schema, mut plans) = compiler.record("row", &fields, &[]);
+        // Each column's full YT type, so a file describes its table (`table_schema_of`);
+        // readers compare schemas without `yt.*` properties.
+        if let Some(Json::Array(json_fields)) = avro_schema.get_mut("fields") {
+            for (field, column) in json_fields.iter_mut().zip(&schema.columns) {
+                if let Json::Object(field) = field {
+                    let text =
+                        crate::yson::to_vec(&column.ty.to_node(), crate::yson::YsonFormat::Text);
+                    field.insert(
+                        TYPE_V3_KEY.into(),
+                        Json::String(String::from_utf8_lossy(&text).into_owned()),
+                    );
+                }
+            }
+        }
         if system_fields {
             if let Some(Json::Array(fields)) = avro_schema.get_mut("fields") {
                 fields.push(json!({"name": "_yt_row_index", "type": ["null", "long"]}));
@@ -178,6 +194,206 @@ impl RowCodec {
 /// The Avro schema (JSON text) of a table's row record.
 pub fn avro_schema(schema: &TableSchema) -> String {
     RowCodec::new(schema).schema_json()
+}
+
+/// The table schema an Avro record schema (JSON text) was written from: each field's
+/// `yt.type_v3` and original name (`yt.name`), or for a field without one (a file of
+/// another writer) the YT type of its plain Avro type (`null` unions as optionals, `int`,
+/// `long`, `float`, `double`, `boolean`, `bytes`, `string`, arrays, records, string-keyed
+/// maps). The position fields are left out.
+///
+/// # Errors
+/// Malformed JSON, a schema that is not a record, or a field type with no YT counterpart.
+pub fn table_schema_of(schema_json: &str) -> Result<TableSchema, FormatError> {
+    let schema: Json = serde_json::from_str(schema_json)
+        .map_err(|e| error(None, None, format!("avro.schema is not JSON: {e}")))?;
+    let fields = schema
+        .get("fields")
+        .and_then(Json::as_array)
+        .ok_or_else(|| error(None, None, "avro.schema is not a record"))?;
+    let mut columns = Vec::with_capacity(fields.len());
+    for field in fields {
+        let avro_name = field.get("name").and_then(Json::as_str).unwrap_or_default();
+        if SYSTEM_FIELD_NAMES.contains(&avro_name) {
+            continue;
+        }
+        let name = field
+            .get("yt.name")
+            .and_then(Json::as_str)
+            .unwrap_or(avro_name);
+        let ty = match field.get(TYPE_V3_KEY).and_then(Json::as_str) {
+            Some(text) => crate::yson::from_slice(text.as_bytes())
+                .map_err(|e| e.to_string())
+                .and_then(|node| Type::from_node(&node).map_err(|e| e.to_string())),
+            None => field
+                .get("type")
+                .ok_or_else(|| "field without a type".to_owned())
+                .and_then(yt_type_of_avro),
+        }
+        .map_err(|e| error(None, None, format!("column {name:?}: {e}")))?;
+        columns.push(shapeshift_types::ColumnSchema::new(name, ty));
+    }
+    Ok(TableSchema::new(columns))
+}
+
+fn yt_type_of_avro(schema: &Json) -> Result<Type, String> {
+    use shapeshift_types::PrimitiveType as P;
+    let p = |p: P| Ok(Type::Primitive(p));
+    match schema {
+        Json::String(name) => match name.as_str() {
+            "null" => p(P::Null),
+            "boolean" => p(P::Bool),
+            "int" => p(P::Int32),
+            "long" => p(P::Int64),
+            "float" => p(P::Float),
+            "double" => p(P::Double),
+            "bytes" => p(P::String),
+            "string" => p(P::Utf8),
+            other => Err(format!(
+                "Avro type {other:?} has no YT type here (and no yt.type_v3)"
+            )),
+        },
+        Json::Array(branches) => match branches.as_slice() {
+            [Json::String(null), item] | [item, Json::String(null)] if null == "null" => {
+                Ok(Type::optional(yt_type_of_avro(item)?))
+            }
+            _ => Err("a union other than [\"null\", T] has no YT type here".into()),
+        },
+        Json::Object(object) => match object.get("type") {
+            Some(Json::String(kind)) if kind == "array" => Ok(Type::list(yt_type_of_avro(
+                object.get("items").ok_or("array without items")?,
+            )?)),
+            Some(Json::String(kind)) if kind == "map" => Ok(Type::dict(
+                Type::Primitive(P::Utf8),
+                yt_type_of_avro(object.get("values").ok_or("map without values")?)?,
+            )),
+            Some(Json::String(kind)) if kind == "record" => {
+                let fields = object
+                    .get("fields")
+                    .and_then(Json::as_array)
+                    .ok_or("record without fields")?;
+                Ok(Type::Struct(
+                    fields
+                        .iter()
+                        .map(|f| {
+                            let name = f
+                                .get("yt.name")
+                                .or_else(|| f.get("name"))
+                                .and_then(Json::as_str)
+                                .ok_or("field without a name")?;
+                            let ty = yt_type_of_avro(f.get("type").ok_or("field without a type")?)?;
+                            Ok(shapeshift_types::Member::new(name, ty))
+                        })
+                        .collect::<Result<_, String>>()?,
+                ))
+            }
+            Some(inner @ Json::String(_)) if object.get("logicalType").is_none() => {
+                yt_type_of_avro(inner)
+            }
+            _ => Err(format!(
+                "Avro type {schema} has no YT type here (and no yt.type_v3)"
+            )),
+        },
+        other => Err(format!("Avro type {other} has no YT type here")),
+    }
+}
+
+/// The tables of a stream of object container files, in file order: each container's
+/// table index (`yt.table_index`, 0 when absent), its table schema ([`table_schema_of`])
+/// and its row count (the sum of its blocks' counts; blocks are skipped unread).
+///
+/// # Errors
+/// A [`FormatError`] with the byte offset of a malformed or truncated header or block.
+pub fn container_tables(bytes: &[u8]) -> Result<Vec<(usize, TableSchema, u64)>, FormatError> {
+    let mut tables: Vec<(usize, TableSchema, u64)> = Vec::new();
+    let mut at = 0usize;
+    let fail = |offset: usize, message: String| error(Some(offset as u64), None, message);
+    let long = |at: &mut usize| -> Result<i64, FormatError> {
+        let start = *at;
+        let mut z = 0u64;
+        for i in 0..10 {
+            let b = *bytes
+                .get(*at)
+                .ok_or_else(|| fail(start, "input ends inside a varint".into()))?;
+            *at += 1;
+            z |= u64::from(b & 0x7f) << (7 * i);
+            if b < 0x80 {
+                return Ok(((z >> 1) as i64) ^ -((z & 1) as i64));
+            }
+        }
+        Err(fail(start, "varint longer than 10 bytes".into()))
+    };
+    let take = |at: &mut usize, len: i64| -> Result<&[u8], FormatError> {
+        let start = *at;
+        let slice = usize::try_from(len)
+            .ok()
+            .and_then(|len| bytes.get(*at..at.checked_add(len)?))
+            .ok_or_else(|| fail(start, format!("{len} bytes past the input")))?;
+        *at += slice.len();
+        Ok(slice)
+    };
+    while at < bytes.len() {
+        let start = at;
+        if bytes[at..].starts_with(MAGIC) {
+            at += MAGIC.len();
+            let (mut schema_text, mut table_index) = (None, None);
+            loop {
+                let mut count = long(&mut at)?;
+                if count == 0 {
+                    break;
+                }
+                if count < 0 {
+                    count = count
+                        .checked_neg()
+                        .ok_or_else(|| fail(start, "bad map count".into()))?;
+                    long(&mut at)?;
+                }
+                for _ in 0..count {
+                    let len = long(&mut at)?;
+                    let key = take(&mut at, len)?;
+                    let len = long(&mut at)?;
+                    let value = take(&mut at, len)?;
+                    match key {
+                        b"avro.schema" => schema_text = Some(value),
+                        b"yt.table_index" => table_index = Some(value),
+                        _ => {}
+                    }
+                }
+            }
+            take(&mut at, 16)?;
+            let table_index = match table_index {
+                None => 0,
+                Some(text) => std::str::from_utf8(text)
+                    .ok()
+                    .and_then(|t| t.parse::<usize>().ok())
+                    .ok_or_else(|| fail(start, "bad yt.table_index".into()))?,
+            };
+            let schema_text = schema_text
+                .and_then(|t| std::str::from_utf8(t).ok())
+                .ok_or_else(|| fail(start, "container without a UTF-8 avro.schema".into()))?;
+            let table = table_schema_of(schema_text).map_err(|e| FormatError {
+                offset: Some(start as u64),
+                ..e
+            })?;
+            tables.push((table_index, table, 0));
+        } else {
+            let Some(last) = tables.last_mut() else {
+                return Err(fail(
+                    start,
+                    "not an Avro object container (bad magic)".into(),
+                ));
+            };
+            let count = long(&mut at)?;
+            let size = long(&mut at)?;
+            if count < 0 {
+                return Err(fail(start, format!("block of {count} rows")));
+            }
+            take(&mut at, size)?;
+            take(&mut at, 16)?;
+            last.2 += count as u64;
+        }
+    }
+    Ok(tables)
 }
 
 /// Reads rows from Avro object container files (one per run of a table, back to back).

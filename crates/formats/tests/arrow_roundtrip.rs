@@ -41,6 +41,14 @@ proptest! {
     }
 
     #[test]
+    fn streams_describe_their_tables((schema, rows) in schema_with_rows()) {
+        let schemas = [schema];
+        let bytes = write_owned(arrow::sink, &schemas, &plain_rows(rows)).unwrap();
+        let tables = arrow::stream_tables(&bytes).unwrap();
+        prop_assert_eq!(tables, vec![(0, schemas[0].clone())]);
+    }
+
+    #[test]
     fn batches_round_trip((schema, rows) in schema_with_rows()) {
         let batch = rows_to_batch(&schema, &rows).unwrap();
         prop_assert_eq!(batch.num_rows(), rows.len());

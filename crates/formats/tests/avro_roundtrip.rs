@@ -30,6 +30,15 @@ proptest! {
     }
 
     #[test]
+    fn containers_describe_their_tables((schema, rows) in schema_with_rows()) {
+        let schemas = [schema];
+        let count = rows.len() as u64;
+        let bytes = write_owned(avro::sink, &schemas, &plain_rows(rows)).unwrap();
+        let tables = avro::container_tables(&bytes).unwrap();
+        prop_assert_eq!(tables, vec![(0, schemas[0].clone(), count)]);
+    }
+
+    #[test]
     fn datum_rows_round_trip((schema, rows) in schema_with_rows()) {
         let codec = RowCodec::new(&schema);
         let mut total = 0;
