@@ -57,6 +57,25 @@ def test_decimal_prices_use_alp_and_shrink():
     assert "alp" in balanced.composition()
 
 
+def test_faster_reads_drifting_timestamps_by_chunk_frames():
+    stamps = 1_700_000_000_000 + np.cumsum(RNG.exponential(1000, 200_000)).astype(np.int64)
+    column = columns.Column(columns.encode(stamps, target="faster"))
+    assert "chunked_bit_packed" in column.composition()
+    assert column.nbytes * 8 < stamps.size * 24  # one frame per block would need ~28 bits
+    np.testing.assert_array_equal(column.to_numpy(), stamps)
+    rows = np.sort(RNG.choice(stamps.size, 2_000, replace=False))
+    np.testing.assert_array_equal(column.take(rows), stamps[rows])
+
+
+def test_skewed_prices_get_patched_alp_under_balanced():
+    prices = np.round(RNG.lognormal(3, 1, 200_000), 2)
+    column = columns.Column(columns.encode(prices, target="balanced"))
+    assert column.composition().get("alp", 0) >= 3  # of 4 blocks (the last is short)
+    assert column.nbytes * 8 < prices.size * 16  # unpatched digits need ~18 bits
+    decoded = column.to_numpy()
+    assert decoded.view(np.uint64).tolist() == prices.view(np.uint64).tolist()
+
+
 def test_special_blocks_and_composition():
     values = np.concatenate([np.zeros(65536, np.int64), np.full(65536, 5, np.int64)])
     column = columns.Column(columns.encode(values))

@@ -19,6 +19,7 @@ def test_study_runs_and_reports_every_system(tmp_path: Path):
             assert record["bytes"] > 0 or column["values"] == 0
             assert set(record["take_seconds"]) == {str(f) for f in study.FRACTIONS}
     assert len(result.targets) == 5
+    assert set(result.data["take_1pct_speedup"]) == set(study.OURS)
     for chart in result.charts:
         assert (tmp_path / chart).exists()
 

@@ -94,4 +94,13 @@ fn main() {
         println!("    [{narrow:.3}, {wide:.3}], // {}", encoding.name());
     }
     println!("];");
+    // Run-length decode pays per run as well as per value: runs of 4 against runs of 100.
+    let short: Vec<i64> = (0..N as i64).map(|i| (i / 4) * 37 % 100_000).collect();
+    let long: Vec<i64> = (0..N as i64).map(|i| (i / 100) * 37 % 100_000).collect();
+    let (short_ns, long_ns) = (
+        decode_ns(&short, Encoding::RunLength),
+        decode_ns(&long, Encoding::RunLength),
+    );
+    let per_run = ((short_ns - long_ns) / (1.0 / 4.0 - 1.0 / 100.0)).max(0.0);
+    println!("pub(crate) const RUN_LENGTH_NS_PER_RUN: f64 = {per_run:.3};");
 }

@@ -224,16 +224,17 @@ impl<B: AsRef<[u8]>> Column<B> {
     /// As `take`.
     pub fn take_into<T: ColumnValue>(&self, indices: &[usize], out: &mut Vec<T>) -> Result<()> {
         self.check_type::<T>()?;
-        let mut previous = 0usize;
-        for (position, &index) in indices.iter().enumerate() {
-            if index < previous {
-                return Err(Error::UnsortedIndices {
-                    position,
-                    index: index as u64,
-                    previous: previous as u64,
-                });
-            }
-            previous = index;
+        // A branch-free check that vectorises; the position is only searched for on failure.
+        if !indices.windows(2).all(|pair| pair[0] <= pair[1]) {
+            let position = indices
+                .windows(2)
+                .position(|pair| pair[0] > pair[1])
+                .map_or(0, |p| p + 1);
+            return Err(Error::UnsortedIndices {
+                position,
+                index: indices[position] as u64,
+                previous: indices[position - 1] as u64,
+            });
         }
         if let Some(&last) = indices.last() {
             if last >= self.len() {
@@ -250,11 +251,10 @@ impl<B: AsRef<[u8]>> Column<B> {
         let mut start = 0;
         while start < indices.len() {
             let block = indices[start] >> log2;
-            let mut end = start + 1;
-            while end < indices.len() && indices[end] >> log2 == block {
-                end += 1;
-            }
             let block_start = block << log2;
+            let next_block_start = block_start + (1 << log2);
+            // Sorted, so the block's rows end where the next block's begin (binary search).
+            let end = start + indices[start..].partition_point(|&i| i < next_block_start);
             let count = self.block_values(block);
             let entry = &self.metadata.blocks[block];
             positions.clear();

@@ -96,7 +96,9 @@ fn encode_block<T: ColumnValue>(values: &[T], options: &EncodeOptions) -> Encode
     // budget (an exact estimate always does; at most 3 attempts); the final choice applies the
     // target's rule again to the real sizes of everything encoded.
     let mut encoded: Vec<(f64, EncodedBlock)> = Vec::new();
-    for candidate in candidates.iter().take(3) {
+    let mut tried = Vec::new();
+    for (index, candidate) in candidates.iter().enumerate().take(3) {
+        tried.push(index);
         let mut bytes = Vec::new();
         if !scheme::encode(candidate.encoding, candidate.inner, &input, &mut bytes) {
             continue;
@@ -113,6 +115,26 @@ fn encode_block<T: ColumnValue>(values: &[T], options: &EncodeOptions) -> Encode
             break;
         }
     }
+    // The budget itself rests on the smallest estimate; when that came from the sample, the
+    // smallest candidate is encoded too, so the final rule sees its real size (a sampled pco
+    // estimate 10% too high would otherwise admit a form 20% larger than pco really is).
+    let smallest_estimate = candidates
+        .iter()
+        .enumerate()
+        .min_by_key(|(_, c)| c.estimate.bytes)
+        .filter(|(index, c)| !c.estimate.exact && !tried.contains(index));
+    if let Some((_, candidate)) = smallest_estimate {
+        let mut bytes = Vec::new();
+        if scheme::encode(candidate.encoding, candidate.inner, &input, &mut bytes) {
+            encoded.push((
+                candidate.decode_ns,
+                EncodedBlock {
+                    encoding: candidate.encoding,
+                    bytes,
+                },
+            ));
+        }
+    }
     if encoded.is_empty() {
         let mut bytes = Vec::new();
         scheme::encode(Encoding::Unencoded, None, &input, &mut bytes);
@@ -122,23 +144,11 @@ fn encode_block<T: ColumnValue>(values: &[T], options: &EncodeOptions) -> Encode
         };
         encoded.push((0.0, block));
     }
-    let smallest = encoded
+    let sizes: Vec<(f64, usize)> = encoded
         .iter()
-        .map(|(_, b)| b.bytes.len())
-        .min()
-        .unwrap_or(0);
-    let real_budget = options
-        .target
-        .byte_budget(smallest, values.len() * T::Lane::BYTES);
-    let position = encoded
-        .iter()
-        .enumerate()
-        .filter(|(_, (_, b))| b.bytes.len() <= real_budget)
-        .min_by(|(_, (a_ns, a)), (_, (b_ns, b))| {
-            a_ns.total_cmp(b_ns).then(a.bytes.len().cmp(&b.bytes.len()))
-        })
-        .map(|(i, _)| i)
-        .expect("the smallest block is within its own budget");
+        .map(|(ns, block)| (*ns, block.bytes.len()))
+        .collect();
+    let position = selection::choose_encoded(options.target, values.len() * T::Lane::BYTES, &sizes);
     let (_, mut block) = encoded.swap_remove(position);
     pad8(&mut block.bytes);
     block

@@ -64,6 +64,9 @@ fn parse<'a, L: Lane>(reader: &mut ByteReader<'a>, count: usize) -> Result<Runs<
     })
 }
 
+/// Runs up to this long are written as a fixed-size window (see `decode`).
+const SHORT_RUN: usize = 8;
+
 pub(crate) fn decode<T: ColumnValue>(reader: &mut ByteReader<'_>, out: &mut [T]) -> Result<()> {
     let runs = parse::<T::Lane>(reader, out.len())?;
     let mut values = vec![T::Lane::default(); runs.runs];
@@ -71,17 +74,26 @@ pub(crate) fn decode<T: ColumnValue>(reader: &mut ByteReader<'_>, out: &mut [T])
     runs.values.decode_into(&mut values);
     runs.ends.decode_into(&mut ends);
     let out = as_lanes_mut(out);
+    let length = out.len();
     let mut start = 0usize;
     for (&value, &end) in values.iter().zip(&ends) {
         let end = end.to_u64();
-        if end <= start as u64 || end > out.len() as u64 {
+        if end <= start as u64 || end > length as u64 {
             return Err(corrupt(
                 runs.ends_at,
-                format!("run end {end} after {start} in a block of {}", out.len()),
+                format!("run end {end} after {start} in a block of {length}"),
             ));
         }
-        out[start..end as usize].fill(value);
-        start = end as usize;
+        let end = end as usize;
+        // Short runs (keys repeated a few times) dominate some blocks: writing a fixed window
+        // of 8 lanes is one unrolled store sequence instead of a length-dependent fill; the
+        // lanes past the run's end are overwritten by the following runs, which start there.
+        if end - start <= SHORT_RUN && start + SHORT_RUN <= length {
+            out[start..start + SHORT_RUN].fill(value);
+        } else {
+            out[start..end].fill(value);
+        }
+        start = end;
     }
     if start != out.len() {
         return Err(corrupt(
@@ -99,18 +111,14 @@ pub(crate) fn gather<T: ColumnValue>(
     out: &mut Vec<T>,
 ) -> Result<()> {
     let runs = parse::<T::Lane>(reader, count)?;
+    // The run ends are unpacked once per block (at most `count` lanes, bounded in `parse`), so
+    // each position costs a binary search over plain lanes, not over bit-packed lookups.
+    let mut ends = vec![T::Lane::default(); runs.runs];
+    runs.ends.decode_into(&mut ends);
     let mut run = 0usize;
     for &position in positions {
         // Positions are sorted: continue the search from the previous run.
-        let (mut low, mut high) = (run, runs.runs);
-        while low < high {
-            let middle = low + (high - low) / 2;
-            if runs.ends.get(middle).to_u64() <= position as u64 {
-                low = middle + 1;
-            } else {
-                high = middle;
-            }
-        }
+        let low = run + ends[run..].partition_point(|end| end.to_u64() <= position as u64);
         if low >= runs.runs {
             return Err(corrupt(
                 runs.ends_at,
