@@ -34,14 +34,18 @@ def _records(count: int) -> list[bytes]:
     return [lorem.words(200).encode("utf-8") for _ in range(count)]
 
 
-def _write(writer_class, path: str, options: str, records: list[bytes]) -> float:
+def _write(writer_class, path: str, options: str, records: list[bytes], cpu: dict | None = None, key=None) -> float:
+    cpu_start = time.process_time()
     start = time.perf_counter()
     writer = writer_class(path, options)
     write = writer.write
     for record in records:
         write(record)
     writer.close()
-    return time.perf_counter() - start
+    elapsed = time.perf_counter() - start
+    if cpu is not None:
+        cpu[key] = time.process_time() - cpu_start
+    return elapsed
 
 
 def _qps(count: int, seconds: float) -> float:
@@ -66,6 +70,7 @@ def run(ctx: LabContext) -> StudyResult:
     paths: dict[tuple[str, str, int], str] = {}
     sizes: dict[tuple[str, str, int], int] = {}
     write_seconds: dict[tuple[str, str, int], float] = {}
+    write_cpu_seconds: dict[tuple[str, str, int], float] = {}
 
     # Compressed sizes and write times: one write per configuration and library.
     for group_size in GROUP_SIZES:
@@ -77,7 +82,8 @@ def run(ctx: LabContext) -> StudyResult:
                 order.reverse()
             for lib, writer_class in order:
                 path = os.path.join(workdir.name, f"{lib}-{group_size}-{compression.replace(':', '')}.ar")
-                write_seconds[(lib, compression, group_size)] = _write(writer_class, path, options, records)
+                write_seconds[(lib, compression, group_size)] = _write(
+                    writer_class, path, options, records, write_cpu_seconds, (lib, compression, group_size))
                 sizes[(lib, compression, group_size)] = os.path.getsize(path)
                 if compression in ACCESS_COMPRESSIONS:
                     paths[(lib, compression, group_size)] = path
@@ -100,12 +106,16 @@ def run(ctx: LabContext) -> StudyResult:
     repeat = 3
 
     access: dict[tuple[str, str, str], float] = {}
+    # CPU seconds of the whole process (every thread) per record: what an operation costs
+    # regardless of how many cores were free while it ran.
+    cpu_per_record: dict[tuple[str, str, str], float] = {}
 
     def measure_pair(compression: str, op: str, fns: dict, operations: int) -> None:
         """Both libraries on the same operation, interleaved: one warm-up run each, then
         `repeat` rounds alternating which library goes first; the median of each."""
         order = list(fns)
         samples: dict[str, list[float]] = {lib: [] for lib in order}
+        cpu_samples: dict[str, list[float]] = {lib: [] for lib in order}
         gc_was_enabled = gc.isenabled()
         gc.disable()
         try:
@@ -113,14 +123,17 @@ def run(ctx: LabContext) -> StudyResult:
                 fns[lib]()
             for round_index in range(repeat):
                 for lib in (order if round_index % 2 == 0 else order[::-1]):
+                    cpu_start = time.process_time()
                     start = time.perf_counter()
                     fns[lib]()
                     samples[lib].append(time.perf_counter() - start)
+                    cpu_samples[lib].append(time.process_time() - cpu_start)
         finally:
             if gc_was_enabled:
                 gc.enable()
         for lib in order:
             access[(lib, compression, op)] = _qps(operations, statistics.median(samples[lib]))
+            cpu_per_record[(lib, compression, op)] = 1e6 * statistics.median(cpu_samples[lib]) / operations
 
     for compression in ACCESS_COMPRESSIONS:
         ctx.progress(f"records: access benchmarks, {compression}")
@@ -193,10 +206,12 @@ def run(ctx: LabContext) -> StudyResult:
                 f"{write_seconds[('shapeshift', compression, group_size)]:.2f}",
                 f"{write_seconds[('array_record', compression, group_size)]:.2f}",
                 f"{write_seconds[('array_record', compression, group_size)] / write_seconds[('shapeshift', compression, group_size)]:.2f}x",
+                f"{write_cpu_seconds[('shapeshift', compression, group_size)]:.2f}",
+                f"{write_cpu_seconds[('array_record', compression, group_size)]:.2f}",
             ])
     size_rows.append([
         1, "zstd:3 + zstd_dictionary (extension)", f"{100 * dictionary_size / raw_bytes:.2f}%", "not readable", "",
-        f"{dictionary_write:.2f}", "", "",
+        f"{dictionary_write:.2f}", "", "", "", "",
     ])
 
     operations = ["individual Reader", "individual DataSource", "batch Reader", "batch DataSource",
@@ -209,6 +224,12 @@ def run(ctx: LabContext) -> StudyResult:
             peer = access[("array_record", compression, op)]
             speedups[op].append(ours / peer)
             access_rows.append([compression, op, f"{ours:,.0f}", f"{peer:,.0f}", f"{ours / peer:.2f}x"])
+    cpu_rows = []
+    for compression in ACCESS_COMPRESSIONS:
+        for op in operations:
+            ours = cpu_per_record[("shapeshift", compression, op)]
+            peer = cpu_per_record[("array_record", compression, op)]
+            cpu_rows.append([compression, op, f"{ours:.2f}", f"{peer:.2f}", f"{peer / ours:.2f}x" if ours > 0 else ""])
     for op in ("individual Reader", "batch Reader"):
         ours = access[("shapeshift", "zstd:3+dictionary", op)]
         access_rows.append(["zstd:3 + dictionary (extension)", op, f"{ours:,.0f}", "", ""])
@@ -281,13 +302,19 @@ def run(ctx: LabContext) -> StudyResult:
         tables=[
             Table("Compressed size (% of raw) and write time (s), same records, same run",
                   ["group_size", "compression", "shapeshift", "array_record", "size difference",
-                   "shapeshift write s", "array_record write s", "write speedup"], size_rows,
-                  note="Sizes are whole files (multiples of 64 KiB). array_record's Python writer encodes on one thread; ours uses all cores."),
+                   "shapeshift write s", "array_record write s", "write speedup",
+                   "shapeshift write CPU s", "array_record write CPU s"], size_rows,
+                  note="Sizes are whole files (multiples of 64 KiB). Write CPU is the process CPU time (all threads): ours encodes on the pool while Python appends, so its wall time can drop below its CPU time when cores are free."),
             Table(f"Reads per second (median of {repeat} runs after a warm-up, the two libraries interleaved); group_size 1 unless the operation says g256",
                   ["compression", "operation", "shapeshift", "array_record", "speedup"], access_rows,
                   note=f"Individual access times {len(individual):,} random single reads; batch reads all {count:,} records in random order. "
                        "Both libraries pay the interpreter's cost of one call per record in sequential read() and one bytes object per record everywhere; "
                        "with uncompressed files that cost is most of the time for both. Parallel decoding needs idle cores: see the load average in the summary."),
+            Table("CPU time per record (microseconds, all threads of the process, median of the same runs)",
+                  ["compression", "operation", "shapeshift", "array_record", "array_record / shapeshift"], cpu_rows,
+                  note="Process CPU time does not depend on how many cores were free, so this table compares the work each "
+                       "library does even on a loaded machine; the reads-per-second table shows what that work became in "
+                       "wall time. Python's own per-call and per-object costs are included for both."),
         ],
         charts=charts,
         targets=targets,
@@ -297,7 +324,9 @@ def run(ctx: LabContext) -> StudyResult:
             "raw_bytes": raw_bytes,
             "sizes": {f"{lib}|{c}|{g}": size for (lib, c, g), size in sizes.items()},
             "write_seconds": {f"{lib}|{c}|{g}": s for (lib, c, g), s in write_seconds.items()},
+            "write_cpu_seconds": {f"{lib}|{c}|{g}": s for (lib, c, g), s in write_cpu_seconds.items()},
             "access_qps": {f"{lib}|{c}|{op}": q for (lib, c, op), q in access.items()},
+            "cpu_us_per_record": {f"{lib}|{c}|{op}": v for (lib, c, op), v in cpu_per_record.items()},
             "dictionary": {"size": dictionary_size, "write_seconds": dictionary_write},
             "load_average": [load_before, load_after],
         },
