@@ -19,7 +19,7 @@
 use std::collections::HashMap;
 use std::io::{BufWriter, Read, Write};
 
-use shapeshift_types::{check_value, value_to_node, StructForm, TableSchema, Value, ValueRef};
+use shapeshift_types::{value_to_node, StructForm, TableSchema, Value, ValueRef};
 
 use crate::table::other_columns;
 use crate::table::position::{Control, PositionReader, PositionWriter};
@@ -511,6 +511,7 @@ pub(crate) fn sink(
     let tables = schemas.iter().map(Table::new).collect();
     Ok(if text {
         Box::new(YsonTextSink {
+            refs: RefsBuffer::default(),
             writer: Some(Writer::new(
                 BufWriter::with_capacity(1 << 16, output),
                 YsonFormat::Text,
@@ -765,6 +766,8 @@ impl RowSink for YsonBinarySink {
 
 struct YsonTextSink {
     writer: Option<Writer<BufWriter<Box<dyn Write>>>>,
+    /// Reused for the refs of owned rows.
+    refs: RefsBuffer,
     tables: Vec<Table>,
     positions: PositionWriter,
     rows: u64,
@@ -911,26 +914,26 @@ impl RowSink for YsonTextSink {
     ) -> Result<(), FormatError> {
         let table =
             check_table(&self.tables, position, values.len()).map_err(|e| e.in_row(self.rows))?;
-        for (value, column) in values.iter().zip(&table.schema.columns) {
-            check_value(value, &column.ty)
+        for ((value, column), check) in values.iter().zip(&table.schema.columns).zip(&table.checks)
+        {
+            check
+                .write_owned(value, &column.ty)
                 .map_err(|e| column_error(&column.name, e).in_row(self.rows))?;
         }
         // Composite values are taken from `values` by index; their refs are placeholders.
-        let refs: Vec<ValueRef<'_>> = values
-            .iter()
-            .map(|v| match v {
-                Value::Null => ValueRef::Null,
-                Value::Bool(b) => ValueRef::Bool(*b),
-                Value::Int64(i) => ValueRef::Int64(*i),
-                Value::Uint64(u) => ValueRef::Uint64(*u),
-                Value::Double(d) => ValueRef::Double(*d),
-                Value::String(bytes) => ValueRef::String(bytes),
-                _ => ValueRef::Composite(&[]),
-            })
-            .collect();
+        let mut storage = std::mem::take(&mut self.refs);
+        let refs = storage.loan();
+        refs.extend(
+            values
+                .iter()
+                .map(|v| scalar_ref(v).unwrap_or(ValueRef::Composite(&[]))),
+        );
         let rows = self.rows;
-        self.write_checked(position, &refs, Some(values), &[])
-            .map_err(|e| e.in_row(rows))
+        let result = self
+            .write_checked(position, refs, Some(values), &[])
+            .map_err(|e| e.in_row(rows));
+        self.refs = storage;
+        result
     }
 
     fn finish(&mut self) -> Result<(), FormatError> {
