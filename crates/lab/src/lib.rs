@@ -6,5 +6,6 @@ pub mod codec_bench;
 pub mod datasets;
 pub mod format_bench;
 pub mod measure;
+pub mod peer_baselines;
 pub mod prost_baseline;
 pub mod scenarios;
