@@ -980,9 +980,8 @@ impl RowSink for JsonSink {
         let rows = self.rows;
         let schema = self.schema(position)?;
         let fail = |m: String| FormatError::new(FORMAT, m).in_row(rows);
-        let entries = other_columns::entries(bytes).map_err(fail)?;
-        other_columns::write_checked(&entries, schema, position.table_index, &mut Vec::new())
-            .map_err(fail)?;
+        let entries =
+            other_columns::checked_entries(bytes, schema, position.table_index).map_err(fail)?;
         let owned = self.owned_values(position, values)?;
         self.write_unflushed(position, &owned, &entries)?;
         self.flush_if_full()

@@ -888,15 +888,9 @@ impl RowSink for YsonTextSink {
         let table =
             check_table(&self.tables, position, values.len()).map_err(|e| e.in_row(rows))?;
         let fail = |m: String| FormatError::new(FORMAT, m).in_row(rows);
-        let entries = other_columns::entries(bytes).map_err(fail)?;
         // Checked as the binary sink checks them; the text writer spells the nodes.
-        other_columns::write_checked(
-            &entries,
-            &table.schema,
-            position.table_index,
-            &mut Vec::new(),
-        )
-        .map_err(fail)?;
+        let entries = other_columns::checked_entries(bytes, &table.schema, position.table_index)
+            .map_err(fail)?;
         for (value, column) in values.iter().zip(&table.schema.columns) {
             if !matches!(value, ValueRef::Composite(_) | ValueRef::Any(_)) {
                 check_ref(*value, &column.ty)

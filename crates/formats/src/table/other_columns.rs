@@ -29,6 +29,21 @@ pub(crate) fn entries(bytes: &[u8]) -> Result<Vec<(Vec<u8>, Node)>, String> {
     }
 }
 
+/// The entries of the other-columns map `bytes` of a row of `schema` (table `table`),
+/// checked as [`normalize`] checks them: for sinks that spell the values themselves.
+///
+/// # Errors
+/// As [`normalize`].
+pub(crate) fn checked_entries(
+    bytes: &[u8],
+    schema: &TableSchema,
+    table: usize,
+) -> Result<Vec<(Vec<u8>, Node)>, String> {
+    let entries = entries(bytes)?;
+    write_checked(&entries, schema, table, &mut Vec::new())?;
+    Ok(entries)
+}
+
 /// Checks the other-columns map `bytes` of a row of `schema` (table `table`) and writes it as
 /// binary YSON into `out` (which stays empty for an empty map).
 ///
