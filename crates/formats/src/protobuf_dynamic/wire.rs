@@ -102,7 +102,7 @@ impl<'a> Cursor<'a> {
     /// (every varint but the message's last few) take the unrolled path without per-byte
     /// bounds checks; the rest take the checked byte loop. Both accept and refuse the same
     /// inputs (the tests below compare them on random bytes).
-    #[inline]
+    #[inline(always)]
     pub(crate) fn varint(&mut self) -> Result<u64, WireError> {
         let rest = &self.bytes[self.pos.min(self.bytes.len())..];
         match rest.first() {
@@ -117,7 +117,7 @@ impl<'a> Cursor<'a> {
         }
     }
 
-    #[inline]
+    #[inline(always)]
     fn varint_unrolled(&mut self, chunk: &[u8; 10]) -> Result<u64, WireError> {
         let mut value = u64::from(chunk[0] & 0x7f);
         for (i, &byte) in chunk.iter().enumerate().skip(1) {
@@ -152,7 +152,7 @@ impl<'a> Cursor<'a> {
     }
 
     /// Reads a tag: (field number, wire type).
-    #[inline]
+    #[inline(always)]
     pub(crate) fn tag(&mut self) -> Result<(u32, u8), WireError> {
         let start = self.pos;
         let tag = self.varint()?;
@@ -178,7 +178,7 @@ impl<'a> Cursor<'a> {
         Ok(u64::from_le_bytes(b))
     }
 
-    #[inline]
+    #[inline(always)]
     pub(crate) fn take(&mut self, n: usize) -> Result<&'a [u8], WireError> {
         if self.bytes.len() - self.pos < n {
             return Err(self.error(format!(
@@ -192,7 +192,7 @@ impl<'a> Cursor<'a> {
     }
 
     /// The body of a length-delimited field, as a cursor of its own.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn len_delimited(&mut self) -> Result<Cursor<'a>, WireError> {
         let len = self.varint()?;
         let len = usize::try_from(len).map_err(|_| self.error("length does not fit memory"))?;
