@@ -17,9 +17,10 @@ $(VENV)/.deps: requirements.txt
 	$(PY) -m pip install --quiet -r requirements.txt
 	touch $@
 
-# The records layer links the system brotli library (see README design notes).
+# No system packages are needed: brotli's C sources come with the `brotlic-sys` crate and
+# are compiled by cargo (see README design notes). The target stays for callers.
 system-deps:
-	@dpkg -s libbrotli-dev >/dev/null 2>&1 || { apt-get update -qq && apt-get install -y -qq libbrotli-dev; }
+	@true
 
 # The CLI goes to .venv/bin/shapeshift; the extension is installed into the venv by maturin.
 build: system-deps $(VENV)/.deps

@@ -1,58 +1,27 @@
-//! The reference C brotli library (system `libbrotlienc`/`libbrotlidec`, 1.0.9 here), the
-//! implementation array_record itself links.
+//! The reference C brotli library, the implementation array_record itself links, compiled
+//! from the sources bundled in the `brotlic-sys` crate (a snapshot after 1.0.9 with shared
+//! dictionaries; it reports version 1.0.9) by `cc` at the release profile's `-O3`. No system
+//! package is needed. On seed 002's lorem records it decodes as fast as Debian's
+//! `libbrotlidec` 1.0.9 and encodes byte-identical streams (see docs/records.md).
 //!
 //! Why not only the pure-Rust `brotli` crate: for small inputs (one record per chunk) it
 //! clears its whole hash table on every call — 8 MiB at quality 7, about a millisecond per
-//! record — where C brotli prepares only the buckets a one-shot input touches, and its
+//! record — where C brotli prepares only the buckets a one-shot input touches, and
 //! its qualities 0 and 1 differ from C's. Fed in 64 KiB pieces, the C encoder reproduces
 //! array_record's streams byte for byte at qualities 2..11 in our tests; at 0 and 1 its
 //! output is smaller than array_record's (Riegeli feeds those qualities differently).
 
-use std::os::raw::{c_int, c_void};
-
-#[repr(C)]
-struct EncoderState {
-    _private: [u8; 0],
-}
-
-const OPERATION_PROCESS: c_int = 0;
-const OPERATION_FINISH: c_int = 2;
-const PARAM_QUALITY: c_int = 1;
-const PARAM_LGWIN: c_int = 2;
-const PARAM_SIZE_HINT: c_int = 5;
-const DECODER_RESULT_SUCCESS: c_int = 1;
-
-#[link(name = "brotlienc")]
-extern "C" {
-    fn BrotliEncoderCreateInstance(
-        alloc: *const c_void,
-        free: *const c_void,
-        opaque: *mut c_void,
-    ) -> *mut EncoderState;
-    fn BrotliEncoderDestroyInstance(state: *mut EncoderState);
-    fn BrotliEncoderSetParameter(state: *mut EncoderState, param: c_int, value: u32) -> c_int;
-    fn BrotliEncoderCompressStream(
-        state: *mut EncoderState,
-        op: c_int,
-        available_in: *mut usize,
-        next_in: *mut *const u8,
-        available_out: *mut usize,
-        next_out: *mut *mut u8,
-        total_out: *mut usize,
-    ) -> c_int;
-    fn BrotliEncoderHasMoreOutput(state: *mut EncoderState) -> c_int;
-    fn BrotliEncoderIsFinished(state: *mut EncoderState) -> c_int;
-}
-
-#[link(name = "brotlidec")]
-extern "C" {
-    fn BrotliDecoderDecompress(
-        encoded_size: usize,
-        encoded: *const u8,
-        decoded_size: *mut usize,
-        decoded: *mut u8,
-    ) -> c_int;
-}
+use brotlic_sys::{
+    BrotliDecoderDecompress,
+    BrotliDecoderResult_BROTLI_DECODER_RESULT_SUCCESS as DECODER_RESULT_SUCCESS,
+    BrotliEncoderCompressStream, BrotliEncoderCreateInstance, BrotliEncoderDestroyInstance,
+    BrotliEncoderHasMoreOutput, BrotliEncoderIsFinished,
+    BrotliEncoderOperation_BROTLI_OPERATION_FINISH as OPERATION_FINISH,
+    BrotliEncoderOperation_BROTLI_OPERATION_PROCESS as OPERATION_PROCESS,
+    BrotliEncoderParameter_BROTLI_PARAM_LGWIN as PARAM_LGWIN,
+    BrotliEncoderParameter_BROTLI_PARAM_QUALITY as PARAM_QUALITY,
+    BrotliEncoderParameter_BROTLI_PARAM_SIZE_HINT as PARAM_SIZE_HINT, BrotliEncoderSetParameter,
+};
 
 /// Input handed to the encoder at a time (Riegeli's default buffer size).
 const INPUT_PIECE: usize = 1 << 16;
@@ -63,8 +32,7 @@ pub(crate) fn compress_into(data: &[u8], quality: i32, window_log: u32, out: &mu
     // encoder points into `data` or into `out`'s reserved spare capacity, with the sizes
     // passed alongside, and `out`'s length is only extended over bytes the encoder wrote.
     unsafe {
-        let state =
-            BrotliEncoderCreateInstance(std::ptr::null(), std::ptr::null(), std::ptr::null_mut());
+        let state = BrotliEncoderCreateInstance(None, None, std::ptr::null_mut());
         assert!(!state.is_null(), "brotli encoder allocation failed");
         BrotliEncoderSetParameter(state, PARAM_QUALITY, quality as u32);
         BrotliEncoderSetParameter(state, PARAM_LGWIN, window_log);
