@@ -11,10 +11,10 @@
 
 use std::ops::Range;
 
-use shapeshift_types::{value_from_node, value_to_node, StructForm, Type, Value, ValueRef};
+use shapeshift_types::{value_from_node, Type, Value, ValueRef};
 
 use crate::table::FormatError;
-use crate::yson::{self, YsonFormat};
+use crate::yson;
 
 /// Where one column's view comes from.
 #[derive(Clone, Debug)]
@@ -95,16 +95,20 @@ impl RowBuffer {
             | Value::Tuple(_)
             | Value::Variant(..)
             | Value::Dict(_) => {
-                let node =
-                    value_to_node(value, ty, StructForm::Named).map_err(|e| FormatError {
-                        format,
-                        offset: None,
-                        row: None,
-                        message: format!("decoded value does not fit its column: {e}"),
-                    })?;
+                // The type checker's errors (those `value_to_node` reports), then the bytes
+                // written straight from the value (no node tree; the same bytes).
+                let fail = |message: String| FormatError {
+                    format,
+                    offset: None,
+                    row: None,
+                    message: format!("decoded value does not fit its column: {message}"),
+                };
+                shapeshift_types::check_value(value, ty).map_err(|e| fail(e.to_string()))?;
                 let start = self.arena.len();
-                // Writing into a Vec cannot fail.
-                let _ = yson::write_node(&mut self.arena, &node, YsonFormat::Binary);
+                if let Err(e) = crate::table::yson_binary::value(&mut self.arena, value, ty) {
+                    self.arena.truncate(start);
+                    return Err(fail(e));
+                }
                 let range = start..self.arena.len();
                 self.slots.push(if matches!(value, Value::Any(_)) {
                     Slot::Any(range)

@@ -764,3 +764,36 @@ mod tests {
         }
     }
 }
+
+/// Reference figures: arrow-rs reading row by row against column by column, on the lab's
+/// tables (prints MB/s; run with
+/// `cargo test --release -p shapeshift-lab column_wise_reference -- --ignored --nocapture`).
+#[cfg(test)]
+mod reference {
+    use super::*;
+    use crate::datasets::{Cardinality, Dataset};
+    use crate::measure::measure;
+
+    #[test]
+    #[ignore]
+    fn column_wise_reference() {
+        for dataset in Dataset::ALL {
+            let count = crate::codec_bench::default_rows(dataset) / 2;
+            let rows = dataset.rows(count, 42, Cardinality::High);
+            let bytes = arrow_write(&dataset.schema(), &rows).unwrap();
+            let mb = bytes.len() as f64 / 1e6;
+            let median = |mut s: Vec<f64>| {
+                s.sort_by(f64::total_cmp);
+                s[s.len() / 2]
+            };
+            let by_rows = median(measure(7, || arrow_read(&bytes)).unwrap());
+            let by_columns = median(measure(7, || arrow_read_columnwise(&bytes)).unwrap());
+            println!(
+                "{}: arrow-rs read row by row {:.0} MB/s, column by column {:.0} MB/s",
+                dataset.name(),
+                mb / by_rows,
+                mb / by_columns
+            );
+        }
+    }
+}
