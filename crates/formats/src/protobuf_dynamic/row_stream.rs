@@ -41,7 +41,7 @@ use super::wire::{self, put_tag, put_varint, Cursor, WireError};
 use crate::protobuf::framing::{FrameReader, FrameWriter};
 use crate::row_bridge::owned_value;
 use crate::table::row_refs::RefsBuffer;
-use crate::table::values::{ColumnCheck, ColumnKind};
+use crate::table::values::{signed_bounds, unsigned_bound, ColumnCheck, ColumnKind};
 use crate::table::{yson_binary, FormatError, RowPosition, RowRef, RowSink, RowSource};
 
 /// How one field is read and written.
@@ -98,20 +98,13 @@ impl Rule {
             Type::Optional(item) => item.untagged(),
             other => other,
         };
-        let accepts = |value: Value| check_value(&value, scalar).is_ok();
         match (codec, scalar) {
             (FieldCodec::Signed, Type::Primitive(_)) => {
-                // check_value's own bounds, by bisection over the magnitudes.
-                let hi = largest(|v| v <= i64::MAX as u64 && accepts(Value::Int64(v as i64)));
-                let below =
-                    largest(|v| v <= 1 << 63 && accepts(Value::Int64((v as i64).wrapping_neg())));
-                Rule::Signed {
-                    lo: (below as i64).wrapping_neg(),
-                    hi: hi as i64,
-                }
+                let (lo, hi) = signed_bounds(scalar);
+                Rule::Signed { lo, hi }
             }
             (FieldCodec::Unsigned, Type::Primitive(_)) => Rule::Unsigned {
-                hi: largest(|v| accepts(Value::Uint64(v))),
+                hi: unsigned_bound(scalar),
             },
             (FieldCodec::Float, _) => Rule::Float,
             (FieldCodec::Double, _) => Rule::Double,
@@ -123,23 +116,6 @@ impl Rule {
             _ => Rule::General,
         }
     }
-}
-
-/// The largest `v` with `fits(v)`, for `fits` true at 0 and on a prefix of `u64`.
-fn largest(fits: impl Fn(u64) -> bool) -> u64 {
-    if fits(u64::MAX) {
-        return u64::MAX;
-    }
-    let (mut good, mut bad) = (0u64, u64::MAX);
-    while bad - good > 1 {
-        let mid = good + (bad - good) / 2;
-        if fits(mid) {
-            good = mid;
-        } else {
-            bad = mid;
-        }
-    }
-    good
 }
 
 /// One column of the field table.

@@ -22,6 +22,7 @@ use shapeshift_types::{check_value, PrimitiveType, Type, Value};
 
 use super::plan::{expect_wire, Plan};
 use super::wire::{self, Cursor, WireError};
+use crate::table::values::{signed_bounds, unsigned_bound};
 use crate::table::yson_binary;
 use crate::yson;
 
@@ -93,23 +94,6 @@ enum Kind {
     },
 }
 
-/// The bounds `check_value` gives an integer type (found by bisection, so the two agree).
-fn largest(fits: impl Fn(u64) -> bool) -> u64 {
-    if fits(u64::MAX) {
-        return u64::MAX;
-    }
-    let (mut good, mut bad) = (0u64, u64::MAX);
-    while bad - good > 1 {
-        let mid = good + (bad - good) / 2;
-        if fits(mid) {
-            good = mid;
-        } else {
-            bad = mid;
-        }
-    }
-    good
-}
-
 impl Shape {
     pub(crate) fn compile(ty: &Type) -> Shape {
         let plan = Plan::compile(ty);
@@ -126,21 +110,15 @@ impl Shape {
     }
 
     fn kind(ty: &Type, plan: &Plan) -> Kind {
-        let accepts = |value: Value| check_value(&value, ty).is_ok();
         match (ty.untagged(), plan) {
             (_, Plan::Yson) => Kind::Yson,
             (_, Plan::Null) => Kind::Null,
             (_, Plan::Signed) => {
-                let hi = largest(|v| v <= i64::MAX as u64 && accepts(Value::Int64(v as i64)));
-                let below =
-                    largest(|v| v <= 1 << 63 && accepts(Value::Int64((v as i64).wrapping_neg())));
-                Kind::Scalar(Scalar::Signed {
-                    lo: (below as i64).wrapping_neg(),
-                    hi: hi as i64,
-                })
+                let (lo, hi) = signed_bounds(ty);
+                Kind::Scalar(Scalar::Signed { lo, hi })
             }
             (_, Plan::Unsigned) => Kind::Scalar(Scalar::Unsigned {
-                hi: largest(|v| accepts(Value::Uint64(v))),
+                hi: unsigned_bound(ty),
             }),
             (_, Plan::Float) => Kind::Scalar(Scalar::Float),
             (_, Plan::Double) => Kind::Scalar(Scalar::Double),

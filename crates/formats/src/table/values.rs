@@ -373,22 +373,32 @@ impl ScalarRule {
             P::Utf8 | P::Json => ScalarRule::Utf8,
             P::Uuid => ScalarRule::Uuid,
             _ if accepts(Value::Int64(0)) => {
-                // The bounds are check_value's own, found by bisection: the rule can never
-                // accept what the general check refuses, nor refuse what it accepts.
-                let hi = bisect_u64(|v| v <= i64::MAX as u64 && accepts(Value::Int64(v as i64)));
-                // `v as i64` of 2^63 is i64::MIN, its own negation.
-                let below = bisect_u64(|v| {
-                    v <= 1 << 63 && accepts(Value::Int64((v as i64).wrapping_neg()))
-                });
-                let lo = (below as i64).wrapping_neg();
-                ScalarRule::Signed { lo, hi: hi as i64 }
+                let (lo, hi) = signed_bounds(ty);
+                ScalarRule::Signed { lo, hi }
             }
             _ if accepts(Value::Uint64(0)) => ScalarRule::Unsigned {
-                hi: bisect_u64(|v| accepts(Value::Uint64(v))),
+                hi: unsigned_bound(ty),
             },
             _ => ScalarRule::General,
         }
     }
+}
+
+/// The `Int64` range `check_value` accepts for `ty`, as `(lo, hi)`.
+///
+/// The bounds are check_value's own, found by bisection, so a compiled check can never accept
+/// what the general check refuses, nor refuse what it accepts.
+pub(crate) fn signed_bounds(ty: &Type) -> (i64, i64) {
+    let accepts = |value: Value| check_value(&value, ty).is_ok();
+    let hi = bisect_u64(|v| v <= i64::MAX as u64 && accepts(Value::Int64(v as i64)));
+    // `v as i64` of 2^63 is i64::MIN, its own negation.
+    let below = bisect_u64(|v| v <= 1 << 63 && accepts(Value::Int64((v as i64).wrapping_neg())));
+    ((below as i64).wrapping_neg(), hi as i64)
+}
+
+/// The largest `Uint64` `check_value` accepts for `ty` (found as [`signed_bounds`]).
+pub(crate) fn unsigned_bound(ty: &Type) -> u64 {
+    bisect_u64(|v| check_value(&Value::Uint64(v), ty).is_ok())
 }
 
 /// The largest `v` with `fits(v)`, for a `fits` true at 0 and true on a prefix of `u64`.

@@ -803,10 +803,14 @@ def _report(ctx, cases, formats, native, unavailable, data, no_interface) -> Stu
             f"job's fixed cost ({best['format']} {best['path']})",
             round(best["serialized_gb_per_s"], 3), 1.0, "GB/s",
         ))
-    agreement = agree_total / pairs_total if pairs_total else 0.0
+    # The goal is either/or: a pair counts when it keeps the study's order, or when
+    # its disagreement is explained above from this run's measurements.
+    covered = (agree_total + len(explanations)) / pairs_total if pairs_total else 0.0
     targets.append(Target(
-        "study's ranking: share of format pairs in the study's order (every other pair explained)",
-        round(agreement, 3), 1.0, "",
+        "study's ranking reproduced or each disagreement explained by a measurement: "
+        f"{agree_total}/{pairs_total} format pairs in the study's order, "
+        f"{len(explanations)} disagreements explained",
+        round(covered, 3), 1.0, "",
     ))
     consistent = all(r["same_stat_as_others"] for r in data)
     targets.append(Target(
