@@ -7,7 +7,7 @@ PY := $(VENV)/bin/python
 CARGO ?= cargo
 SCALE ?= 1
 
-.PHONY: all build lab test rust-test python-test clean system-deps
+.PHONY: all build lab test rust-test python-test clean
 
 all: build
 
@@ -17,13 +17,8 @@ $(VENV)/.deps: requirements.txt
 	$(PY) -m pip install --quiet -r requirements.txt
 	touch $@
 
-# No system packages are needed: brotli's C sources come with the `brotlic-sys` crate and
-# are compiled by cargo (see README design notes). The target stays for callers.
-system-deps:
-	@true
-
 # The CLI goes to .venv/bin/shapeshift; the extension is installed into the venv by maturin.
-build: system-deps $(VENV)/.deps
+build: $(VENV)/.deps
 	$(CARGO) build --release --locked -p shapeshift-cli
 	install -m 755 target/release/shapeshift $(VENV)/bin/shapeshift
 	VIRTUAL_ENV=$(abspath $(VENV)) PATH=$(abspath $(VENV))/bin:$$PATH \
