@@ -5,7 +5,6 @@
 mod support;
 
 use proptest::prelude::*;
-use prost::Message;
 use shapeshift_formats::protobuf::messages::{Bm1Row, Bm2Row, Bm3Row, Bm5Row};
 use shapeshift_formats::protobuf::{self, LabMessage, StaticMessage};
 use shapeshift_formats::protobuf_dynamic::{self, proto_schema, RowCodec};
