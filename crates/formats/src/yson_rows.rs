@@ -630,13 +630,14 @@ impl YsonBinarySink {
         position: &RowPosition,
         values: &[ValueRef<'_>],
     ) -> Result<(), FormatError> {
-        let table = check_table(&self.tables, position, values.len())?;
+        let table = open_row(
+            &self.tables,
+            &mut self.positions,
+            &mut self.buffer,
+            position,
+            values.len(),
+        )?;
         let out = &mut self.buffer;
-        self.positions.controls(position, |c| {
-            binary_control(out, c);
-            Ok::<(), FormatError>(())
-        })?;
-        out.push(b'{');
         for (((value, column), check), key) in values
             .iter()
             .zip(&table.schema.columns)
@@ -667,6 +668,24 @@ impl YsonBinarySink {
         out.extend_from_slice(b"};");
         Ok(())
     }
+}
+
+/// Starts a binary row of `count` values at `position`: its control entities, then `{`.
+/// Returns the row's table.
+fn open_row<'t>(
+    tables: &'t [Table],
+    positions: &mut PositionWriter,
+    out: &mut Vec<u8>,
+    position: &RowPosition,
+    count: usize,
+) -> Result<&'t Table, FormatError> {
+    let table = check_table(tables, position, count)?;
+    positions.controls(position, |c| {
+        binary_control(out, c);
+        Ok::<(), FormatError>(())
+    })?;
+    out.push(b'{');
+    Ok(table)
 }
 
 /// Writes a scalar (or null) as binary YSON.
@@ -724,13 +743,14 @@ impl RowSink for YsonBinarySink {
     ) -> Result<(), FormatError> {
         let start = self.buffer.len();
         let result = (|| {
-            let table = check_table(&self.tables, position, values.len())?;
+            let table = open_row(
+                &self.tables,
+                &mut self.positions,
+                &mut self.buffer,
+                position,
+                values.len(),
+            )?;
             let out = &mut self.buffer;
-            self.positions.controls(position, |c| {
-                binary_control(out, c);
-                Ok::<(), FormatError>(())
-            })?;
-            out.push(b'{');
             for (((value, column), check), key) in values
                 .iter()
                 .zip(&table.schema.columns)
