@@ -9,6 +9,7 @@ use std::io::{self, BufWriter, Cursor, Read, Write};
 use std::path::PathBuf;
 
 use clap::Args;
+use shapeshift_formats::avro::BlockCodec;
 use shapeshift_formats::table::{
     open_sink_with, open_source_with, value_from_ref, FormatError, FormatKind, FormatOptions,
 };
@@ -41,6 +42,10 @@ pub struct ConvertArgs {
     /// Skiff carries `$key_switch`, `$row_index` and `$range_index` system fields.
     #[arg(long)]
     system_columns: bool,
+    /// Avro output: block compression, `null`, `deflate[:0-10]`, `snappy` or
+    /// `zstandard[:1-22]` (also `zstd`). Avro input names its own codec.
+    #[arg(long, value_parser = BlockCodec::parse, default_value = "null")]
+    avro_codec: BlockCodec,
 }
 
 #[derive(Args)]
@@ -92,6 +97,7 @@ fn need_schemas(paths: &[PathBuf], kind: FormatKind) -> Result<Vec<TableSchema>,
 fn options(system_columns: bool) -> FormatOptions {
     FormatOptions {
         skiff_system_columns: system_columns,
+        ..FormatOptions::default()
     }
 }
 
@@ -119,7 +125,10 @@ pub fn convert(args: ConvertArgs) -> Result<(), String> {
         args.from
     };
     let schemas = need_schemas(&args.schema, kind)?;
-    let options = options(args.system_columns);
+    let options = FormatOptions {
+        avro_codec: args.avro_codec,
+        ..options(args.system_columns)
+    };
     let mut source =
         open_source_with(args.from, &schemas, stdin, &options).map_err(format_error)?;
     let mut sink = open_sink_with(args.to, &schemas, stdout, &options).map_err(format_error)?;

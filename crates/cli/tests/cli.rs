@@ -384,3 +384,75 @@ fn cat_shows_rows_of_any_format() {
         ROWS.replace("};\n", "}\n")
     );
 }
+
+#[test]
+fn avro_output_is_compressed_with_the_codec_asked_for() {
+    let dir = tempfile::tempdir().unwrap();
+    let schema = schema_file(dir.path(), SCHEMA);
+    let schema_arg = schema.to_str().unwrap();
+    let plain = ok(
+        &[
+            "convert",
+            "--schema",
+            schema_arg,
+            "--from",
+            "yson-text",
+            "--to",
+            "yson",
+        ],
+        ROWS.as_bytes(),
+    );
+    for (spec, name) in [
+        ("null", "null"),
+        ("deflate:9", "deflate"),
+        ("snappy", "snappy"),
+        ("zstd:7", "zstandard"),
+    ] {
+        let avro = ok(
+            &[
+                "convert",
+                "--schema",
+                schema_arg,
+                "--from",
+                "yson-text",
+                "--to",
+                "avro",
+                "--avro-codec",
+                spec,
+            ],
+            ROWS.as_bytes(),
+        );
+        // The header names the codec: the `avro.codec` key, then its value as Avro bytes
+        // (zigzag length, then the name).
+        let mut entry = b"avro.codec".to_vec();
+        entry.push((name.len() * 2) as u8);
+        entry.extend_from_slice(name.as_bytes());
+        assert!(
+            avro.windows(entry.len()).any(|w| w == entry.as_slice()),
+            "{spec}: no avro.codec = {name} in the header"
+        );
+        let back = ok(
+            &[
+                "convert", "--schema", schema_arg, "--from", "avro", "--to", "yson",
+            ],
+            &avro,
+        );
+        assert_eq!(back, plain, "{spec}: the rows come back unchanged");
+    }
+    let refused = run(
+        &[
+            "convert",
+            "--schema",
+            schema_arg,
+            "--from",
+            "yson-text",
+            "--to",
+            "avro",
+            "--avro-codec",
+            "zstd:99",
+        ],
+        ROWS.as_bytes(),
+    );
+    assert!(!refused.status.success());
+    assert!(String::from_utf8_lossy(&refused.stderr).contains("zstd:99"));
+}

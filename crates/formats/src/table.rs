@@ -224,6 +224,9 @@ pub struct FormatOptions {
     /// Skiff: the rows carry the `$key_switch`, `$row_index` and `$range_index` system
     /// fields (both ends must agree; YT sets them per job).
     pub skiff_system_columns: bool,
+    /// Avro: how object container blocks are compressed when writing (readers take the
+    /// codec from each container's header).
+    pub avro_codec: crate::avro::BlockCodec,
 }
 
 /// [`open_source`] with [`FormatOptions`].
@@ -279,7 +282,10 @@ pub fn open_sink_with(
             schema_columns_only(kind, crate::protobuf_dynamic::sink(schemas, output))
         }
         FormatKind::Arrow => schema_columns_only(kind, crate::arrow::sink(schemas, output)),
-        FormatKind::Avro => schema_columns_only(kind, crate::avro::sink(schemas, output)),
+        FormatKind::Avro => schema_columns_only(
+            kind,
+            crate::avro::sink_with_codec(schemas, output, options.avro_codec),
+        ),
     }
 }
 

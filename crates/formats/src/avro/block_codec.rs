@@ -62,6 +62,40 @@ impl BlockCodec {
         })
     }
 
+    /// The codec of a command-line spec: a name as [`BlockCodec::from_name`] takes, with an
+    /// optional `:level` for `deflate` (0..=10) and `zstandard`/`zstd` (1..=22), e.g.
+    /// `zstd:7`, `deflate:9`, `snappy`.
+    ///
+    /// # Errors
+    /// A message naming the spec when the name is unknown, the level is not a number in its
+    /// codec's range, or a level is given to a codec without levels.
+    pub fn parse(spec: &str) -> Result<BlockCodec, String> {
+        let (name, level) = match spec.split_once(':') {
+            Some((name, level)) => (name, Some(level)),
+            None => (spec, None),
+        };
+        let codec = BlockCodec::from_name(name).ok_or_else(|| {
+            format!("avro codec \"{spec}\": unknown (null, deflate, snappy, zstandard)")
+        })?;
+        let Some(level) = level else {
+            return Ok(codec);
+        };
+        let bad_level = |range: &str| format!("avro codec \"{spec}\": level must be {range}");
+        match codec {
+            BlockCodec::Deflate { .. } => match level.parse::<u8>() {
+                Ok(level) if level <= 10 => Ok(BlockCodec::Deflate { level }),
+                _ => Err(bad_level("0..=10")),
+            },
+            BlockCodec::Zstandard { .. } => match level.parse::<i32>() {
+                Ok(level) if (1..=22).contains(&level) => Ok(BlockCodec::Zstandard { level }),
+                _ => Err(bad_level("1..=22")),
+            },
+            BlockCodec::Null | BlockCodec::Snappy => {
+                Err(format!("avro codec \"{spec}\": {name} has no levels"))
+            }
+        }
+    }
+
     /// Compresses a block of datums (`Null`: a copy).
     ///
     /// # Errors
@@ -167,6 +201,33 @@ mod tests {
             codec.decompress(&packed, &mut back).unwrap();
             assert_eq!(back, block, "{codec:?}");
             assert_eq!(BlockCodec::from_name(codec.name()), Some(codec));
+        }
+    }
+
+    #[test]
+    fn specs_parse_with_levels_and_reject_what_they_cannot_mean() {
+        assert_eq!(
+            BlockCodec::parse("zstd:7"),
+            Ok(BlockCodec::Zstandard { level: 7 })
+        );
+        assert_eq!(BlockCodec::parse("deflate"), Ok(BlockCodec::DEFLATE));
+        assert_eq!(
+            BlockCodec::parse("deflate:0"),
+            Ok(BlockCodec::Deflate { level: 0 })
+        );
+        assert_eq!(BlockCodec::parse("snappy"), Ok(BlockCodec::Snappy));
+        assert_eq!(BlockCodec::parse("null"), Ok(BlockCodec::Null));
+        for bad in [
+            "lz4",
+            "zstd:0",
+            "zstd:23",
+            "zstd:x",
+            "deflate:11",
+            "snappy:1",
+            "",
+        ] {
+            let error = BlockCodec::parse(bad).unwrap_err();
+            assert!(error.contains(&format!("\"{bad}\"")), "{bad}: {error}");
         }
     }
 
