@@ -34,6 +34,8 @@ use shapeshift_types::{ColumnSchema, Member, PrimitiveType, TableSchema, Type, V
 use crate::table::{FormatError, RowSink, RowSource};
 
 pub(crate) mod framing;
+mod message_codecs;
+mod rows;
 
 /// The prost-generated messages of the lab's tables.
 #[allow(clippy::all, missing_docs)]
@@ -159,15 +161,13 @@ pub fn source(
     schemas: &[TableSchema],
     input: Box<dyn Read>,
 ) -> Result<Box<dyn RowSource>, FormatError> {
-    if schemas
+    match schemas
         .iter()
-        .all(|s| StaticMessage::for_schema(s).is_some())
+        .map(StaticMessage::for_schema)
+        .collect::<Option<Vec<_>>>()
     {
-        Ok(crate::protobuf_dynamic::row_stream::source(
-            schemas, input, FORMAT,
-        ))
-    } else {
-        crate::protobuf_dynamic::source(schemas, input)
+        Some(messages) => Ok(rows::source(schemas, &messages, input, FORMAT)),
+        None => crate::protobuf_dynamic::source(schemas, input),
     }
 }
 
@@ -180,15 +180,13 @@ pub fn sink(
     schemas: &[TableSchema],
     output: Box<dyn Write>,
 ) -> Result<Box<dyn RowSink>, FormatError> {
-    if schemas
+    match schemas
         .iter()
-        .all(|s| StaticMessage::for_schema(s).is_some())
+        .map(StaticMessage::for_schema)
+        .collect::<Option<Vec<_>>>()
     {
-        Ok(crate::protobuf_dynamic::row_stream::sink(
-            schemas, output, FORMAT,
-        ))
-    } else {
-        crate::protobuf_dynamic::sink(schemas, output)
+        Some(messages) => Ok(rows::sink(schemas, &messages, output, FORMAT)),
+        None => crate::protobuf_dynamic::sink(schemas, output),
     }
 }
 

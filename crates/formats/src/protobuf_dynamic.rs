@@ -23,7 +23,7 @@ mod plan;
 mod proto_text;
 pub(crate) mod row_stream;
 mod to_yson;
-mod wire;
+pub(crate) mod wire;
 
 use plan::{encode_members, Plan};
 pub use proto_text::proto_schema;
