@@ -203,6 +203,17 @@ pub trait LabMessage: Message + Default {
     /// width of the row).
     fn from_row(values: &[Value]) -> Result<Self, String>;
 
+    /// Makes `self` the message of one row, as [`LabMessage::from_row`] does, reusing the
+    /// message's buffers (a program filling one message per row allocates nothing once
+    /// they are large enough). On error `self` is left partly filled.
+    ///
+    /// # Errors
+    /// As [`LabMessage::from_row`].
+    fn fill_from_row(&mut self, values: &[Value]) -> Result<(), String> {
+        *self = Self::from_row(values)?;
+        Ok(())
+    }
+
     /// Calls `column` with each column's value in schema order, as the interface views it
     /// (`Null` for an absent optional); a composite column (a list, struct or dict) is one
     /// `Composite(&[])` call to `column` and one `inner` call per scalar inside it.
@@ -248,6 +259,18 @@ fn bytes(value: &Value) -> Result<Vec<u8>, String> {
     }
 }
 
+/// Copies a string value into `buffer`, keeping its allocation.
+fn bytes_into(value: &Value, buffer: &mut Vec<u8>) -> Result<(), String> {
+    match value {
+        Value::String(s) => {
+            buffer.clear();
+            buffer.extend_from_slice(s);
+            Ok(())
+        }
+        other => Err(format!("expected a string, found {other:?}")),
+    }
+}
+
 include!(concat!(env!("OUT_DIR"), "/bm1_bridge.rs"));
 
 impl LabMessage for Bm2Row {
@@ -259,6 +282,12 @@ impl LabMessage for Bm2Row {
             id: unsigned(&values[0], u32::MAX.into())? as u32,
             data: bytes(&values[1])?,
         })
+    }
+
+    fn fill_from_row(&mut self, values: &[Value]) -> Result<(), String> {
+        row_width(values, 2)?;
+        self.id = unsigned(&values[0], u32::MAX.into())? as u32;
+        bytes_into(&values[1], &mut self.data)
     }
 
     fn visit_columns(&self, mut column: impl FnMut(ValueRef<'_>), _: impl FnMut(ValueRef<'_>)) {
@@ -292,6 +321,32 @@ impl LabMessage for Bm3Row {
             ratio: Some(double(&values[8])? as f32),
             comment,
         })
+    }
+
+    fn fill_from_row(&mut self, values: &[Value]) -> Result<(), String> {
+        row_width(values, 10)?;
+        self.id = signed(&values[0], i64::MIN, i64::MAX)?;
+        self.counter = signed(&values[1], i64::MIN, i64::MAX)?;
+        bytes_into(&values[2], &mut self.user)?;
+        self.score = Some(double(&values[3])?);
+        self.active = match &values[4] {
+            Value::Bool(v) => *v,
+            other => return Err(format!("expected a bool, found {other:?}")),
+        };
+        bytes_into(&values[5], &mut self.country)?;
+        self.created = unsigned(&values[6], TIMESTAMP_MAX)?;
+        self.code = signed(&values[7], i32::MIN.into(), i32::MAX.into())? as i32;
+        self.ratio = Some(double(&values[8])? as f32);
+        match &values[9] {
+            Value::String(s) => {
+                let comment =
+                    std::str::from_utf8(s).map_err(|e| format!("comment: invalid UTF-8: {e}"))?;
+                self.comment.clear();
+                self.comment.push_str(comment);
+                Ok(())
+            }
+            other => Err(format!("expected a string, found {other:?}")),
+        }
     }
 
     fn visit_columns(&self, mut column: impl FnMut(ValueRef<'_>), _: impl FnMut(ValueRef<'_>)) {
@@ -348,6 +403,50 @@ impl LabMessage for Bm5Row {
         })
     }
 
+    fn fill_from_row(&mut self, values: &[Value]) -> Result<(), String> {
+        row_width(values, 4)?;
+        match &values[0] {
+            Value::Null => self.maybe = None,
+            other => bytes_into(other, self.maybe.get_or_insert_with(Vec::new))?,
+        }
+        let Value::List(items) = &values[1] else {
+            return Err(format!("values: expected a list, found {:?}", values[1]));
+        };
+        self.values.clear();
+        for item in items {
+            self.values.push(double(item)?);
+        }
+        let Value::Tuple(members) = &values[2] else {
+            return Err(format!(
+                "pair: expected a 2-member struct, found {:?}",
+                values[2]
+            ));
+        };
+        let [foo, bar] = members.as_slice() else {
+            return Err(format!(
+                "pair: expected a 2-member struct, found {:?}",
+                values[2]
+            ));
+        };
+        let pair = self.pair.get_or_insert_with(Bm5Pair::default);
+        pair.foo = signed(foo, i32::MIN.into(), i32::MAX.into())? as i32;
+        bytes_into(bar, &mut pair.bar)?;
+        let Value::Dict(pairs) = &values[3] else {
+            return Err(format!("dict: expected a dict, found {:?}", values[3]));
+        };
+        // Entries are kept (with their buffers) and overwritten; extra ones are dropped.
+        self.dict.truncate(pairs.len());
+        for (i, (key, value)) in pairs.iter().enumerate() {
+            if i == self.dict.len() {
+                self.dict.push(Bm5DictEntry::default());
+            }
+            let entry = &mut self.dict[i];
+            entry.key = signed(key, i64::MIN, i64::MAX)?;
+            bytes_into(value, &mut entry.value)?;
+        }
+        Ok(())
+    }
+
     fn visit_columns(
         &self,
         mut column: impl FnMut(ValueRef<'_>),
@@ -370,5 +469,77 @@ impl LabMessage for Bm5Row {
             inner(ValueRef::Int64(entry.key));
             inner(ValueRef::String(&entry.value));
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+    use shapeshift_types::testing::arb_value;
+
+    fn rows(message: StaticMessage) -> impl Strategy<Value = Vec<Vec<Value>>> {
+        let row = message
+            .schema()
+            .columns
+            .iter()
+            .map(|c| arb_value(&c.ty))
+            .collect::<Vec<_>>();
+        proptest::collection::vec(row, 1..6)
+    }
+
+    /// One message refilled row after row equals the message built from each row alone
+    /// (buffers reused, nothing of an earlier row left over).
+    fn refills_match<M: LabMessage + PartialEq + std::fmt::Debug>(
+        rows: &[Vec<Value>],
+    ) -> Result<(), TestCaseError> {
+        let mut message = M::default();
+        for row in rows {
+            message.fill_from_row(row).map_err(TestCaseError::fail)?;
+            prop_assert_eq!(&message, &M::from_row(row).map_err(TestCaseError::fail)?);
+        }
+        Ok(())
+    }
+
+    proptest! {
+        #[test]
+        fn refilled_bm2_messages_match(rows in rows(StaticMessage::Bm2)) {
+            refills_match::<Bm2Row>(&rows)?;
+        }
+
+        #[test]
+        fn refilled_bm3_messages_match(rows in rows(StaticMessage::Bm3)) {
+            refills_match::<Bm3Row>(&rows)?;
+        }
+
+        #[test]
+        fn refilled_bm5_messages_match(rows in rows(StaticMessage::Bm5)) {
+            refills_match::<Bm5Row>(&rows)?;
+        }
+    }
+
+    #[test]
+    fn refilling_refuses_what_building_refuses() {
+        let mut message = Bm3Row::default();
+        let mut row: Vec<Value> = vec![
+            Value::Int64(1),
+            Value::Int64(2),
+            Value::String(b"u".to_vec()),
+            Value::Double(1.0),
+            Value::Bool(true),
+            Value::String(b"DE".to_vec()),
+            Value::Uint64(3),
+            Value::Int64(4),
+            Value::Double(0.5),
+            Value::String(vec![0xff]),
+        ];
+        assert!(message.fill_from_row(&row).is_err());
+        assert!(Bm3Row::from_row(&row).is_err());
+        row[9] = Value::String(b"ok".to_vec());
+        row[7] = Value::Int64(1 << 40);
+        assert!(message.fill_from_row(&row).is_err());
+        row[7] = Value::Int64(4);
+        message.fill_from_row(&row).unwrap();
+        assert_eq!(message, Bm3Row::from_row(&row).unwrap());
     }
 }
