@@ -1,27 +1,36 @@
 //! Writing ArrayRecord files.
 //!
-//! Records gather into chunks of `group_size`; finished chunks queue up until about
-//! [`BATCH_BYTES`] of records are waiting, then the batch goes to the thread pool, which
-//! encodes its chunks (in parallel) while the caller keeps appending records. At most
-//! `parallelism + 1` batches are in flight: a caller that gets further ahead waits for the
-//! oldest batch. Batches are appended strictly in submission order, so the bytes of the
-//! file do not depend on the thread count or on timing. A panic while encoding is caught
-//! on the pool and surfaces as an error of the next call (the writer then refuses further
-//! records and `close` removes the temporary file). The file is written under
-//! `<name>.incomplete` and renamed to its name only when [`Writer::close`] has written the
-//! footer and the postscript, so a file under its final name is always complete.
+//! Three stages, so that the caller's thread (the interpreter's, in Python) does as little
+//! as possible per record:
+//! 1. The caller copies each record into the current [`Batch`]: one buffer of values and
+//!    one of sizes for many chunks, reused from batch to batch (no allocation per record
+//!    or per chunk).
+//! 2. When about [`BATCH_BYTES`] of records wait, the batch goes to the thread pool, which
+//!    encodes its chunks (in parallel; zstd/brotli contexts are reused per thread).
+//! 3. A file appender thread takes the encoded batches strictly in submission order, lays
+//!    the chunks out (block headers, padding), records their footer entries, writes the
+//!    file and hands the emptied batch buffers back to the caller.
+//!
+//! At most `parallelism + 1` batches are in flight: a caller that gets further ahead waits
+//! for the appender. Since batches are appended in submission order, the bytes of the file
+//! do not depend on the thread count or on timing (`max_parallelism:1` encodes and appends
+//! on the caller's thread, byte-identical). A panic while encoding is caught on the pool,
+//! an I/O error ends the appender; either surfaces as an error of a later call (the writer
+//! then refuses further records and `close` removes the temporary file). The file is written
+//! under `<name>.incomplete` and renamed to its name only when [`Writer::close`] has written
+//! the footer and the postscript, so a file under its final name is always complete.
 //!
 //! Layout produced (what array_record 0.8.6 produces for the same options): signature
 //! chunk; [extension: dictionary chunk]; data chunks back to back; footer chunk (the file's
 //! compression); padding to a block boundary; postscript chunk (uncompressed); padding to a
 //! block boundary.
 
-use std::collections::VecDeque;
 use std::fs::File;
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::sync::mpsc::{sync_channel, Receiver};
+use std::sync::mpsc::{channel, sync_channel, Receiver, Sender, SyncSender};
 use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
 
 use prost::Message;
 use rayon::prelude::*;
@@ -38,6 +47,9 @@ use crate::simple_chunk;
 
 /// Records waiting before they are handed to the pool as one encoding batch.
 const BATCH_BYTES: usize = 2 << 20;
+/// Batch buffers up to this capacity are handed back for reuse; larger ones (a chunk far
+/// above the batch size) are freed.
+const REUSED_BATCH_BYTES: usize = 4 * BATCH_BYTES;
 /// Encoded bytes gathered before a write to the file.
 const OUTPUT_FLUSH_BYTES: usize = 8 << 20;
 /// Records sampled to train a shared dictionary: up to this many bytes...
@@ -45,10 +57,57 @@ const DICTIONARY_SAMPLE_BYTES: usize = 8 << 20;
 /// ...or this many records.
 const DICTIONARY_SAMPLE_RECORDS: usize = 16_384;
 
+/// Records of several chunks, back to back. Finished chunk `i` holds the records
+/// `sizes[ends[i-1].0..ends[i].0]` whose values are `values[ends[i-1].1..ends[i].1]`;
+/// records after the last end belong to the chunk still open.
 #[derive(Default)]
-struct ChunkRecords {
+struct Batch {
     values: Vec<u8>,
     sizes: Vec<u64>,
+    /// Per finished chunk: (end in `sizes`, end in `values`).
+    ends: Vec<(usize, usize)>,
+}
+
+impl Batch {
+    fn with_capacity(bytes: usize) -> Batch {
+        Batch {
+            values: Vec::with_capacity(bytes),
+            sizes: Vec::new(),
+            ends: Vec::new(),
+        }
+    }
+
+    fn finished_end(&self) -> (usize, usize) {
+        self.ends.last().copied().unwrap_or((0, 0))
+    }
+
+    fn open_records(&self) -> usize {
+        self.sizes.len() - self.finished_end().0
+    }
+
+    fn finished_bytes(&self) -> usize {
+        self.finished_end().1
+    }
+
+    fn close_chunk(&mut self) {
+        self.ends.push((self.sizes.len(), self.values.len()));
+    }
+
+    /// The finished chunks: (values, sizes) of each.
+    fn chunks(&self) -> impl Iterator<Item = (&[u8], &[u64])> + '_ {
+        let mut start = (0, 0);
+        self.ends.iter().map(move |&end| {
+            let chunk = (&self.values[start.1..end.1], &self.sizes[start.0..end.0]);
+            start = end;
+            chunk
+        })
+    }
+
+    fn clear(&mut self) {
+        self.values.clear();
+        self.sizes.clear();
+        self.ends.clear();
+    }
 }
 
 enum DictionaryState {
@@ -58,6 +117,100 @@ enum DictionaryState {
     Sampling { size: usize },
     /// Trained (or training failed and the file is written without one).
     Done,
+}
+
+/// An encoded batch: its chunks as (header, data) and the batch buffer for reuse, or the
+/// message of a panic while encoding.
+type EncodedBatch = std::result::Result<(Vec<(ChunkHeader, Vec<u8>)>, Batch), String>;
+
+/// The file being written: layout of chunks, footer entries, buffered output.
+struct FileAppender {
+    file: File,
+    temp_path: PathBuf,
+    /// File position after everything appended so far (written or still in `output`).
+    position: u64,
+    output: Vec<u8>,
+    footer: Vec<ArrayRecordFooter>,
+    pad_to_block_boundary: bool,
+}
+
+impl FileAppender {
+    /// Appends a chunk; returns where it begins.
+    fn append_chunk(&mut self, header: &ChunkHeader, data: &[u8]) -> u64 {
+        let begin = self.position;
+        let base = self.position - self.output.len() as u64;
+        self.position = append_chunk(&mut self.output, base, header, data);
+        begin
+    }
+
+    fn append_padding_to_block_boundary(&mut self) {
+        let base = self.position - self.output.len() as u64;
+        self.position = append_padding_to_block_boundary(&mut self.output, base);
+    }
+
+    fn append_data_chunks(&mut self, encoded: &[(ChunkHeader, Vec<u8>)]) -> Result<()> {
+        for (header, data) in encoded {
+            let offset = self.append_chunk(header, data);
+            if self.pad_to_block_boundary {
+                self.append_padding_to_block_boundary();
+            }
+            self.footer.push(ArrayRecordFooter {
+                chunk_offset: Some(offset),
+                decoded_data_size: Some(header.decoded_data_size),
+                num_records: Some(header.num_records),
+            });
+            if self.output.len() >= OUTPUT_FLUSH_BYTES {
+                self.flush()?;
+            }
+        }
+        Ok(())
+    }
+
+    fn flush(&mut self) -> Result<()> {
+        self.file
+            .write_all(&self.output)
+            .map_err(|error| io_error(&self.temp_path, error))?;
+        self.output.clear();
+        Ok(())
+    }
+
+    /// The appender thread: appends batches in the order their receivers arrive, hands the
+    /// emptied batch buffers back, and returns itself (for the footer) once `jobs` closes.
+    fn run(
+        mut self,
+        jobs: Receiver<Receiver<EncodedBatch>>,
+        recycle: Sender<Batch>,
+    ) -> std::result::Result<FileAppender, String> {
+        for job in jobs {
+            let (encoded, mut batch) = match job.recv() {
+                Ok(Ok(done)) => done,
+                Ok(Err(panic)) => return Err(format!("encoding a chunk failed: {panic}")),
+                Err(_) => return Err("an encoding task vanished".to_string()),
+            };
+            self.append_data_chunks(&encoded)
+                .map_err(|error| error.to_string())?;
+            drop(encoded);
+            if batch.values.capacity() <= REUSED_BATCH_BYTES {
+                batch.clear();
+                let _ = recycle.send(batch);
+            }
+        }
+        Ok(self)
+    }
+}
+
+/// Where encoded batches go.
+enum Sink {
+    /// Appended on the caller's thread (`max_parallelism:1`, before the first batch, and
+    /// while closing).
+    Here(FileAppender),
+    /// Appended by the appender thread; `jobs` is bounded, which bounds the batches in flight.
+    Thread {
+        jobs: SyncSender<Receiver<EncodedBatch>>,
+        appender: JoinHandle<std::result::Result<FileAppender, String>>,
+    },
+    /// Closed, failed or being switched.
+    None,
 }
 
 /// Writes an ArrayRecord file record by record.
@@ -72,21 +225,17 @@ enum DictionaryState {
 pub struct Writer {
     path: PathBuf,
     temp_path: PathBuf,
-    file: Option<File>,
-    position: u64,
+    sink: Sink,
     options: WriterOptions,
     parallelism: usize,
     compressor: Compressor,
-    current: ChunkRecords,
-    pending: Vec<ChunkRecords>,
-    pending_bytes: usize,
-    footer: Vec<ArrayRecordFooter>,
+    batch: Batch,
     dictionary: DictionaryState,
-    output: Vec<u8>,
     failure: Option<String>,
-    /// Batches encoding on the pool, oldest first (at most `parallelism + 1`).
-    /// (In a mutex only so that the writer is `Sync`, as Python classes must be.)
-    in_flight: VecDeque<Mutex<Receiver<EncodedBatch>>>,
+    /// Emptied batch buffers coming back from the appender thread. (In a mutex only so
+    /// that the writer is `Sync`, as Python classes must be.)
+    recycled: Mutex<Receiver<Batch>>,
+    recycle: Sender<Batch>,
 }
 
 impl Writer {
@@ -121,27 +270,35 @@ impl Writer {
             Some(size) => DictionaryState::Sampling { size },
             None => DictionaryState::Off,
         };
-        let mut writer = Writer {
+        let mut appender = FileAppender {
+            file,
+            temp_path: temp_path.clone(),
+            position: 0,
+            output: Vec::with_capacity(OUTPUT_FLUSH_BYTES),
+            footer: Vec::new(),
+            pad_to_block_boundary: options.pad_to_block_boundary,
+        };
+        let signature = ChunkHeader::for_data(&[], ChunkType::Signature, 0, 0);
+        appender.append_chunk(&signature, &[]);
+        if let Err(error) = appender.flush() {
+            drop(appender);
+            let _ = std::fs::remove_file(&temp_path);
+            return Err(error);
+        }
+        let (recycle, recycled) = channel();
+        Ok(Writer {
             path,
             temp_path,
-            file: Some(file),
-            position: 0,
+            sink: Sink::Here(appender),
             options,
             parallelism,
             compressor,
-            current: ChunkRecords::default(),
-            pending: Vec::new(),
-            pending_bytes: 0,
-            footer: Vec::new(),
+            batch: Batch::with_capacity(BATCH_BYTES + (64 << 10)),
             dictionary,
-            output: Vec::with_capacity(OUTPUT_FLUSH_BYTES),
             failure: None,
-            in_flight: VecDeque::new(),
-        };
-        let signature = ChunkHeader::for_data(&[], ChunkType::Signature, 0, 0);
-        writer.position = append_chunk(&mut writer.output, 0, &signature, &[]);
-        writer.flush_output()?;
-        Ok(writer)
+            recycled: Mutex::new(recycled),
+            recycle,
+        })
     }
 
     /// The final path of the file.
@@ -151,7 +308,7 @@ impl Writer {
 
     /// Whether the writer can still take records (not closed, no failure).
     pub fn is_open(&self) -> bool {
-        self.file.is_some() && self.failure.is_none()
+        !matches!(self.sink, Sink::None) && self.failure.is_none()
     }
 
     /// Appends one record.
@@ -165,7 +322,7 @@ impl Writer {
         Ok(())
     }
 
-    /// Copies `record` into the current chunk without encoding anything; returns whether
+    /// Copies `record` into the current batch without encoding anything; returns whether
     /// enough records wait that [`Writer::encode_buffered`] should run (bindings call the
     /// two halves separately to release their interpreter lock only for the heavy part).
     ///
@@ -173,11 +330,10 @@ impl Writer {
     /// [`Error::State`] after `close` or a failure.
     pub fn buffer_record(&mut self, record: &[u8]) -> Result<bool> {
         self.check_open()?;
-        self.current.values.extend_from_slice(record);
-        self.current.sizes.push(record.len() as u64);
-        if self.current.sizes.len() as u64 >= self.options.group_size {
-            self.pending_bytes += self.current.values.len();
-            self.pending.push(std::mem::take(&mut self.current));
+        self.batch.values.extend_from_slice(record);
+        self.batch.sizes.push(record.len() as u64);
+        if self.batch.open_records() as u64 >= self.options.group_size {
+            self.batch.close_chunk();
             return Ok(self.encoding_due());
         }
         Ok(false)
@@ -186,22 +342,23 @@ impl Writer {
     fn encoding_due(&self) -> bool {
         match self.dictionary {
             DictionaryState::Sampling { .. } => {
-                // Every pending chunk is full: group_size records each.
-                let sampled = self.pending.len() as u64 * self.options.group_size;
-                self.pending_bytes >= DICTIONARY_SAMPLE_BYTES
+                // Every finished chunk holds group_size records.
+                let sampled = self.batch.ends.len() as u64 * self.options.group_size;
+                self.batch.finished_bytes() >= DICTIONARY_SAMPLE_BYTES
                     || sampled >= DICTIONARY_SAMPLE_RECORDS as u64
             }
-            _ => self.pending_bytes >= BATCH_BYTES || self.pending.len() >= 65_536,
+            _ => self.batch.finished_bytes() >= BATCH_BYTES || self.batch.ends.len() >= 65_536,
         }
     }
 
-    /// Encodes (in parallel) and writes the finished chunks waiting in memory.
+    /// Hands the finished chunks waiting in memory to the encoder (and writer).
     ///
     /// # Errors
-    /// [`Error::State`] after `close` or a failure; [`Error::Io`] if writing fails.
+    /// [`Error::State`] after `close` or a failure (including a failed encoding task or
+    /// file write of an earlier batch); [`Error::Io`] if writing on this thread fails.
     pub fn encode_buffered(&mut self) -> Result<()> {
         self.check_open()?;
-        let result = self.encode_pending(false);
+        let result = self.encode_pending();
         if let Err(error) = &result {
             self.failure.get_or_insert_with(|| error.to_string());
         }
@@ -212,32 +369,41 @@ impl Writer {
     /// its final name. Closing twice is an error-free no-op.
     ///
     /// # Errors
-    /// [`Error::Io`] if writing or renaming fails (the `.incomplete` file is then removed).
+    /// [`Error::Io`] if writing or renaming fails, [`Error::State`] if an earlier batch
+    /// failed (the `.incomplete` file is then removed).
     pub fn close(&mut self) -> Result<()> {
-        if self.file.is_none() && self.failure.is_none() {
+        if matches!(self.sink, Sink::None) && self.failure.is_none() {
             return Ok(());
         }
-        self.check_open()?;
-        let result = self.finish();
+        let result = self.check_open().and_then(|()| self.finish());
         if result.is_err() {
-            self.file = None;
-            let _ = std::fs::remove_file(&self.temp_path);
+            self.abandon();
         }
         result
     }
 
-    fn finish(&mut self) -> Result<()> {
-        if !self.current.sizes.is_empty() {
-            self.pending_bytes += self.current.values.len();
-            self.pending.push(std::mem::take(&mut self.current));
+    /// Stops the appender (if running), closes and removes the `.incomplete` file.
+    fn abandon(&mut self) {
+        let sink = std::mem::replace(&mut self.sink, Sink::None);
+        if let Sink::Thread { jobs, appender } = sink {
+            drop(jobs);
+            let _ = appender.join();
         }
-        self.encode_pending(true)?;
-        let footer_chunk = self.footer_chunk();
-        let footer_offset = self.position;
-        let base = self.position - self.output.len() as u64;
-        self.position = append_chunk(&mut self.output, base, &footer_chunk.0, &footer_chunk.1);
-        let base = self.position - self.output.len() as u64;
-        self.position = append_padding_to_block_boundary(&mut self.output, base);
+        let _ = std::fs::remove_file(&self.temp_path);
+    }
+
+    fn finish(&mut self) -> Result<()> {
+        if self.batch.open_records() > 0 {
+            self.batch.close_chunk();
+        }
+        self.encode_pending()?;
+        let footer_chunk = self.footer_chunk_after_join()?;
+        let mut appender = match std::mem::replace(&mut self.sink, Sink::None) {
+            Sink::Here(appender) => appender,
+            _ => unreachable!("footer_chunk_after_join leaves the appender here"),
+        };
+        let footer_offset = appender.append_chunk(&footer_chunk.0, &footer_chunk.1);
+        appender.append_padding_to_block_boundary();
         let postscript = RiegeliPostscript {
             footer_offset: Some(footer_offset),
             magic: Some(ARRAY_RECORD_MAGIC),
@@ -249,22 +415,22 @@ impl Writer {
             postscript.as_slice(),
         ];
         let (header, data) = simple_records_chunk(&records, &Compressor::uncompressed());
-        let base = self.position - self.output.len() as u64;
-        self.position = append_chunk(&mut self.output, base, &header, &data);
-        let base = self.position - self.output.len() as u64;
-        self.position = append_padding_to_block_boundary(&mut self.output, base);
-        self.flush_output()?;
-        let file = self.file.take().expect("checked open");
-        drop(file);
+        appender.append_chunk(&header, &data);
+        appender.append_padding_to_block_boundary();
+        appender.flush()?;
+        drop(appender);
         std::fs::rename(&self.temp_path, &self.path).map_err(|error| io_error(&self.path, error))
     }
 
-    fn footer_chunk(&self) -> (ChunkHeader, Vec<u8>) {
-        let num_records: u64 = self
-            .footer
+    /// Waits for the appender thread (every batch written) and builds the footer chunk.
+    fn footer_chunk_after_join(&mut self) -> Result<(ChunkHeader, Vec<u8>)> {
+        let footer = &self.appender_here()?.footer;
+        let num_records: u64 = footer
             .iter()
             .map(|entry| entry.num_records.unwrap_or(0))
             .sum();
+        let num_chunks = footer.len() as u64;
+        let entries: Vec<Vec<u8>> = footer.iter().map(Message::encode_to_vec).collect();
         let mut options = self.options.clone();
         if self.compressor.dictionary.is_none() {
             options.zstd_dictionary = None;
@@ -272,13 +438,12 @@ impl Writer {
         let metadata = RiegeliFooterMetadata {
             array_record_metadata: Some(ArrayRecordMetadata {
                 version: Some(ARRAY_RECORD_VERSION),
-                num_chunks: Some(self.footer.len() as u64),
+                num_chunks: Some(num_chunks),
                 num_records: Some(num_records),
                 writer_options: Some(options.to_canonical_string(self.parallelism)),
             }),
         }
         .encode_to_vec();
-        let entries: Vec<Vec<u8>> = self.footer.iter().map(Message::encode_to_vec).collect();
         let mut records: Vec<&[u8]> = Vec::with_capacity(entries.len() + 1);
         records.push(&metadata);
         records.extend(entries.iter().map(Vec::as_slice));
@@ -286,7 +451,32 @@ impl Writer {
             dictionary: None,
             ..self.compressor.clone()
         };
-        simple_records_chunk(&records, &plain)
+        Ok(simple_records_chunk(&records, &plain))
+    }
+
+    /// The appender on this thread, after the appender thread (if any) finished every batch.
+    fn appender_here(&mut self) -> Result<&mut FileAppender> {
+        if let Sink::Thread { .. } = self.sink {
+            let Sink::Thread { jobs, appender } = std::mem::replace(&mut self.sink, Sink::None)
+            else {
+                unreachable!()
+            };
+            drop(jobs);
+            let joined = appender
+                .join()
+                .unwrap_or_else(|panic| Err(panic_message(&*panic)));
+            match joined {
+                Ok(appender) => self.sink = Sink::Here(appender),
+                Err(what) => return Err(self.fail(what)),
+            }
+        }
+        match &mut self.sink {
+            Sink::Here(appender) => Ok(appender),
+            _ => Err(Error::State {
+                path: self.path.clone(),
+                what: "the writer is closed".into(),
+            }),
+        }
     }
 
     fn check_open(&self) -> Result<()> {
@@ -296,7 +486,7 @@ impl Writer {
                 what: format!("the writer failed earlier: {failure}"),
             });
         }
-        if self.file.is_none() {
+        if matches!(self.sink, Sink::None) {
             return Err(Error::State {
                 path: self.path.clone(),
                 what: "the writer is closed".into(),
@@ -306,14 +496,17 @@ impl Writer {
     }
 
     fn train_dictionary(&mut self, size: usize) -> Result<()> {
-        let mut samples = Vec::new();
-        for chunk in &self.pending {
+        let samples: Vec<&[u8]> = {
             let mut start = 0usize;
-            for &len in &chunk.sizes {
-                samples.push(&chunk.values[start..start + len as usize]);
-                start += len as usize;
-            }
-        }
+            self.batch.sizes[..self.batch.finished_end().0]
+                .iter()
+                .map(|&len| {
+                    let sample = &self.batch.values[start..start + len as usize];
+                    start += len as usize;
+                    sample
+                })
+                .collect()
+        };
         self.dictionary = DictionaryState::Done;
         // zstd needs a handful of samples; with too few the file is written without one.
         if samples.len() < 8 {
@@ -322,61 +515,78 @@ impl Writer {
         let Ok(raw) = zstd::dict::from_samples(&samples, size) else {
             return Ok(());
         };
+        drop(samples);
         let header = ChunkHeader::for_data(&raw, ChunkType::ZstdDictionary, 0, raw.len() as u64);
-        let base = self.position - self.output.len() as u64;
-        self.position = append_chunk(&mut self.output, base, &header, &raw);
+        // Sampling precedes the first batch, so the appender is still on this thread.
+        self.appender_here()?.append_chunk(&header, &raw);
         self.compressor.dictionary = Some(Arc::new(Dictionary::new(raw)));
         Ok(())
     }
 
-    /// Hands the finished chunks to the encoder; with `drain`, also waits for every batch
-    /// and appends it (before the footer).
-    fn encode_pending(&mut self, drain: bool) -> Result<()> {
+    /// Hands the finished chunks of the batch to the encoder and starts a new batch.
+    fn encode_pending(&mut self) -> Result<()> {
         if let DictionaryState::Sampling { size } = self.dictionary {
             // Enough samples wait (or the file ends): train before anything is encoded.
             self.train_dictionary(size)?;
         }
-        let pending = std::mem::take(&mut self.pending);
-        self.pending_bytes = 0;
+        if self.batch.ends.is_empty() {
+            return Ok(());
+        }
+        let next = self
+            .recycled
+            .get_mut()
+            .unwrap_or_else(|poison| poison.into_inner())
+            .try_recv()
+            .unwrap_or_else(|_| Batch::with_capacity(BATCH_BYTES + (64 << 10)));
+        let batch = std::mem::replace(&mut self.batch, next);
+        debug_assert_eq!(batch.open_records(), 0, "batches end with a finished chunk");
         if self.parallelism <= 1 {
-            let encoded = encode_chunks(&pending, &self.compressor, false);
-            self.append_encoded(encoded)?;
-            return self.flush_output();
+            let encoded = encode_chunks(&batch, &self.compressor, false);
+            let appender = self.appender_here()?;
+            appender.append_data_chunks(&encoded)?;
+            let mut batch = batch;
+            batch.clear();
+            self.batch = batch;
+            return Ok(());
         }
-        if !pending.is_empty() {
-            // Encoded on the pool while the caller goes on appending; results come back
-            // through the queue in submission order, so the file does not depend on timing.
-            let (sender, receiver) = sync_channel(1);
-            let compressor = self.compressor.clone();
-            rayon::spawn(move || {
-                let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                    encode_chunks(&pending, &compressor, true)
-                }));
-                let _ = sender.send(result.map_err(|panic| panic_message(&*panic)));
-            });
-            self.in_flight.push_back(Mutex::new(receiver));
+        if let Sink::Here(_) = self.sink {
+            let Sink::Here(appender) = std::mem::replace(&mut self.sink, Sink::None) else {
+                unreachable!()
+            };
+            let (jobs, queue) = sync_channel(self.parallelism);
+            let recycle = self.recycle.clone();
+            let thread = std::thread::Builder::new()
+                .name("records-appender".into())
+                .spawn(move || appender.run(queue, recycle))
+                .map_err(|error| io_error(&self.temp_path, error))?;
+            self.sink = Sink::Thread {
+                jobs,
+                appender: thread,
+            };
         }
-        let keep = if drain { 0 } else { self.parallelism + 1 };
-        while self.in_flight.len() > keep {
-            self.append_oldest_batch()?;
+        // Encoded on the pool while the caller goes on appending; the appender takes the
+        // results in submission order, so the file does not depend on timing.
+        let (sender, receiver) = sync_channel(1);
+        let compressor = self.compressor.clone();
+        rayon::spawn(move || {
+            let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                encode_chunks(&batch, &compressor, true)
+            }));
+            let _ = sender.send(
+                result
+                    .map(|encoded| (encoded, batch))
+                    .map_err(|panic| panic_message(&*panic)),
+            );
+        });
+        let Sink::Thread { jobs, .. } = &self.sink else {
+            unreachable!("started above")
+        };
+        if jobs.send(receiver).is_err() {
+            // The appender stopped on an error: collect it.
+            self.appender_here()?;
+            return Err(self.fail("the file appender stopped".to_string()));
         }
         Ok(())
-    }
-
-    /// Waits for the oldest batch on the pool and appends its chunks.
-    fn append_oldest_batch(&mut self) -> Result<()> {
-        let receiver = self.in_flight.pop_front().expect("a batch is in flight");
-        let receiver = receiver
-            .into_inner()
-            .unwrap_or_else(|poison| poison.into_inner());
-        let encoded = match receiver.recv() {
-            Ok(Ok(encoded)) => encoded,
-            Ok(Err(panic)) => {
-                return Err(self.fail(format!("encoding a chunk failed: {panic}")));
-            }
-            Err(_) => return Err(self.fail("an encoding task vanished".to_string())),
-        };
-        self.append_encoded(encoded)
     }
 
     fn fail(&mut self, what: String) -> Error {
@@ -386,47 +596,14 @@ impl Writer {
             what,
         }
     }
-
-    fn append_encoded(&mut self, encoded: Vec<(ChunkHeader, Vec<u8>)>) -> Result<()> {
-        for (header, data) in encoded {
-            let base = self.position - self.output.len() as u64;
-            let offset = self.position;
-            self.position = append_chunk(&mut self.output, base, &header, &data);
-            if self.options.pad_to_block_boundary {
-                let base = self.position - self.output.len() as u64;
-                self.position = append_padding_to_block_boundary(&mut self.output, base);
-            }
-            self.footer.push(ArrayRecordFooter {
-                chunk_offset: Some(offset),
-                decoded_data_size: Some(header.decoded_data_size),
-                num_records: Some(header.num_records),
-            });
-            if self.output.len() >= OUTPUT_FLUSH_BYTES {
-                self.flush_output()?;
-            }
-        }
-        Ok(())
-    }
-
-    fn flush_output(&mut self) -> Result<()> {
-        let Some(file) = self.file.as_mut() else {
-            return Ok(());
-        };
-        if let Err(error) = file.write_all(&self.output) {
-            self.failure = Some(error.to_string());
-            return Err(io_error(&self.temp_path, error));
-        }
-        self.output.clear();
-        Ok(())
-    }
 }
 
 impl Drop for Writer {
     /// A writer dropped without `close` leaves no file under the final name and removes its
     /// `.incomplete` file.
     fn drop(&mut self) {
-        if self.file.take().is_some() {
-            let _ = std::fs::remove_file(&self.temp_path);
+        if !matches!(self.sink, Sink::None) {
+            self.abandon();
         }
     }
 }
@@ -441,29 +618,27 @@ impl Compressor {
     }
 }
 
-/// The chunks of one batch, encoded, or the message of a panic while encoding.
-type EncodedBatch = std::result::Result<Vec<(ChunkHeader, Vec<u8>)>, String>;
-
-/// Encodes finished chunks into (header, data) pairs, in order.
+/// Encodes the finished chunks of a batch into (header, data) pairs, in order.
 fn encode_chunks(
-    chunks: &[ChunkRecords],
+    batch: &Batch,
     compressor: &Compressor,
     parallel: bool,
 ) -> Vec<(ChunkHeader, Vec<u8>)> {
-    let encode = |chunk: &ChunkRecords| {
-        let data = simple_chunk::encode(&chunk.values, &chunk.sizes, compressor);
+    let encode = |(values, sizes): (&[u8], &[u64])| {
+        let data = simple_chunk::encode(values, sizes, compressor);
         let header = ChunkHeader::for_data(
             &data,
             ChunkType::Simple,
-            chunk.sizes.len() as u64,
-            chunk.values.len() as u64,
+            sizes.len() as u64,
+            values.len() as u64,
         );
         (header, data)
     };
-    if parallel && chunks.len() > 1 {
-        chunks.par_iter().with_min_len(4).map(encode).collect()
+    if parallel && batch.ends.len() > 1 {
+        let chunks: Vec<(&[u8], &[u64])> = batch.chunks().collect();
+        chunks.into_par_iter().with_min_len(4).map(encode).collect()
     } else {
-        chunks.iter().map(encode).collect()
+        batch.chunks().map(encode).collect()
     }
 }
 
