@@ -40,6 +40,7 @@ use crate::table::{FormatError, RowPosition, RowRef, RowSink, RowSource};
 use crate::yson::{self, YsonFormat};
 
 mod columns;
+mod composite_yson;
 mod row_builders;
 mod row_views;
 
@@ -843,7 +844,7 @@ impl BatchWriter {
         let before = self.positions.len();
         for c in 0..width {
             if let Err(message) = append(&mut self.builders[c], c) {
-                for builder in &mut self.builders[..c] {
+                for builder in &mut self.builders[..=c] {
                     builder.truncate(before);
                 }
                 let name = &self.schemas[self.pending_table].columns[c].name;

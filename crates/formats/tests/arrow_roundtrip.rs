@@ -48,6 +48,28 @@ proptest! {
         prop_assert_eq!(tables, vec![(0, schemas[0].clone())]);
     }
 
+    /// The row writer builds lists, structs, tuples and dicts with builders of their own,
+    /// the columnar path from owned values: both must make the same arrays.
+    #[test]
+    fn row_writer_builds_the_columnar_arrays((schema, rows) in schema_with_rows()) {
+        let expected = rows_to_batch(&schema, &rows).unwrap();
+        let schemas = [schema];
+        let bytes = write_owned(arrow::sink, &schemas, &plain_rows(rows)).unwrap();
+        let mut reader = BatchReader::new(&schemas, Box::new(std::io::Cursor::new(bytes)));
+        let mut at = 0;
+        while let Some((_, batch)) = reader.next_batch().unwrap() {
+            for (c, column) in batch.columns().iter().enumerate() {
+                if matches!(column.data_type(), DataType::Dictionary(..)) {
+                    continue;
+                }
+                let want = expected.column(c).slice(at, batch.num_rows());
+                prop_assert_eq!(column.to_data(), want.to_data(), "column {}", c);
+            }
+            at += batch.num_rows();
+        }
+        prop_assert_eq!(at, expected.num_rows());
+    }
+
     #[test]
     fn batches_round_trip((schema, rows) in schema_with_rows()) {
         let batch = rows_to_batch(&schema, &rows).unwrap();
@@ -231,4 +253,92 @@ fn empty_stream_still_has_a_schema() {
     let bytes = write_owned(arrow::sink, &schemas, &[]).unwrap();
     assert!(!bytes.is_empty());
     assert_eq!(read_all(arrow::source, &schemas, bytes).unwrap(), vec![]);
+}
+
+/// A row refused halfway through a composite value leaves nothing behind: not in the
+/// columns before it, not in the children of the column that failed.
+#[test]
+fn a_refused_composite_row_leaves_no_trace() {
+    let schema = TableSchema::new(vec![
+        ColumnSchema::new("id", Type::Primitive(PrimitiveType::Int64)),
+        ColumnSchema::new(
+            "items",
+            Type::list(Type::Struct(vec![
+                shapeshift_types::Member::new("a", Type::Primitive(PrimitiveType::Int32)),
+                shapeshift_types::Member::new(
+                    "b",
+                    Type::list(Type::Primitive(PrimitiveType::Double)),
+                ),
+            ])),
+        ),
+        ColumnSchema::new(
+            "dict",
+            Type::dict(
+                Type::Primitive(PrimitiveType::Int64),
+                Type::Primitive(PrimitiveType::Utf8),
+            ),
+        ),
+    ]);
+    let item = |a: i64, b: Vec<f64>| {
+        Value::Tuple(vec![
+            Value::Int64(a),
+            Value::List(b.into_iter().map(Value::Double).collect()),
+        ])
+    };
+    let good = |id: i64| {
+        vec![
+            Value::Int64(id),
+            Value::List(vec![item(id, vec![1.5, 2.5]), item(-1, vec![])]),
+            Value::Dict(vec![(Value::Int64(id), Value::String(b"x".to_vec()))]),
+        ]
+    };
+    let refused = [
+        // The second item's list holds a string.
+        vec![
+            Value::Int64(7),
+            Value::List(vec![
+                item(1, vec![3.0]),
+                Value::Tuple(vec![
+                    Value::Int64(2),
+                    Value::List(vec![Value::Double(4.0), Value::String(b"no".to_vec())]),
+                ]),
+            ]),
+            Value::Dict(vec![]),
+        ],
+        // int32 out of range after a good item.
+        vec![
+            Value::Int64(8),
+            Value::List(vec![item(1, vec![3.0]), item(1 << 40, vec![])]),
+            Value::Dict(vec![]),
+        ],
+        // The dict's second value is not UTF-8, after the list column was appended.
+        vec![
+            Value::Int64(9),
+            Value::List(vec![item(1, vec![3.0])]),
+            Value::Dict(vec![
+                (Value::Int64(1), Value::String(b"ok".to_vec())),
+                (Value::Int64(2), Value::String(vec![0xFF])),
+            ]),
+        ],
+    ];
+    let schemas = [schema];
+    let mut out = Vec::new();
+    {
+        let buffer = SharedBuffer::default();
+        let mut sink = arrow::sink(&schemas, Box::new(buffer.clone())).unwrap();
+        let position = RowPosition::default();
+        sink.write_owned_row(&position, &good(1)).unwrap();
+        for row in &refused {
+            let e = sink.write_owned_row(&position, row).unwrap_err();
+            assert!(e.message.contains("column"), "{e}");
+        }
+        sink.write_owned_row(&position, &good(2)).unwrap();
+        sink.finish().unwrap();
+        out.extend_from_slice(&buffer.0.borrow());
+    }
+    let rows: Vec<Row> = [good(1), good(2)]
+        .into_iter()
+        .map(|r| (RowPosition::default(), r))
+        .collect();
+    assert_eq!(read_all(arrow::source, &schemas, out).unwrap(), rows);
 }

@@ -48,7 +48,7 @@ pub(crate) const EXTENSION_NAME: &str = "ARROW:extension:name";
 pub(crate) const EXTENSION_METADATA: &str = "ARROW:extension:metadata";
 
 /// Whether `optional<item>` needs the `{value}` struct wrapper.
-fn optional_needs_wrapper(item: &Type) -> bool {
+pub(crate) fn optional_needs_wrapper(item: &Type) -> bool {
     item.is_nullable()
         || matches!(
             item.untagged(),

@@ -3,13 +3,20 @@
 //! The writer side of the row interface: a row's values are appended straight into typed
 //! column buffers (`Vec<i64>`, offsets and bytes, a validity bitmap), with the same checks
 //! the type checker makes (ranges, UTF-8), so no owned row is built or cloned for scalar
-//! columns. Columns of other types (composites, decimals, uuids, `yson`) keep owned values
-//! and are built by [`columns::build`] when the batch is cut.
+//! columns. Lists, structs, tuples and dicts are builders of their children (offsets and
+//! validity of their own), so a composite value is walked once, checked on the way and never
+//! cloned. Columns of the remaining types (variants, optionals of nullable items, decimals,
+//! uuids, `yson`) keep owned values and are built by [`columns::build`] when the batch is
+//! cut; both build the same arrays (tests/arrow_roundtrip.rs compares them).
 //!
 //! Invariants:
 //! - Every builder of a table holds the same number of rows; a row that fails in its k-th
-//!   column is rolled back from the first k builders ([`ColumnBuilder::truncate`]), so a
+//!   column is rolled back from the first k + 1 builders ([`ColumnBuilder::truncate`], which
+//!   also drops the items a composite value left in its children before failing), so a
 //!   refused row leaves no trace.
+//! - A child of a nested builder holds one slot per slot of its parent (structs) or per
+//!   item (lists, dicts); below a null struct the children get masked null slots, whatever
+//!   their type's nullability (Arrow masks them with the parent's validity).
 //! - Buffers are taken (not copied) into the arrays when a batch is cut, and the builders
 //!   start the next batch with the same capacity.
 
@@ -17,12 +24,12 @@ use std::sync::Arc;
 
 use arrow_array::{
     ArrayRef, BinaryArray, BooleanArray, Date32Array, DurationMicrosecondArray, Float32Array,
-    Float64Array, Int16Array, Int32Array, Int64Array, Int8Array, StringArray,
-    TimestampMicrosecondArray, TimestampSecondArray, UInt16Array, UInt32Array, UInt64Array,
-    UInt8Array,
+    Float64Array, Int16Array, Int32Array, Int64Array, Int8Array, ListArray, MapArray, StringArray,
+    StructArray, TimestampMicrosecondArray, TimestampSecondArray, UInt16Array, UInt32Array,
+    UInt64Array, UInt8Array,
 };
 use arrow_buffer::{BooleanBufferBuilder, NullBufferBuilder, OffsetBuffer, ScalarBuffer};
-use arrow_schema::{DataType, TimeUnit};
+use arrow_schema::{DataType, FieldRef, Fields, TimeUnit};
 use shapeshift_types::{PrimitiveType, Type, Value, ValueRef};
 
 use super::columns;
@@ -64,7 +71,28 @@ enum Kind {
         values: Vec<i32>,
         range: TimeRange,
     },
-    /// Any other type: owned values, built at the cut.
+    /// A list: offsets into the item builder.
+    List {
+        offsets: Vec<i32>,
+        item: Box<ColumnBuilder>,
+        field: FieldRef,
+    },
+    /// A struct (members by name) or a tuple (`_1.._n`): one builder per member.
+    Struct {
+        members: Vec<ColumnBuilder>,
+        fields: Fields,
+    },
+    /// A dict: offsets into key and value builders, cut as a Map (`map`) or, when the key
+    /// type is nullable, a List of `{key, value}` structs.
+    Entries {
+        offsets: Vec<i32>,
+        key: Box<ColumnBuilder>,
+        value: Box<ColumnBuilder>,
+        field: FieldRef,
+        map: bool,
+    },
+    /// Any other type (variants, wrapped optionals, decimals, uuid, `yson`): owned values,
+    /// built at the cut.
     Owned(Vec<Value>),
 }
 
@@ -122,6 +150,68 @@ fn time_range(p: PrimitiveType) -> TimeRange {
     }
 }
 
+/// The type a column's Arrow field holds values of: tags and optionals that are only the
+/// field's nullability set aside.
+fn structural(ty: &Type) -> &Type {
+    match ty {
+        Type::Tagged { item, .. } => structural(item),
+        Type::Optional(item) if !columns::optional_needs_wrapper(item) => structural(item),
+        other => other,
+    }
+}
+
+/// The builder kind of a list, struct, tuple or dict column: children built alongside, so
+/// a composite value is appended without cloning it (`None` for the other types).
+fn nested_kind(ty: &Type, capacity: usize) -> Option<Kind> {
+    let offsets = || {
+        let mut offsets = Vec::with_capacity(capacity + 1);
+        offsets.push(0);
+        offsets
+    };
+    let data_type = columns::data_type(ty);
+    Some(match (structural(ty), data_type) {
+        (Type::List(item), DataType::List(field)) => Kind::List {
+            offsets: offsets(),
+            item: Box::new(ColumnBuilder::new(item, capacity)),
+            field,
+        },
+        (Type::Struct(members), DataType::Struct(fields)) => Kind::Struct {
+            members: members
+                .iter()
+                .map(|m| ColumnBuilder::new(&m.ty, capacity))
+                .collect(),
+            fields,
+        },
+        (Type::Tuple(elements), DataType::Struct(fields)) => Kind::Struct {
+            members: elements
+                .iter()
+                .map(|t| ColumnBuilder::new(t, capacity))
+                .collect(),
+            fields,
+        },
+        (Type::Dict { key, value }, DataType::Map(field, _)) => Kind::Entries {
+            offsets: offsets(),
+            key: Box::new(ColumnBuilder::new(key, capacity)),
+            value: Box::new(ColumnBuilder::new(value, capacity)),
+            field,
+            map: true,
+        },
+        (Type::Dict { key, value }, DataType::List(field)) => Kind::Entries {
+            offsets: offsets(),
+            key: Box::new(ColumnBuilder::new(key, capacity)),
+            value: Box::new(ColumnBuilder::new(value, capacity)),
+            field,
+            map: false,
+        },
+        _ => return None,
+    })
+}
+
+/// The end offset after `items` child values, as Arrow's 32-bit offsets.
+fn offset(items: usize) -> Result<i32, String> {
+    i32::try_from(items).map_err(|_| "more than 2^31 items in one batch column".to_owned())
+}
+
 impl ColumnBuilder {
     /// A builder for a column of `ty`, `capacity` rows per batch.
     pub(super) fn new(ty: &Type, capacity: usize) -> ColumnBuilder {
@@ -168,7 +258,7 @@ impl ColumnBuilder {
                 values: v!(),
                 range: time_range(p),
             },
-            _ => Kind::Owned(v!()),
+            _ => nested_kind(ty, capacity).unwrap_or_else(|| Kind::Owned(v!())),
         };
         ColumnBuilder {
             kind,
@@ -184,6 +274,13 @@ impl ColumnBuilder {
         if !self.nullable {
             return Err(format!("null where type {} has no null", self.ty));
         }
+        self.append_masked();
+        Ok(())
+    }
+
+    /// Appends a null slot whatever the type: a null value, or a slot below a null parent
+    /// (which Arrow masks, so it is never read back).
+    fn append_masked(&mut self) {
         match &mut self.kind {
             Kind::I8(v) => v.push(0),
             Kind::I16(v) => v.push(0),
@@ -199,11 +296,15 @@ impl ColumnBuilder {
             Kind::Bytes { offsets, data, .. } => offsets.push(data.len() as i32),
             Kind::Time64 { values, .. } => values.push(0),
             Kind::Date { values, .. } => values.push(0),
+            Kind::List { offsets, .. } | Kind::Entries { offsets, .. } => {
+                let end = *offsets.last().expect("offsets start with 0");
+                offsets.push(end);
+            }
+            Kind::Struct { members, .. } => members.iter_mut().for_each(|m| m.append_masked()),
             Kind::Owned(values) => values.push(Value::Null),
         }
         self.validity.append_null();
         self.len += 1;
-        Ok(())
     }
 
     /// Appends a scalar to a column of a scalar kind.
@@ -276,6 +377,9 @@ impl ColumnBuilder {
                 values.push(x as i32);
             }
             Kind::Owned(_) => unreachable!("owned columns take values"),
+            Kind::List { .. } | Kind::Struct { .. } | Kind::Entries { .. } => {
+                return Err(mismatch(&self.ty, value.kind()))
+            }
             _ => return Err(mismatch(&self.ty, value.kind())),
         }
         self.validity.append_non_null();
@@ -287,7 +391,66 @@ impl ColumnBuilder {
     ///
     /// # Errors
     /// When the value does not fit the type (kind, range, UTF-8), as `check_value` says.
+    #[inline]
     pub(super) fn append_owned(&mut self, value: &Value) -> Result<(), String> {
+        // The common pairs of a column kind and its value, without the general dispatch.
+        match (&mut self.kind, value) {
+            (Kind::I64(v), Value::Int64(x)) => v.push(*x),
+            (Kind::F64(v), Value::Double(x)) => v.push(*x),
+            (Kind::I32(v), Value::Int64(x)) => match i32::try_from(*x) {
+                Ok(x) => v.push(x),
+                Err(_) => return Err(out_of_range(&self.ty, Scalar::Int64(*x))),
+            },
+            (Kind::U32(v), Value::Uint64(x)) => match u32::try_from(*x) {
+                Ok(x) => v.push(x),
+                Err(_) => return Err(out_of_range(&self.ty, Scalar::Uint64(*x))),
+            },
+            (
+                Kind::Bytes {
+                    offsets,
+                    data,
+                    utf8,
+                },
+                Value::String(bytes),
+            ) => {
+                if *utf8 && std::str::from_utf8(bytes).is_err() {
+                    return Err(format!("invalid UTF-8 in a value of type {}", self.ty));
+                }
+                let end = i32::try_from(data.len() + bytes.len())
+                    .map_err(|_| "more than 2 GiB of strings in one batch column")?;
+                data.extend_from_slice(bytes);
+                offsets.push(end);
+            }
+            _ => return self.append_owned_in_general(value),
+        }
+        self.validity.append_non_null();
+        self.len += 1;
+        Ok(())
+    }
+
+    /// The items of a list value, item `i` failing with its index.
+    fn append_items(&mut self, items: &[Value]) -> Result<(), String> {
+        let mut done = 0;
+        // A list of doubles (BM5's shape, and vectors generally): one tight loop.
+        if let Kind::F64(v) = &mut self.kind {
+            v.reserve(items.len());
+            for item in items {
+                let Value::Double(x) = item else { break };
+                v.push(*x);
+                done += 1;
+            }
+            self.validity.append_n_non_nulls(done);
+            self.len += done;
+        }
+        for (i, item) in items.iter().enumerate().skip(done) {
+            self.append_owned(item)
+                .map_err(|e| format!("item {i}: {e}"))?;
+        }
+        Ok(())
+    }
+
+    /// [`ColumnBuilder::append_owned`] for every kind and value.
+    fn append_owned_in_general(&mut self, value: &Value) -> Result<(), String> {
         if let Kind::Owned(values) = &mut self.kind {
             if matches!(value, Value::Null) {
                 return self.append_null();
@@ -305,8 +468,50 @@ impl ColumnBuilder {
             Value::Uint64(v) => self.append_scalar(Scalar::Uint64(*v)),
             Value::Double(v) => self.append_scalar(Scalar::Double(*v)),
             Value::String(v) => self.append_scalar(Scalar::String(v)),
-            _ => Err(mismatch(&self.ty, "composite")),
+            composite => self.append_composite(composite),
         }
+    }
+
+    /// Appends a list, struct, tuple or dict value to a nested column, children first. On
+    /// error the children may hold part of the value: [`ColumnBuilder::truncate`] of the
+    /// builder to its length drops it.
+    fn append_composite(&mut self, value: &Value) -> Result<(), String> {
+        match (&mut self.kind, value) {
+            (Kind::List { offsets, item, .. }, Value::List(items)) => {
+                item.append_items(items)?;
+                offsets.push(offset(item.len)?);
+            }
+            (Kind::Struct { members, fields }, Value::Tuple(values))
+                if values.len() == members.len() =>
+            {
+                for ((member, v), field) in members.iter_mut().zip(values).zip(fields.iter()) {
+                    member
+                        .append_owned(v)
+                        .map_err(|e| format!("{}: {e}", field.name()))?;
+                }
+            }
+            (
+                Kind::Entries {
+                    offsets,
+                    key,
+                    value: item,
+                    ..
+                },
+                Value::Dict(pairs),
+            ) => {
+                for (i, (k, v)) in pairs.iter().enumerate() {
+                    key.append_owned(k)
+                        .map_err(|e| format!("entry {i} key: {e}"))?;
+                    item.append_owned(v)
+                        .map_err(|e| format!("entry {i} value: {e}"))?;
+                }
+                offsets.push(offset(key.len)?);
+            }
+            _ => return Err(mismatch(&self.ty, value_kind(value))),
+        }
+        self.validity.append_non_null();
+        self.len += 1;
+        Ok(())
     }
 
     /// Appends a view of a value of the column's type.
@@ -331,7 +536,10 @@ impl ColumnBuilder {
             ValueRef::Uint64(v) => self.append_scalar(Scalar::Uint64(*v)),
             ValueRef::Double(v) => self.append_scalar(Scalar::Double(*v)),
             ValueRef::String(v) => self.append_scalar(Scalar::String(v)),
-            ValueRef::Composite(_) | ValueRef::Any(_) => Err(mismatch(&self.ty, "composite")),
+            ValueRef::Composite(_) | ValueRef::Any(_) => {
+                let value = owned_value(view, &self.ty, super::FORMAT).map_err(|e| e.message)?;
+                self.append_composite(&value)
+            }
         }
     }
 
@@ -341,8 +549,10 @@ impl ColumnBuilder {
     }
 
     /// Drops the rows after the first `len` (a refused row's earlier columns).
+    /// Children of nested columns are cut to what the first `len` rows hold even when this
+    /// builder already has `len` rows (a value that failed halfway left items behind).
     pub(super) fn truncate(&mut self, len: usize) {
-        if len >= self.len {
+        if len > self.len {
             return;
         }
         match &mut self.kind {
@@ -363,6 +573,21 @@ impl ColumnBuilder {
             }
             Kind::Time64 { values, .. } => values.truncate(len),
             Kind::Date { values, .. } => values.truncate(len),
+            Kind::List { offsets, item, .. } => {
+                offsets.truncate(len + 1);
+                item.truncate(offsets[len] as usize);
+            }
+            Kind::Entries {
+                offsets,
+                key,
+                value,
+                ..
+            } => {
+                offsets.truncate(len + 1);
+                key.truncate(offsets[len] as usize);
+                value.truncate(offsets[len] as usize);
+            }
+            Kind::Struct { members, .. } => members.iter_mut().for_each(|m| m.truncate(len)),
             Kind::Owned(values) => values.truncate(len),
         }
         self.validity.truncate(len);
@@ -405,7 +630,9 @@ impl ColumnBuilder {
                 fresh.push(0);
                 let offsets =
                     OffsetBuffer::new(ScalarBuffer::from(std::mem::replace(offsets, fresh)));
-                let bytes = arrow_buffer::Buffer::from_vec(std::mem::take(data));
+                // The next batch's strings likely need as many bytes as this one's.
+                let fresh = Vec::with_capacity(data.len());
+                let bytes = arrow_buffer::Buffer::from_vec(std::mem::replace(data, fresh));
                 if *utf8 {
                     // Every value was checked to be UTF-8 when appended.
                     Arc::new(
@@ -435,6 +662,61 @@ impl ColumnBuilder {
                 }
             }
             Kind::Date { values, .. } => Arc::new(Date32Array::new(take(values, capacity), nulls)),
+            Kind::List {
+                offsets,
+                item,
+                field,
+            } => {
+                let offsets = take_offsets(offsets, capacity);
+                let items = item.cut()?;
+                Arc::new(
+                    ListArray::try_new(field.clone(), offsets, items, nulls)
+                        .map_err(|e| e.to_string())?,
+                )
+            }
+            Kind::Struct { members, fields } => {
+                if members.is_empty() {
+                    Arc::new(StructArray::new_empty_fields(len, nulls))
+                } else {
+                    let children = members
+                        .iter_mut()
+                        .map(|m| m.cut())
+                        .collect::<Result<Vec<_>, _>>()?;
+                    Arc::new(
+                        StructArray::try_new(fields.clone(), children, nulls)
+                            .map_err(|e| e.to_string())?,
+                    )
+                }
+            }
+            Kind::Entries {
+                offsets,
+                key,
+                value,
+                field,
+                map,
+            } => {
+                let offsets = take_offsets(offsets, capacity);
+                let DataType::Struct(entry_fields) = field.data_type() else {
+                    return Err(format!("dict entries of Arrow type {}", field.data_type()));
+                };
+                let entries = StructArray::try_new(
+                    entry_fields.clone(),
+                    vec![key.cut()?, value.cut()?],
+                    None,
+                )
+                .map_err(|e| e.to_string())?;
+                if *map {
+                    Arc::new(
+                        MapArray::try_new(field.clone(), offsets, entries, nulls, false)
+                            .map_err(|e| e.to_string())?,
+                    )
+                } else {
+                    Arc::new(
+                        ListArray::try_new(field.clone(), offsets, Arc::new(entries), nulls)
+                            .map_err(|e| e.to_string())?,
+                    )
+                }
+            }
             Kind::Owned(values) => {
                 let values = std::mem::replace(values, Vec::with_capacity(capacity));
                 debug_assert_eq!(values.len(), len);
@@ -442,6 +724,30 @@ impl ColumnBuilder {
                 columns::build(&self.ty, &slots)?
             }
         })
+    }
+}
+
+/// The offsets of the rows cut, the builder's offsets starting over at 0.
+fn take_offsets(offsets: &mut Vec<i32>, capacity: usize) -> OffsetBuffer<i32> {
+    let mut fresh = Vec::with_capacity(capacity + 1);
+    fresh.push(0);
+    OffsetBuffer::new(ScalarBuffer::from(std::mem::replace(offsets, fresh)))
+}
+
+fn value_kind(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "bool",
+        Value::Int64(_) => "int64",
+        Value::Uint64(_) => "uint64",
+        Value::Double(_) => "double",
+        Value::String(_) => "string",
+        Value::Some(_) => "optional",
+        Value::List(_) => "list",
+        Value::Tuple(_) => "struct or tuple",
+        Value::Variant(..) => "variant",
+        Value::Dict(_) => "dict",
+        Value::Any(_) => "yson",
     }
 }
 

@@ -9,8 +9,10 @@
 //! Invariants:
 //! - A view of a string borrows the batch's value buffer (no copy); the buffers are
 //!   reference-counted clones held by the [`ColumnView`]s, so their bytes stay put for as
-//!   long as the views live. Composite values (and the rare scalars that need a conversion:
-//!   uuid, decimal, dates, `yson`) are written into the chunk's own arena as binary YSON;
+//!   long as the views live. Composite values (lists, structs, tuples and dicts by a
+//!   [`YsonPlan`] resolved once per batch; the rare scalars that need a conversion — uuid,
+//!   decimal, `yson` — and the shapes without a plan through owned values) are written
+//!   into the chunk's own arena as binary YSON;
 //!   their views are made only after the whole chunk is written, so the arena never moves
 //!   under a view.
 //! - Views are stored with a widened lifetime but handed out only through a borrow of the
@@ -34,6 +36,7 @@ use arrow_schema::DataType;
 use shapeshift_types::{PrimitiveType, Type, Value, ValueRef};
 
 use super::columns;
+use super::composite_yson::YsonPlan;
 use crate::table::yson_binary;
 
 /// Values per chunk of transposed rows.
@@ -88,6 +91,8 @@ enum Kind {
     },
     /// `null` / `void`: every value is null.
     AlwaysNull,
+    /// A list, struct, tuple or dict written as binary YSON from the child arrays.
+    Composite(YsonPlan),
     /// Everything else: composite values as binary YSON, written from the arrays.
     Transcoded {
         ty: Type,
@@ -216,6 +221,7 @@ impl ColumnView {
                     }
                 }),
             (Some(P::Null | P::Void), _) => Some(Kind::AlwaysNull),
+            (None, _) if !is_decimal(ty) => YsonPlan::new(ty, array.as_ref()).map(Kind::Composite),
             _ => None,
         }
         .unwrap_or_else(transcoded);
@@ -525,6 +531,12 @@ fn row_view(
             ValueRef::Int64(v)
         }
         Kind::AlwaysNull => ValueRef::Null,
+        Kind::Composite(plan) => {
+            let from = arena.len();
+            plan.write(i, arena)?;
+            pending.push((c, from..arena.len(), ArenaSlot::Composite));
+            ValueRef::Null
+        }
         Kind::Transcoded { ty, array } => {
             if i >= array.len() {
                 return Err(format!("column of {} rows", array.len()));
@@ -760,6 +772,21 @@ fn fill_column(
             },
         ),
         Kind::AlwaysNull => Ok(()),
+        Kind::Composite(plan) => {
+            let has_nulls = nulls.is_some_and(|n| n.null_count() > 0);
+            for r in 0..len {
+                let i = start + r;
+                let at = r * width + c;
+                if has_nulls && nulls.is_some_and(|n| n.is_null(i)) {
+                    views[at] = ValueRef::Null;
+                    continue;
+                }
+                let from = arena.len();
+                plan.write(i, arena).map_err(|e| (i, e))?;
+                pending.push((at, from..arena.len(), ArenaSlot::Composite));
+            }
+            Ok(())
+        }
         Kind::Transcoded { ty, array } => {
             if start + len > array.len() {
                 return Err((start, format!("column of {} rows", array.len())));
