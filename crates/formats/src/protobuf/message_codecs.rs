@@ -47,6 +47,9 @@ pub(crate) trait Cell {
     fn bytes(&self) -> Option<&[u8]>;
     /// The owned value, where the encoder needs its composite structure.
     fn owned(&self) -> Option<&Value>;
+    /// A composite view's binary YSON.
+    fn composite(&self) -> Option<&[u8]>;
+    fn is_null(&self) -> bool;
 }
 
 impl Cell for Value {
@@ -89,6 +92,14 @@ impl Cell for Value {
     fn owned(&self) -> Option<&Value> {
         Some(self)
     }
+    #[inline(always)]
+    fn composite(&self) -> Option<&[u8]> {
+        None
+    }
+    #[inline(always)]
+    fn is_null(&self) -> bool {
+        matches!(self, Value::Null)
+    }
 }
 
 impl Cell for ValueRef<'_> {
@@ -130,6 +141,17 @@ impl Cell for ValueRef<'_> {
     #[inline(always)]
     fn owned(&self) -> Option<&Value> {
         None
+    }
+    #[inline(always)]
+    fn composite(&self) -> Option<&[u8]> {
+        match self {
+            ValueRef::Composite(bytes) => Some(bytes),
+            _ => None,
+        }
+    }
+    #[inline(always)]
+    fn is_null(&self) -> bool {
+        matches!(self, ValueRef::Null)
     }
 }
 
@@ -720,92 +742,85 @@ impl Bm5 {
         let [maybe, list, pair, dict] = values else {
             return false;
         };
-        let (Some(list), Some(pair), Some(dict)) = (list.owned(), pair.owned(), dict.owned())
-        else {
-            return false;
-        };
-        let maybe = match maybe.owned() {
-            Some(Value::Null) => None,
-            _ => match maybe.bytes() {
+        let maybe = if maybe.is_null() {
+            None
+        } else {
+            match maybe.bytes() {
                 Some(bytes) => Some(bytes),
                 None => return false,
-            },
+            }
         };
-        let (Value::List(items), Value::Tuple(members), Value::Dict(entries)) = (list, pair, dict)
-        else {
-            return false;
-        };
-        let [foo, bar] = members.as_slice() else {
-            return false;
-        };
-        let (Some(foo), Some(bar)) = (foo.int64(), bar.bytes()) else {
-            return false;
-        };
-        if !self.foo.admits(foo) {
-            return false;
-        }
         let start = out.len();
         if let Some(bytes) = maybe {
             put_bytes(out, tag(1, LEN), bytes);
         }
-        if !items.is_empty() {
-            out.push(tag(2, LEN));
-            put_varint(out, items.len() as u64 * 8);
-            out.reserve(items.len() * 8);
-            for item in items {
-                let Some(v) = item.double() else {
-                    out.truncate(start);
-                    return false;
-                };
-                out.extend_from_slice(&v.to_le_bytes());
+        let written = match (list.owned(), list.composite()) {
+            (Some(Value::List(items)), _) => {
+                put_doubles(items.len(), items.iter().map(Cell::double), out)
             }
-        }
-        // The pair: its body's length is known before it is written.
-        let foo_len = if foo != 0 {
-            1 + varint_len(foo as u64)
-        } else {
-            0
+            (None, Some(yson)) => put_yson_doubles(yson, out),
+            _ => false,
+        } && match (pair.owned(), pair.composite()) {
+            (Some(Value::Tuple(members)), _) => match members.as_slice() {
+                [foo, bar] => match (foo.int64(), bar.bytes()) {
+                    (Some(foo), Some(bar)) => self.put_pair(foo, bar, out),
+                    _ => false,
+                },
+                _ => false,
+            },
+            (None, Some(yson)) => self.put_yson_pair(yson, out),
+            _ => false,
+        } && match (dict.owned(), dict.composite()) {
+            (Some(Value::Dict(entries)), _) => {
+                entries
+                    .iter()
+                    .all(|(key, value)| match (key.int64(), value.bytes()) {
+                        (Some(key), Some(value)) => {
+                            put_entry(key, value, out);
+                            true
+                        }
+                        _ => false,
+                    })
+            }
+            (None, Some(yson)) => put_yson_entries(yson, out),
+            _ => false,
         };
-        let bar_len = if bar.is_empty() {
-            0
-        } else {
-            1 + varint_len(bar.len() as u64) + bar.len()
-        };
-        out.push(tag(3, LEN));
-        put_varint(out, (foo_len + bar_len) as u64);
-        if foo != 0 {
-            out.push(tag(1, VARINT));
-            put_varint(out, foo as u64);
+        if !written {
+            out.truncate(start);
         }
-        if !bar.is_empty() {
-            put_bytes(out, tag(2, LEN), bar);
+        written
+    }
+
+    /// The pair's message: its body's length is known before it is written.
+    #[inline]
+    fn put_pair(&self, foo: i64, bar: &[u8], out: &mut Vec<u8>) -> bool {
+        if !self.foo.admits(foo) {
+            return false;
         }
-        for (key, value) in entries {
-            let (Some(key), Some(value)) = (key.int64(), value.bytes()) else {
-                out.truncate(start);
-                return false;
-            };
-            let key_len = if key != 0 {
-                1 + varint_len(key as u64)
-            } else {
-                0
-            };
-            let value_len = if value.is_empty() {
-                0
-            } else {
-                1 + varint_len(value.len() as u64) + value.len()
-            };
-            out.push(tag(4, LEN));
-            put_varint(out, (key_len + value_len) as u64);
-            if key != 0 {
-                out.push(tag(1, VARINT));
-                put_varint(out, key as u64);
-            }
-            if !value.is_empty() {
-                put_bytes(out, tag(2, LEN), value);
-            }
-        }
+        put_entry_at(tag(3, LEN), foo, bar, out);
         true
+    }
+
+    /// The pair from its canonical binary YSON: `{"foo"=<int64>;"bar"=<string>;}`.
+    fn put_yson_pair(&self, yson: &[u8], out: &mut Vec<u8>) -> bool {
+        let mut reader = YsonReader {
+            bytes: yson,
+            pos: 0,
+        };
+        let parsed = (|| {
+            reader.expect(b"{")?;
+            reader.expect(&self.foo_key)?;
+            let foo = reader.int64()?;
+            reader.expect(b";")?;
+            reader.expect(&self.bar_key)?;
+            let bar = reader.string()?;
+            reader.expect(b";}")?;
+            reader.at_end().then_some((foo, bar))
+        })();
+        match parsed {
+            Some((foo, bar)) => self.put_pair(foo, bar, out),
+            None => false,
+        }
     }
 
     #[inline]
@@ -926,6 +941,164 @@ impl Bm5 {
     }
 }
 
+/// A packed run of `count` doubles (field 2 of `Bm5Row`); nothing when empty.
+#[inline]
+fn put_doubles(count: usize, items: impl Iterator<Item = Option<f64>>, out: &mut Vec<u8>) -> bool {
+    if count == 0 {
+        return true;
+    }
+    out.push(tag(2, LEN));
+    put_varint(out, count as u64 * 8);
+    out.reserve(count * 8);
+    for item in items {
+        match item {
+            Some(v) => out.extend_from_slice(&v.to_le_bytes()),
+            None => return false,
+        }
+    }
+    true
+}
+
+/// The doubles from their canonical binary YSON: `[` then `03 <8 bytes> ;` each, `]`.
+fn put_yson_doubles(yson: &[u8], out: &mut Vec<u8>) -> bool {
+    let [b'[', items @ .., b']'] = yson else {
+        return false;
+    };
+    if items.len() % 10 != 0 {
+        return false;
+    }
+    let items = items.chunks_exact(10);
+    if items.clone().any(|item| item[0] != 0x03 || item[9] != b';') {
+        return false;
+    }
+    put_doubles(
+        items.len(),
+        items.map(|item| {
+            Some(f64::from_le_bytes(
+                item[1..9].try_into().unwrap_or_default(),
+            ))
+        }),
+        out,
+    )
+}
+
+/// One dict entry message (field 4 of `Bm5Row`).
+#[inline]
+fn put_entry(key: i64, value: &[u8], out: &mut Vec<u8>) {
+    put_entry_at(tag(4, LEN), key, value, out);
+}
+
+/// A nested message `{int64 = 1; bytes = 2}` with tag `tag` (proto3 defaults left out),
+/// its length computed before it is written.
+#[inline]
+fn put_entry_at(tag_byte: u8, number: i64, bytes: &[u8], out: &mut Vec<u8>) {
+    let number_len = if number != 0 {
+        1 + varint_len(number as u64)
+    } else {
+        0
+    };
+    let bytes_len = if bytes.is_empty() {
+        0
+    } else {
+        1 + varint_len(bytes.len() as u64) + bytes.len()
+    };
+    out.push(tag_byte);
+    put_varint(out, (number_len + bytes_len) as u64);
+    if number != 0 {
+        out.push(tag(1, VARINT));
+        put_varint(out, number as u64);
+    }
+    if !bytes.is_empty() {
+        put_bytes(out, tag(2, LEN), bytes);
+    }
+}
+
+/// The dict's entries from their canonical binary YSON: `[` then `[<int64>;<string>;];`
+/// each, `]`.
+fn put_yson_entries(yson: &[u8], out: &mut Vec<u8>) -> bool {
+    let mut reader = YsonReader {
+        bytes: yson,
+        pos: 0,
+    };
+    if reader.expect(b"[").is_none() {
+        return false;
+    }
+    while reader.bytes.get(reader.pos) == Some(&b'[') {
+        reader.pos += 1;
+        let entry = (|| {
+            let key = reader.int64()?;
+            reader.expect(b";")?;
+            let value = reader.string()?;
+            reader.expect(b";];")?;
+            Some((key, value))
+        })();
+        match entry {
+            Some((key, value)) => put_entry(key, value, out),
+            None => return false,
+        }
+    }
+    reader.expect(b"]").is_some() && reader.at_end()
+}
+
+/// Reads the canonical binary YSON the interface's sources write for composite values;
+/// `None` for anything else (which the general table then parses).
+struct YsonReader<'a> {
+    bytes: &'a [u8],
+    pos: usize,
+}
+
+impl<'a> YsonReader<'a> {
+    #[inline]
+    fn expect(&mut self, expected: &[u8]) -> Option<()> {
+        let end = self.pos.checked_add(expected.len())?;
+        (self.bytes.get(self.pos..end)? == expected).then(|| self.pos = end)
+    }
+
+    fn at_end(&self) -> bool {
+        self.pos == self.bytes.len()
+    }
+
+    /// A varint of at most ten bytes whose value fits 64 bits.
+    #[inline]
+    fn varint(&mut self) -> Option<u64> {
+        let mut value = 0u64;
+        for i in 0..10 {
+            let byte = *self.bytes.get(self.pos)?;
+            self.pos += 1;
+            if i == 9 && byte > 1 {
+                return None;
+            }
+            value |= u64::from(byte & 0x7f) << (7 * i);
+            if byte < 0x80 {
+                return Some(value);
+            }
+        }
+        None
+    }
+
+    #[inline]
+    fn zigzag(&mut self) -> Option<i64> {
+        let v = self.varint()?;
+        Some(((v >> 1) as i64) ^ -((v & 1) as i64))
+    }
+
+    #[inline]
+    fn int64(&mut self) -> Option<i64> {
+        self.expect(&[0x02])?;
+        self.zigzag()
+    }
+
+    #[inline]
+    fn string(&mut self) -> Option<&'a [u8]> {
+        self.expect(&[0x01])?;
+        let len = usize::try_from(self.zigzag()?).ok()?;
+        let end = self.pos.checked_add(len)?;
+        let bytes = self.bytes.get(self.pos..end)?;
+        self.pos = end;
+        Some(bytes)
+    }
+}
+
 /// An optional varint member with one-byte tag `tag` at `body` (0 when absent).
 #[inline(always)]
 fn optional_varint(body: &mut Cursor<'_>, tag: u8) -> Option<u64> {
@@ -1030,6 +1203,18 @@ mod tests {
         }
         let read = general_read(&general, &expected).map_err(TestCaseError::fail)?;
         prop_assert_eq!(compiled_read(&codec, &expected), Some(read));
+        // The views read back (composites as the YSON the sources write) encode to the
+        // same message.
+        let (mut state, mut arena, mut refs) = (ReadState::default(), Vec::new(), Vec::new());
+        general
+            .read_row(&expected, 0, &mut state, &mut arena, &mut refs)
+            .map_err(|e| TestCaseError::fail(e.message))?;
+        let mut from_read_views = Vec::new();
+        prop_assert!(
+            codec.encode(&refs, &mut from_read_views),
+            "refused read views"
+        );
+        prop_assert_eq!(&from_read_views, &expected);
         let mut changed = expected.clone();
         for at in 0..expected.len() {
             for byte in [
@@ -1141,6 +1326,54 @@ mod tests {
             assert!(!codec.encode(&row, &mut out), "{message:?} column {column}");
             assert_eq!(out, [1, 2, 3]);
             assert!(general.write_owned(&row, &mut Vec::new()).is_err());
+        }
+    }
+
+    /// Composite views in any form but the canonical one are left to the general table.
+    #[test]
+    fn other_yson_spellings_of_composites_are_refused_untouched() {
+        let schema = StaticMessage::Bm5.schema();
+        let codec = MessageCodec::new(StaticMessage::Bm5, &schema);
+        let general = FieldTable::new(&schema);
+        let mut list = Vec::new();
+        let mut pair = Vec::new();
+        let mut dict = Vec::new();
+        crate::table::yson_binary::value(&mut list, &Value::List(vec![]), &schema.columns[1].ty)
+            .unwrap();
+        crate::table::yson_binary::value(
+            &mut pair,
+            &Value::Tuple(vec![Value::Int64(7), Value::String(b"x".to_vec())]),
+            &schema.columns[2].ty,
+        )
+        .unwrap();
+        crate::table::yson_binary::value(&mut dict, &Value::Dict(vec![]), &schema.columns[3].ty)
+            .unwrap();
+        let canonical = [
+            ValueRef::Null,
+            ValueRef::Composite(&list),
+            ValueRef::Composite(&pair),
+            ValueRef::Composite(&dict),
+        ];
+        let mut expected = Vec::new();
+        general.write_views(&canonical, &mut expected).unwrap();
+        let mut out = Vec::new();
+        assert!(codec.encode(&canonical, &mut out));
+        assert_eq!(out, expected);
+        // Text YSON, the positional form of the struct, an int where a double goes, a
+        // trailing byte: all refused by the codec.
+        let others: [(usize, &[u8]); 5] = [
+            (1, b"[1.5]"),
+            (2, b"[\x02\x0e;\x01\x02x;]"),
+            (1, b"[\x02\x02;]"),
+            (2, &[pair.as_slice(), b" "].concat()),
+            (3, b"[[\x02\x02;\x01\x02x;];"),
+        ];
+        for (column, yson) in others {
+            let mut row = canonical;
+            row[column] = ValueRef::Composite(yson);
+            let mut out = vec![9];
+            assert!(!codec.encode(&row, &mut out), "{column}: {yson:?}");
+            assert_eq!(out, [9]);
         }
     }
 
