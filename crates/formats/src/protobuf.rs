@@ -8,10 +8,13 @@
 //! one encoding whichever side writes it.
 //!
 //! The interface ([`source`]/[`sink`]) reads and writes that layout without going through
-//! the generated structs: the schema is compiled to a per-field table and a message is
-//! decoded in one pass straight into the row's borrowed views (strings borrow the message),
-//! and encoded straight from the row's values — the work prost's generated code does, minus
-//! the struct in between (`protobuf_dynamic/row_stream.rs`). Filling a generated struct and
+//! the generated structs: each message is compiled by hand into a row codec
+//! (`message_codecs.rs`) that decodes a message in one pass straight into the row's
+//! borrowed views (strings borrow the message) and encodes straight from the row's values —
+//! the work prost's generated code does, minus the struct in between. What a codec does not
+//! accept (unusual field order, values out of range, corrupt input) goes to the general
+//! per-field table of the dynamic codec (`protobuf_dynamic/row_stream.rs`), which gives the
+//! same bytes and views and the errors (`rows.rs`). Filling a generated struct and
 //! then converting it to views cost twice the decoding itself (figures in
 //! docs/formats-protobuf-arrow-avro.md). prost's structs stay the own API: [`LabMessage`]
 //! builds them from rows and visits their columns, as a program using prost directly does;

@@ -9,7 +9,10 @@
 //!
 //! - an encoder handles a row only when every value has the kind its column stores and
 //!   passes the column's check (ranges of narrow integers and timestamps, floats that fit
-//!   f32, UTF-8), and then writes exactly the bytes the general table writes (proto3
+//!   f32, UTF-8; BM5's composite columns as owned lists, structs and dicts, or as views in
+//!   the canonical binary YSON the sources write, `[03 <8 bytes>;...]`,
+//!   `{"foo"=<int64>;"bar"=<string>;}`, `[[<int64>;<string>;];...]`), and then writes
+//!   exactly the bytes the general table writes (proto3
 //!   defaults left out, floats and an optional's item always written, fields in column
 //!   order); anything else returns `false` with the output untouched, and the caller hands
 //!   the row to the general table, which writes it or names what is wrong;
