@@ -4,14 +4,31 @@
 //! (`<table_index=1>#`, `<row_index=N>#`, `<range_index=N>#`, `<key_switch=%true>#`), which
 //! map to [`RowPosition`] as `table::position` describes.
 //!
-//! Reading walks the pull parser's events without building nodes: a row's scalars are
-//! checked against their column types as they come (strings copied into one per-row scratch
-//! buffer), composite and `yson` values are re-spelled as binary YSON into the same buffer
-//! (so text input gives binary values). Columns missing from a row are null (an error for a
-//! non-nullable column); a column named twice is an error. A column the schema does not name
-//! is an error for a strict schema and skipped for a non-strict one (the common row has no
-//! place for it). Composite values are checked against their types by whoever decodes them,
-//! not here: a YSON to YSON copy passes any well-formed YSON through.
+//! Reading parses each row *in place* in the parser's read buffer and hands out slices of it:
+//! strings (and, for binary input, composite and `yson` values, which already are the binary
+//! YSON the interface's rows carry) borrow the buffer; nothing is copied per value.
+//! - The fast path ([`binary_row`]) scans a whole binary row straight from the buffer: the
+//!   next key is compared with the predicted column's key bytes (the column after the last
+//!   one matched) before any lookup, scalars are checked against their column types as they
+//!   come, composite values are validated by skipping over them. It accepts only rows it is
+//!   sure of and consumes nothing otherwise.
+//! - Any other row (text, mixed spellings, whitespace, control entities, other columns, any
+//!   error) goes through the pull parser's events. The row's first byte is *pinned* in the
+//!   buffer (`ReadSource::pin`), so a refill in the middle of the row moves the row rather than
+//!   dropping it and strings stay where they are; only strings that are not in the buffer
+//!   (escaped text, a token across a refill) and composites of text input (re-spelled as
+//!   binary YSON) go to a per-row scratch buffer.
+//!
+//! The buffer starts at [`READ_BUFFER_SIZE`] and grows (doubling) only for a row longer than
+//! it, up to [`MAX_ROW_BYTES`]; a longer row is an error naming its first byte. Errors, the
+//! other-columns path, control entities and positions are the pull parser path's, so they
+//! read exactly as before: every error names its byte offset and row.
+//!
+//! Columns missing from a row are null (an error for a non-nullable column); a column named
+//! twice is an error. A column the schema does not name is an error for a strict schema and
+//! kept as one of the row's other columns for a non-strict one. Composite values are checked
+//! for well-formed YSON here and against their types by whoever decodes them: a YSON to YSON
+//! copy passes any well-formed YSON through.
 //!
 //! Writing checks every value against its column type; binary YSON is written straight into
 //! a buffer, text YSON through the YSON module's writer (spelled as `yt.yson.dumps` does).
@@ -23,11 +40,11 @@ use shapeshift_types::{value_to_node, StructForm, TableSchema, Value, ValueRef};
 
 use crate::table::other_columns;
 use crate::table::position::{Control, PositionReader, PositionWriter};
-use crate::table::row_refs::{RefsBuffer, Slot};
+use crate::table::row_refs::RefsBuffer;
 use crate::table::values::{check_ref, scalar_ref, value_from_ref, ColumnCheck, ColumnKind};
 use crate::table::yson_binary;
 use crate::table::{FormatError, RowPosition, RowRef, RowSink, RowSource};
-use crate::yson::{Event, PullParser, ReadSource, Writer, YsonError, YsonFormat, YsonType};
+use crate::yson::{Event, PullParser, ReadSource, Source, Writer, YsonError, YsonFormat, YsonType};
 
 const FORMAT: &str = "yson";
 
@@ -43,6 +60,8 @@ struct Table {
     keys: Vec<Vec<u8>>,
     /// Column index by name, for reading.
     index: HashMap<Vec<u8>, usize>,
+    /// Key words and scalar rules of the in-place scan.
+    scan_columns: Vec<binary_row::ScanColumn>,
 }
 
 impl Table {
@@ -69,10 +88,29 @@ impl Table {
                 .enumerate()
                 .map(|(i, c)| (c.name.as_bytes().to_vec(), i))
                 .collect(),
+            scan_columns: Vec::new(),
             schema: schema.clone(),
         }
+        .with_scan_columns()
+    }
+
+    fn with_scan_columns(mut self) -> Table {
+        self.scan_columns = self
+            .keys
+            .iter()
+            .zip(&self.schema.columns)
+            .map(|(key, column)| binary_row::ScanColumn::new(key, &column.ty))
+            .collect();
+        self
     }
 }
+
+/// The read buffer's initial size: large, so that a row cut by the buffer's end (scanned
+/// again after the refill) costs a small share of the bytes read.
+const READ_BUFFER_SIZE: usize = 1 << 20;
+
+/// The longest row the reader takes, in bytes (YT's own limit on a row's weight is 128 MiB).
+const MAX_ROW_BYTES: usize = 256 << 20;
 
 /// A YSON row reader (binary or text input) over `input`.
 ///
@@ -82,30 +120,127 @@ pub(crate) fn source(
     schemas: &[TableSchema],
     input: Box<dyn Read>,
 ) -> Result<Box<dyn RowSource>, FormatError> {
-    Ok(Box::new(YsonRowSource {
-        parser: PullParser::from_reader(input, YsonType::ListFragment),
-        tables: schemas.iter().map(Table::new).collect(),
-        positions: PositionReader::default(),
-        slots: Vec::new(),
-        seen: Vec::new(),
-        scratch: Vec::new(),
-        others: Vec::new(),
-        refs: RefsBuffer::default(),
-        rows: 0,
-    }))
+    Ok(Box::new(YsonRowSource::new(
+        schemas,
+        input,
+        READ_BUFFER_SIZE,
+        MAX_ROW_BYTES,
+    )))
+}
+
+mod binary_row;
+
+/// Where one value of the row being read lives.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Cell {
+    Null,
+    Bool(bool),
+    Int64(i64),
+    Uint64(u64),
+    Double(f64),
+    String(Span),
+    /// Binary YSON of a composite value.
+    Composite(Span),
+    /// Binary YSON of a `yson` value.
+    Any(Span),
+}
+
+/// Bytes of a value: in the row's bytes in the read buffer, or in the per-row scratch.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Span {
+    start: usize,
+    end: usize,
+    in_scratch: bool,
+}
+
+impl Span {
+    #[inline(always)]
+    fn in_row(start: usize, end: usize) -> Span {
+        Span {
+            start,
+            end,
+            in_scratch: false,
+        }
+    }
+
+    #[inline(always)]
+    fn in_scratch(start: usize, end: usize) -> Span {
+        Span {
+            start,
+            end,
+            in_scratch: true,
+        }
+    }
+
+    #[inline(always)]
+    fn bytes<'a>(self, row: &'a [u8], scratch: &'a [u8]) -> &'a [u8] {
+        let bytes = if self.in_scratch { scratch } else { row };
+        &bytes[self.start..self.end]
+    }
+}
+
+impl Cell {
+    #[inline(always)]
+    fn to_ref<'a>(self, row: &'a [u8], scratch: &'a [u8]) -> ValueRef<'a> {
+        match self {
+            Cell::Null => ValueRef::Null,
+            Cell::Bool(v) => ValueRef::Bool(v),
+            Cell::Int64(v) => ValueRef::Int64(v),
+            Cell::Uint64(v) => ValueRef::Uint64(v),
+            Cell::Double(v) => ValueRef::Double(v),
+            Cell::String(span) => ValueRef::String(span.bytes(row, scratch)),
+            Cell::Composite(span) => ValueRef::Composite(span.bytes(row, scratch)),
+            Cell::Any(span) => ValueRef::Any(span.bytes(row, scratch)),
+        }
+    }
 }
 
 struct YsonRowSource {
     parser: Parser,
     tables: Vec<Table>,
     positions: PositionReader,
-    slots: Vec<Slot>,
+    /// The current row's values (one per column of its table).
+    cells: Vec<Cell>,
+    scan: binary_row::ScanState,
     seen: Vec<bool>,
+    /// Input offset of the pinned first byte of the row the parser path reads.
+    row_start: u64,
+    /// Strings not in the buffer and composites re-spelled from text, of the current row.
     scratch: Vec<u8>,
     /// The row's columns outside a non-strict schema, as a binary YSON map (empty: none).
     others: Vec<u8>,
     refs: RefsBuffer,
     rows: u64,
+}
+
+impl YsonRowSource {
+    fn new(
+        schemas: &[TableSchema],
+        input: Box<dyn Read>,
+        buffer_size: usize,
+        max_row_bytes: usize,
+    ) -> YsonRowSource {
+        let tables: Vec<Table> = schemas.iter().map(Table::new).collect();
+        let max_columns = tables.iter().map(|t| t.checks.len()).max().unwrap_or(0);
+        YsonRowSource {
+            parser: PullParser::from_reader_with_sizes(
+                input,
+                YsonType::ListFragment,
+                buffer_size,
+                max_row_bytes,
+            ),
+            tables,
+            positions: PositionReader::default(),
+            cells: Vec::new(),
+            scan: binary_row::ScanState::new(max_columns),
+            seen: Vec::new(),
+            row_start: 0,
+            scratch: Vec::new(),
+            others: Vec::new(),
+            refs: RefsBuffer::default(),
+            rows: 0,
+        }
+    }
 }
 
 /// Writes one event as binary YSON; `true` when it completes a value at `depth` 0.
@@ -179,9 +314,26 @@ fn transcode_event(event: Event<'_>, out: &mut Vec<u8>, depth: &mut usize) -> bo
     completes && *depth == 0
 }
 
-impl YsonRowSource {}
-
 type Parser = PullParser<ReadSource<Box<dyn Read>>>;
+
+/// The parser's next event inside a row: `return`s the error (the end of the stream is one).
+/// A macro rather than a function: a `Result<Event, FormatError>` is large, and building one
+/// per event showed in the profile of text reads.
+macro_rules! next_event_in_row {
+    ($parser:expr) => {{
+        let offset = $parser.offset();
+        match $parser.next_event() {
+            Ok(Some(event)) => event,
+            Ok(None) => return Err(end_of_stream(offset)),
+            Err(e) => return Err(yson_error(e)),
+        }
+    }};
+}
+
+#[cold]
+fn end_of_stream(offset: u64) -> FormatError {
+    FormatError::new(FORMAT, "unexpected end of the stream").at(offset)
+}
 
 fn next_event_or_end(parser: &mut Parser) -> Result<Event<'_>, FormatError> {
     let offset = parser.offset();
@@ -292,8 +444,8 @@ impl YsonRowSource {
     /// Reads a row after its `{`.
     fn read_row(&mut self, table: usize) -> Result<(), FormatError> {
         let columns = self.tables[table].schema.columns.len();
-        self.slots.clear();
-        self.slots.resize(columns, Slot::Null);
+        self.cells.clear();
+        self.cells.resize(columns, Cell::Null);
         self.seen.clear();
         self.seen.resize(columns, false);
         self.scratch.clear();
@@ -302,7 +454,7 @@ impl YsonRowSource {
         let mut expected = 0usize;
         loop {
             let offset = self.parser.offset();
-            let column = match next_event_or_end(&mut self.parser)? {
+            let column = match next_event_in_row!(self.parser) {
                 Event::EndMap => break,
                 Event::Key(name) => {
                     let table_columns = &self.tables[table];
@@ -346,7 +498,7 @@ impl YsonRowSource {
                 .at(offset));
             }
             let offset = self.parser.offset();
-            self.slots[column] = self
+            self.cells[column] = self
                 .read_value(table, column)
                 .map_err(|e| e.at_least(offset, &self.tables[table].schema.columns[column].name))?;
         }
@@ -363,10 +515,10 @@ impl YsonRowSource {
         Ok(())
     }
 
-    fn read_value(&mut self, table: usize, column: usize) -> Result<Slot, FormatError> {
+    fn read_value(&mut self, table: usize, column: usize) -> Result<Cell, FormatError> {
         let ColumnCheck { kind, nullable, .. } = self.tables[table].checks[column];
         let start = self.scratch.len();
-        let event = next_event_or_end(&mut self.parser)?;
+        let event = next_event_in_row!(self.parser);
         match kind {
             ColumnKind::Scalar => {
                 let value = match event {
@@ -388,33 +540,54 @@ impl YsonRowSource {
                     .read(value, &spec.schema.columns[column].ty)
                     .map_err(|e| FormatError::new(FORMAT, e.to_string()))?;
                 Ok(match value {
-                    ValueRef::Bool(v) => Slot::Bool(v),
-                    ValueRef::Int64(v) => Slot::Int64(v),
-                    ValueRef::Uint64(v) => Slot::Uint64(v),
-                    ValueRef::Double(v) => Slot::Double(v),
+                    ValueRef::Bool(v) => Cell::Bool(v),
+                    ValueRef::Int64(v) => Cell::Int64(v),
+                    ValueRef::Uint64(v) => Cell::Uint64(v),
+                    ValueRef::Double(v) => Cell::Double(v),
                     ValueRef::String(v) => {
-                        self.scratch.extend_from_slice(v);
-                        Slot::String(start, self.scratch.len())
+                        // The string borrows the parser: keep its address, then find it.
+                        let (address, len) = (v.as_ptr() as usize, v.len());
+                        Cell::String(self.string_span(address, len)?)
                     }
-                    _ => Slot::Null,
+                    _ => Cell::Null,
                 })
             }
             ColumnKind::Yson | ColumnKind::Composite => {
                 if matches!(event, Event::Entity) && nullable {
-                    return Ok(Slot::Null);
+                    return Ok(Cell::Null);
                 }
                 let mut depth = 0usize;
                 if !transcode_event(event, &mut self.scratch, &mut depth) {
                     self.transcode_rest(depth)?;
                 }
-                let end = self.scratch.len();
+                let span = Span::in_scratch(start, self.scratch.len());
                 Ok(if kind == ColumnKind::Yson {
-                    Slot::Any(start, end)
+                    Cell::Any(span)
                 } else {
-                    Slot::Composite(start, end)
+                    Cell::Composite(span)
                 })
             }
         }
+    }
+
+    /// Where the string event just read (at `address`, `len` bytes) lives for the row: in
+    /// the pinned row when the parser lent it from the buffer, else copied from the parser's
+    /// scratch (the only other place a string event borrows) into the row's scratch.
+    fn string_span(&mut self, address: usize, len: usize) -> Result<Span, FormatError> {
+        if let Some(offset) = self.parser.source().offset_of_address(address, len) {
+            let start = (offset - self.row_start) as usize;
+            return Ok(Span::in_row(start, start + len));
+        }
+        let lent = self.parser.scratch();
+        if lent.as_ptr() as usize != address || lent.len() != len {
+            return Err(FormatError::new(
+                FORMAT,
+                "internal: a string event outside the read buffer and the parser's scratch",
+            ));
+        }
+        let start = self.scratch.len();
+        self.scratch.extend_from_slice(lent);
+        Ok(Span::in_scratch(start, self.scratch.len()))
     }
 }
 
@@ -447,8 +620,76 @@ impl FormatError {
 }
 
 impl YsonRowSource {
-    fn read(&mut self) -> Result<Option<(RowRef<'_>, Option<&[u8]>)>, FormatError> {
+    /// Scans a binary row in place at the parser's position when it can; the row's length
+    /// (with its `;`) in the window, its cells in `self.cells`. `None`: the parser reads it.
+    #[inline]
+    fn scan_in_place(&mut self, table: usize) -> Result<Option<usize>, FormatError> {
+        if !self.parser.at_list_fragment_item() {
+            return Ok(None);
+        }
+        let max_depth = self.parser.max_depth();
+        let columns = self.tables[table].checks.len();
+        if self.cells.len() != columns {
+            self.cells.clear();
+            self.cells.resize(columns, Cell::Null);
+        }
         loop {
+            let source = self.parser.source();
+            let window = source.window();
+            match window.first() {
+                Some(b'{') => {}
+                Some(_) => return Ok(None),
+                None if source.is_exhausted() => return Ok(None),
+                None => {
+                    self.parser.source_mut().fill().map_err(yson_error)?;
+                    continue;
+                }
+            }
+            match binary_row::scan_row(
+                window,
+                &self.tables[table],
+                &mut self.cells,
+                &mut self.scan,
+                max_depth,
+            ) {
+                Ok(length) => return Ok(Some(length)),
+                Err(binary_row::Bail::Fallback) => return Ok(None),
+                Err(binary_row::Bail::NeedMore) => {
+                    if source.is_exhausted() {
+                        return Ok(None);
+                    }
+                    // Nothing is consumed yet: the refill keeps the row, growing the buffer
+                    // when the row fills it.
+                    self.parser.source_mut().fill().map_err(yson_error)?;
+                }
+            }
+        }
+    }
+
+    fn read(&mut self) -> Result<Option<(RowRef<'_>, Option<&[u8]>)>, FormatError> {
+        // The previous row is gone: its bytes may be dropped.
+        self.parser.source_mut().unpin();
+        let table = self.positions.table();
+        if let Some(length) = self.scan_in_place(table).map_err(|e| e.in_row(self.rows))? {
+            let source = self.parser.source_mut();
+            let index = source.window_index();
+            source.consume(length);
+            self.rows += 1;
+            let position = self.positions.next_row();
+            let row = self.parser.source().buffered(index, length);
+            let refs = self.refs.loan();
+            refs.extend(self.cells.iter().map(|cell| cell.to_ref(row, &[])));
+            return Ok(Some((
+                RowRef {
+                    position,
+                    values: refs,
+                },
+                None,
+            )));
+        }
+        loop {
+            // Pinned: the strings of a row are handed out where they are in the buffer.
+            self.row_start = self.parser.source_mut().pin();
             let offset = self.parser.offset();
             let event = match self.parser.next_event() {
                 Ok(None) => return Ok(None),
@@ -462,14 +703,34 @@ impl YsonRowSource {
                     self.read_row(table).map_err(|e| e.in_row(self.rows))?;
                     self.rows += 1;
                     let position = self.positions.next_row();
-                    let values = self.refs.loan_slots(&self.slots, &self.scratch);
+                    let length = (self.parser.offset() - self.row_start) as usize;
+                    let Some(row) = self.parser.source().bytes_at(self.row_start, length) else {
+                        // The pin keeps the row buffered: this cannot happen.
+                        return Err(FormatError::new(
+                            FORMAT,
+                            "internal: the pinned row is no longer buffered",
+                        )
+                        .at(self.row_start));
+                    };
+                    let refs = self.refs.loan();
+                    refs.extend(
+                        self.cells
+                            .iter()
+                            .map(|cell| cell.to_ref(row, &self.scratch)),
+                    );
                     let others = if self.others.is_empty() {
                         None
                     } else {
                         self.others.push(b'}');
                         Some(self.others.as_slice())
                     };
-                    return Ok(Some((RowRef { position, values }, others)));
+                    return Ok(Some((
+                        RowRef {
+                            position,
+                            values: refs,
+                        },
+                        others,
+                    )));
                 }
                 other => {
                     return Err(FormatError::new(
@@ -958,3 +1219,6 @@ impl RowSink for YsonTextSink {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests;

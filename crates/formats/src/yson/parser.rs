@@ -134,6 +134,38 @@ impl<R: Read> PullParser<ReadSource<R>> {
     pub fn into_reader(self) -> R {
         self.source.into_inner()
     }
+
+    /// [`PullParser::from_reader`] with a buffer of `initial` bytes that may grow to
+    /// `max_size` bytes while bytes are pinned (see [`ReadSource`]).
+    pub(crate) fn from_reader_with_sizes(
+        reader: R,
+        yson_type: YsonType,
+        initial: usize,
+        max_size: usize,
+    ) -> Self {
+        PullParser::with_source(ReadSource::with_sizes(reader, initial, max_size), yson_type)
+    }
+
+    /// The buffered source, for readers that parse whole items in place.
+    #[inline(always)]
+    pub(crate) fn source(&self) -> &ReadSource<R> {
+        &self.source
+    }
+
+    /// The bytes of the last string event when they were not borrowed from the buffer
+    /// (escaped text strings, strings that crossed a refill): the parser's scratch.
+    #[inline]
+    pub(crate) fn scratch(&self) -> &[u8] {
+        &self.scratch
+    }
+
+    /// The buffered source, mutably. Consuming bytes through it is only sound for whole items
+    /// of a list fragment with their `;`, where [`PullParser::at_list_fragment_item`] holds: the
+    /// parser's state is the same before and after such an item.
+    #[inline(always)]
+    pub(crate) fn source_mut(&mut self) -> &mut ReadSource<R> {
+        &mut self.source
+    }
 }
 
 impl<S: Source> PullParser<S> {
@@ -176,6 +208,24 @@ impl<S: Source> PullParser<S> {
     /// The offset of the next unread byte from the start of the input.
     pub fn offset(&self) -> u64 {
         self.source.offset()
+    }
+
+    /// True where the next item of a top-level list fragment (with attributes) may start and
+    /// nothing is pending: the state right after a `;` between items or at the start.
+    #[inline(always)]
+    pub(crate) fn at_list_fragment_item(&self) -> bool {
+        self.top == Frame::TopList
+            && self.state
+                == State::Value {
+                    can_close: true,
+                    can_have_attributes: true,
+                }
+    }
+
+    /// The nesting limit.
+    #[inline(always)]
+    pub(crate) fn max_depth(&self) -> usize {
+        self.max_depth
     }
 
     /// How many lists, maps and attribute maps are open.

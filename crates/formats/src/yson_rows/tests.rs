@@ -1,0 +1,388 @@
+//! The in-place reader against buffer boundaries: the same stream read whole through a large
+//! buffer and through tiny buffers fed in random chunks must give the same rows (and the same
+//! error, for damaged input), and the rows must be the ones written.
+
+use std::io::Read;
+
+use proptest::prelude::*;
+use shapeshift_types::{ColumnSchema, Member, PrimitiveType, TableSchema, Type, Value};
+
+use super::{sink, YsonRowSource};
+use crate::table::{value_from_ref, FormatError, RowPosition, RowSource};
+
+/// Gives its bytes in chunks of the given sizes (cycled), like a pipe.
+struct Chunked {
+    bytes: Vec<u8>,
+    at: usize,
+    sizes: Vec<usize>,
+    turn: usize,
+}
+
+impl Read for Chunked {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let size = self.sizes[self.turn % self.sizes.len()].max(1);
+        self.turn += 1;
+        let n = size.min(buf.len()).min(self.bytes.len() - self.at);
+        buf[..n].copy_from_slice(&self.bytes[self.at..self.at + n]);
+        self.at += n;
+        Ok(n)
+    }
+}
+
+/// A read row: its position and each value's debug spelling (borrowed bytes included).
+type ReadRow = (RowPosition, Vec<String>);
+
+fn read_all(
+    schemas: &[TableSchema],
+    input: Box<dyn Read>,
+    buffer: usize,
+    limit: usize,
+) -> Result<Vec<ReadRow>, FormatError> {
+    let mut source = YsonRowSource::new(schemas, input, buffer, limit);
+    let mut rows = Vec::new();
+    while let Some((row, others)) = source.next_row_with_other_columns()? {
+        let mut values: Vec<String> = row.values.iter().map(|v| format!("{v:?}")).collect();
+        values.push(format!("{others:?}"));
+        rows.push((row.position, values));
+    }
+    Ok(rows)
+}
+
+fn arb_type() -> impl Strategy<Value = Type> {
+    let p = Type::Primitive;
+    prop_oneof![
+        Just(p(PrimitiveType::Int64)),
+        Just(p(PrimitiveType::Uint8)),
+        Just(p(PrimitiveType::Int16)),
+        Just(p(PrimitiveType::Double)),
+        Just(p(PrimitiveType::Bool)),
+        Just(p(PrimitiveType::String)),
+        Just(p(PrimitiveType::Utf8)),
+        Just(Type::optional(p(PrimitiveType::String))),
+        Just(Type::optional(p(PrimitiveType::Int64))),
+        Just(Type::list(p(PrimitiveType::Int64))),
+        Just(Type::optional(Type::list(p(PrimitiveType::String)))),
+        Just(Type::Struct(vec![
+            Member::new("a", p(PrimitiveType::Int32)),
+            Member::new("b", Type::optional(p(PrimitiveType::String))),
+        ])),
+        Just(Type::dict(
+            p(PrimitiveType::String),
+            p(PrimitiveType::Double)
+        )),
+    ]
+}
+
+fn arb_string() -> impl Strategy<Value = Vec<u8>> {
+    // Escapes and quotes in text, lengths around varint and buffer edges.
+    prop_oneof![
+        "[a-z\"\\\\\n ]{0,12}".prop_map(String::into_bytes),
+        "[a-z]{100,300}".prop_map(String::into_bytes),
+    ]
+}
+
+fn arb_value(ty: &Type) -> BoxedStrategy<Value> {
+    use PrimitiveType as P;
+    match ty {
+        Type::Primitive(P::Int64) => any::<i64>().prop_map(Value::Int64).boxed(),
+        Type::Primitive(P::Int32) => any::<i32>().prop_map(|v| Value::Int64(v.into())).boxed(),
+        Type::Primitive(P::Int16) => any::<i16>().prop_map(|v| Value::Int64(v.into())).boxed(),
+        Type::Primitive(P::Uint8) => any::<u8>().prop_map(|v| Value::Uint64(v.into())).boxed(),
+        Type::Primitive(P::Double) => (-1e9f64..1e9).prop_map(Value::Double).boxed(),
+        Type::Primitive(P::Bool) => any::<bool>().prop_map(Value::Bool).boxed(),
+        Type::Primitive(P::String) => arb_string().prop_map(Value::String).boxed(),
+        Type::Primitive(P::Utf8) => "[a-zé\"]{0,20}"
+            .prop_map(|s| Value::String(s.into_bytes()))
+            .boxed(),
+        Type::Optional(item) => prop_oneof![Just(Value::Null), arb_value(item)].boxed(),
+        Type::List(item) => proptest::collection::vec(arb_value(item), 0..4)
+            .prop_map(Value::List)
+            .boxed(),
+        Type::Struct(members) => {
+            let members: Vec<_> = members.iter().map(|m| arb_value(&m.ty)).collect();
+            members.prop_map(Value::Tuple).boxed()
+        }
+        Type::Dict { key, value } => {
+            proptest::collection::vec((arb_value(key), arb_value(value)), 0..3)
+                .prop_map(Value::Dict)
+                .boxed()
+        }
+        other => panic!("no generator for {other:?}"),
+    }
+}
+
+/// A schema, rows with positions (row indexes now and then: control entities), and whether
+/// the stream is text.
+fn arb_case() -> impl Strategy<Value = (TableSchema, Vec<(RowPosition, Vec<Value>)>, bool)> {
+    proptest::collection::vec(arb_type(), 1..6).prop_flat_map(|types| {
+        let schema = TableSchema::new(
+            types
+                .iter()
+                .enumerate()
+                .map(|(i, ty)| ColumnSchema::new(format!("c{i}"), ty.clone()))
+                .collect(),
+        );
+        let row: Vec<_> = types.iter().map(arb_value).collect();
+        let rows =
+            proptest::collection::vec((row, proptest::option::weighted(0.2, 0..1000i64)), 0..12)
+                .prop_map(|rows| {
+                    rows.into_iter()
+                        .map(|(values, row_index)| {
+                            (
+                                RowPosition {
+                                    row_index,
+                                    ..RowPosition::default()
+                                },
+                                values,
+                            )
+                        })
+                        .collect::<Vec<_>>()
+                });
+        (Just(schema), rows, any::<bool>())
+    })
+}
+
+fn write(schema: &TableSchema, rows: &[(RowPosition, Vec<Value>)], text: bool) -> Vec<u8> {
+    #[derive(Clone, Default)]
+    struct Shared(std::rc::Rc<std::cell::RefCell<Vec<u8>>>);
+    impl std::io::Write for Shared {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.0.borrow_mut().extend_from_slice(buf);
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let out = Shared::default();
+    let mut sink = sink(std::slice::from_ref(schema), Box::new(out.clone()), text).unwrap();
+    for (position, values) in rows {
+        sink.write_owned_row(position, values).unwrap();
+    }
+    sink.finish().unwrap();
+    drop(sink);
+    out.0.take()
+}
+
+fn chunked(bytes: &[u8], sizes: &[usize]) -> Box<dyn Read> {
+    Box::new(Chunked {
+        bytes: bytes.to_vec(),
+        at: 0,
+        sizes: sizes.to_vec(),
+        turn: 0,
+    })
+}
+
+const LIMIT: usize = 1 << 20;
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 128, ..ProptestConfig::default() })]
+
+    #[test]
+    fn tiny_buffers_and_random_chunks_give_the_rows_written(
+        (schema, rows, text) in arb_case(),
+        buffer in 1usize..48,
+        sizes in proptest::collection::vec(1usize..40, 1..6),
+    ) {
+        let bytes = write(&schema, &rows, text);
+        let schemas = std::slice::from_ref(&schema);
+        let whole = read_all(schemas, Box::new(std::io::Cursor::new(bytes.clone())), 1 << 16, LIMIT).unwrap();
+        let tiny = read_all(schemas, chunked(&bytes, &sizes), buffer, LIMIT).unwrap();
+        prop_assert_eq!(&whole, &tiny);
+        // And they are the rows written.
+        let mut source = YsonRowSource::new(schemas, chunked(&bytes, &sizes), buffer, LIMIT);
+        for (position, values) in &rows {
+            let row = source.next_row().unwrap().unwrap();
+            // A row without its own index continues the previous one's.
+            if position.row_index.is_some() {
+                prop_assert_eq!(row.position.row_index, position.row_index);
+            }
+            for ((value, column), expected) in row.values.iter().zip(&schema.columns).zip(values) {
+                prop_assert_eq!(&value_from_ref(*value, &column.ty).unwrap(), expected);
+            }
+        }
+        prop_assert!(source.next_row().unwrap().is_none());
+    }
+
+    #[test]
+    fn damaged_streams_read_the_same_through_tiny_buffers(
+        (schema, rows, text) in arb_case(),
+        buffer in 1usize..48,
+        sizes in proptest::collection::vec(1usize..40, 1..6),
+        damage in proptest::collection::vec((any::<prop::sample::Index>(), any::<u8>()), 1..4),
+        cut in any::<prop::sample::Index>(),
+    ) {
+        let mut bytes = write(&schema, &rows, text);
+        prop_assume!(!bytes.is_empty());
+        for (at, byte) in damage {
+            let at = at.index(bytes.len());
+            bytes[at] = byte;
+        }
+        bytes.truncate(cut.index(bytes.len() + 1));
+        let schemas = std::slice::from_ref(&schema);
+        let whole = read_all(schemas, Box::new(std::io::Cursor::new(bytes.clone())), 1 << 16, LIMIT);
+        let tiny = read_all(schemas, chunked(&bytes, &sizes), buffer, LIMIT);
+        match (whole, tiny) {
+            (Ok(whole), Ok(tiny)) => prop_assert_eq!(whole, tiny),
+            (Err(whole), Err(tiny)) => {
+                prop_assert_eq!(&whole.message, &tiny.message);
+                prop_assert_eq!(whole.row, tiny.row);
+                // Errors found between events are placed where the parser stands, which is
+                // before or after the separator (and the newline after it) depending on
+                // whether the separator was buffered when the previous event was read.
+                let (a, b) = (whole.offset.unwrap_or(0), tiny.offset.unwrap_or(0));
+                prop_assert!(a.abs_diff(b) <= 2, "{} vs {}", whole, tiny);
+            }
+            (whole, tiny) => prop_assert!(false, "{:?} vs {:?}", whole, tiny),
+        }
+    }
+}
+
+#[test]
+fn a_row_longer_than_the_limit_is_an_error_naming_its_first_byte() {
+    let schema = TableSchema::new(vec![ColumnSchema::new(
+        "s",
+        Type::Primitive(PrimitiveType::String),
+    )]);
+    let rows = vec![
+        (
+            RowPosition::default(),
+            vec![Value::String(b"short".to_vec())],
+        ),
+        (
+            RowPosition::default(),
+            vec![Value::String(vec![b'x'; 5000])],
+        ),
+    ];
+    for text in [false, true] {
+        let bytes = write(&schema, &rows, text);
+        let schemas = std::slice::from_ref(&schema);
+        // Room for the long row: the buffer grows from 8 bytes.
+        let read = read_all(schemas, chunked(&bytes, &[7]), 8, 8192).unwrap();
+        assert_eq!(read.len(), 2);
+        let error = read_all(schemas, chunked(&bytes, &[7]), 8, 1024).unwrap_err();
+        let first_row_length = bytes.windows(2).position(|w| w == b"};").unwrap() + 2;
+        assert!(error.message.contains("limit of 1024 bytes"), "{error}");
+        // Text: the row's pin is where the parser resumes, on the newline before it.
+        assert_eq!(error.offset, Some(first_row_length as u64), "{error}");
+        assert_eq!(error.row, Some(1), "{error}");
+    }
+}
+
+/// A diagnostic probe, not a benchmark of record (the lab's `bench formats` is): BM3-like
+/// rows read through the row source and through the pull parser over the slice, alternating.
+/// `cargo test --release -p shapeshift-formats --lib probe_in_place_reads -- --ignored --nocapture`
+#[test]
+#[ignore]
+fn probe_in_place_reads() {
+    use crate::yson::{Event, PullParser, YsonType};
+    let p = Type::Primitive;
+    let schema = TableSchema::new(vec![
+        ColumnSchema::new("id", p(PrimitiveType::Int64)),
+        ColumnSchema::new("counter", p(PrimitiveType::Int64)),
+        ColumnSchema::new("user", p(PrimitiveType::String)),
+        ColumnSchema::new("score", p(PrimitiveType::Double)),
+        ColumnSchema::new("active", p(PrimitiveType::Bool)),
+        ColumnSchema::new("country", p(PrimitiveType::String)),
+        ColumnSchema::new("created", p(PrimitiveType::Timestamp)),
+        ColumnSchema::new("code", p(PrimitiveType::Int32)),
+        ColumnSchema::new("ratio", p(PrimitiveType::Float)),
+        ColumnSchema::new("comment", p(PrimitiveType::Utf8)),
+    ]);
+    let rows: Vec<_> = (0..200_000i64)
+        .map(|i| {
+            (
+                RowPosition::default(),
+                vec![
+                    Value::Int64(i),
+                    Value::Int64(i * 7 % 1000),
+                    Value::String(format!("user{}", i % 5000).into_bytes()),
+                    Value::Double(i as f64 * 0.5),
+                    Value::Bool(i % 3 == 0),
+                    Value::String(b"NL".to_vec()),
+                    Value::Uint64(1_700_000_000_000_000 + i as u64),
+                    Value::Int64(i % 400),
+                    Value::Double(0.25),
+                    Value::String(format!("comment number {i} with some text").into_bytes()),
+                ],
+            )
+        })
+        .collect();
+    // PROBE_TEXT=0 or 1 probes one spelling only.
+    let only = std::env::var("PROBE_TEXT").ok();
+    for text in [false, true] {
+        if only
+            .as_deref()
+            .is_some_and(|o| o != u8::from(text).to_string())
+        {
+            continue;
+        }
+        let bytes: std::rc::Rc<[u8]> = write(&schema, &rows, text).into();
+        let schemas = std::slice::from_ref(&schema);
+        let interface = || {
+            let mut source = YsonRowSource::new(
+                schemas,
+                Box::new(std::io::Cursor::new(bytes.clone())),
+                super::READ_BUFFER_SIZE,
+                super::MAX_ROW_BYTES,
+            );
+            let mut sum = 0u64;
+            while let Some(row) = source.next_row().unwrap() {
+                for v in row.values {
+                    sum = sum.wrapping_add(match v {
+                        shapeshift_types::ValueRef::Int64(v) => *v as u64,
+                        shapeshift_types::ValueRef::String(s) => s.len() as u64,
+                        _ => 1,
+                    });
+                }
+            }
+            sum
+        };
+        let own = || {
+            let mut parser = PullParser::from_slice(&bytes, YsonType::ListFragment);
+            let mut sum = 0u64;
+            while let Some(event) = parser.next_event().unwrap() {
+                sum = sum.wrapping_add(match event {
+                    Event::Int64(v) => v as u64,
+                    Event::String(s) => s.len() as u64,
+                    Event::Key(_) | Event::BeginMap | Event::EndMap => 0,
+                    _ => 1,
+                });
+            }
+            sum
+        };
+        let copy = || {
+            let mut reader = std::io::Cursor::new(bytes.clone());
+            let mut buffer = vec![0u8; super::READ_BUFFER_SIZE];
+            let mut total = 0u64;
+            loop {
+                let n = reader.read(&mut buffer).unwrap();
+                if n == 0 {
+                    break total;
+                }
+                total += u64::from(buffer[n - 1]) + n as u64;
+            }
+        };
+        let mut times = [Vec::new(), Vec::new(), Vec::new()];
+        for _ in 0..7 {
+            for (k, f) in [&interface as &dyn Fn() -> u64, &own, &copy]
+                .iter()
+                .enumerate()
+            {
+                let t = std::time::Instant::now();
+                std::hint::black_box(f());
+                times[k].push(t.elapsed().as_secs_f64() * 1e3);
+            }
+        }
+        for t in &mut times {
+            t.sort_by(f64::total_cmp);
+        }
+        println!(
+            "text={text} bytes={} interface {:.2} ms, own {:.2} ms, read copy alone {:.2} ms",
+            bytes.len(),
+            times[0][3],
+            times[1][3],
+            times[2][3]
+        );
+    }
+}
