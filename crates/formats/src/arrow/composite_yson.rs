@@ -34,6 +34,9 @@ use shapeshift_types::{PrimitiveType, Type};
 
 use crate::table::yson_binary;
 
+/// Zeros after a spelled struct key (see [`append_short`]).
+const KEY_PADDING: usize = 16;
+
 /// A scalar column inside a composite value.
 enum Leaf {
     I8(ScalarBuffer<i8>),
@@ -61,7 +64,8 @@ enum Shape {
         offsets: OffsetBuffer<i32>,
         item: Box<YsonPlan>,
     },
-    /// A struct: each member's key already spelled as a binary YSON string.
+    /// A struct: each member's key already spelled as a binary YSON string and `=`,
+    /// followed by [`KEY_PADDING`] zeros (so a short key is copied as a fixed 16 bytes).
     Struct {
         keys: Vec<Vec<u8>>,
         members: Vec<YsonPlan>,
@@ -198,8 +202,10 @@ impl YsonPlan {
                 let mut keys = Vec::with_capacity(members.len());
                 let mut plans = Vec::with_capacity(members.len());
                 for (member, column) in members.iter().zip(s.columns()) {
-                    let mut key = Vec::with_capacity(member.name.len() + 2);
+                    let mut key = Vec::with_capacity(member.name.len() + 3 + KEY_PADDING);
                     yson_binary::string(&mut key, member.name.as_bytes());
+                    key.push(b'=');
+                    key.resize(key.len() + KEY_PADDING, 0);
                     keys.push(key);
                     plans.push(member_plan(&member.ty, column.as_ref(), len)?);
                 }
@@ -279,8 +285,7 @@ impl YsonPlan {
             Shape::Struct { keys, members } => {
                 out.push(b'{');
                 for (key, member) in keys.iter().zip(members) {
-                    out.extend_from_slice(key);
-                    out.push(b'=');
+                    append_short(out, key, 0..key.len() - KEY_PADDING);
                     member.write_item(i, out)?;
                     out.push(b';');
                 }
@@ -378,8 +383,18 @@ fn fixed_run<T: Copy>(values: &[T], out: &mut Vec<u8>, spell: impl Fn(T, &mut [u
     }
 }
 
-/// Binary YSON's token `tag` and varint `v`, spelled on the stack and appended at once (one
-/// capacity check instead of one per byte).
+/// Appends the first `len` bytes of `padded`: the whole array is copied (a copy of a size
+/// known at compile time is a few moves; one of a run-time size is a call of `memcpy`, which
+/// costs more than the few bytes of a token) and the tail cut off again.
+#[inline(always)]
+fn append_prefix<const N: usize>(out: &mut Vec<u8>, padded: &[u8; N], len: usize) {
+    debug_assert!(len <= N);
+    let at = out.len();
+    out.extend_from_slice(padded);
+    out.truncate(at + len);
+}
+
+/// Binary YSON's token `tag` and varint `v`, spelled on the stack and appended at once.
 #[inline(always)]
 fn tagged_varint(out: &mut Vec<u8>, tag: u8, mut v: u64) {
     let mut spelled = [0u8; 11];
@@ -391,7 +406,24 @@ fn tagged_varint(out: &mut Vec<u8>, tag: u8, mut v: u64) {
         n += 1;
     }
     spelled[n] = v as u8;
-    out.extend_from_slice(&spelled[..=n]);
+    append_prefix(out, &spelled, n + 1);
+}
+
+/// Bytes that are mostly short (struct keys, strings inside composites): a short run is
+/// copied as a fixed 16 bytes where the source has them, see [`append_prefix`].
+#[inline(always)]
+fn append_short(out: &mut Vec<u8>, source: &[u8], range: Range<usize>) {
+    const SHORT: usize = 16;
+    if range.len() <= SHORT {
+        if let Some(padded) = source
+            .get(range.start..range.start + SHORT)
+            .and_then(|s| <&[u8; SHORT]>::try_from(s).ok())
+        {
+            append_prefix(out, padded, range.len());
+            return;
+        }
+    }
+    out.extend_from_slice(&source[range]);
 }
 
 #[inline(always)]
@@ -411,11 +443,12 @@ fn double(out: &mut Vec<u8>, v: f64) {
     out.extend_from_slice(&spelled);
 }
 
+/// The string `source[range]`.
 #[inline(always)]
-fn string(out: &mut Vec<u8>, bytes: &[u8]) {
-    let len = bytes.len() as i64;
+fn string(out: &mut Vec<u8>, source: &[u8], range: Range<usize>) {
+    let len = range.len() as i64;
     tagged_varint(out, 0x01, ((len << 1) ^ (len >> 63)) as u64);
-    out.extend_from_slice(bytes);
+    append_short(out, source, range);
 }
 
 #[inline(always)]
@@ -434,7 +467,7 @@ fn write_leaf(leaf: &Leaf, i: usize, out: &mut Vec<u8>) {
         Leaf::Bool(v) => yson_binary::boolean(out, v.value(i)),
         Leaf::Bytes { offsets, values } => {
             let (start, end) = (offsets[i] as usize, offsets[i + 1] as usize);
-            string(out, &values[start..end]);
+            string(out, values, start..end);
         }
     }
 }
