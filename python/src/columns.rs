@@ -16,6 +16,12 @@ fn value_error(error: shapeshift_columns::Error) -> PyErr {
     PyValueError::new_err(error.to_string())
 }
 
+fn negative_index(position: usize, index: i64) -> PyErr {
+    PyValueError::new_err(format!(
+        "row indices must be non-negative: position {position} holds {index}"
+    ))
+}
+
 fn options(target: &str, block_size: usize) -> PyResult<EncodeOptions> {
     let target = Target::from_name(target).ok_or_else(|| {
         PyValueError::new_err(format!(
@@ -213,7 +219,12 @@ impl PyColumn {
         })
     }
 
-    /// Values at sorted (non-decreasing) row indices, as a numpy array.
+    /// Values at sorted (non-decreasing) row indices, as a new numpy array.
+    ///
+    /// The int64 indices are read in place (no conversion pass: a non-negative first index,
+    /// sortedness and the last index in range together prove every index is a valid
+    /// `usize`), and the values are written straight into a numpy array allocated once,
+    /// with the GIL released.
     fn take<'py>(
         &self,
         py: Python<'py>,
@@ -222,18 +233,37 @@ impl PyColumn {
         let indices = indices
             .as_slice()
             .map_err(|_| PyValueError::new_err("indices must be C-contiguous"))?;
+        if let Some(&first) = indices.first() {
+            if first < 0 {
+                return Err(negative_index(0, first));
+            }
+        }
+        const { assert!(std::mem::size_of::<usize>() == std::mem::size_of::<i64>()) };
+        const { assert!(std::mem::align_of::<usize>() == std::mem::align_of::<i64>()) };
+        // SAFETY: same size and alignment (checked above), every bit pattern is a valid
+        // usize; a negative i64 reads as a huge usize, which the column's checks reject
+        // (unsorted or out of range), and the error is then re-worded below.
+        let rows: &[usize] =
+            unsafe { std::slice::from_raw_parts(indices.as_ptr().cast::<usize>(), indices.len()) };
         let column = &self.column;
-        let rows: Vec<usize> = py
-            .detach(|| {
-                indices
-                    .iter()
-                    .map(|&i| usize::try_from(i).map_err(|_| i))
-                    .collect::<Result<_, i64>>()
-            })
-            .map_err(|i| PyValueError::new_err(format!("negative row index {i}")))?;
         dispatch!(column, T => {
-            let values = py.detach(|| column.take::<T>(&rows)).map_err(value_error)?;
-            Ok(PyArray1::from_vec(py, values).into_any())
+            // SAFETY: `new` leaves the elements uninitialised; they are only viewed as
+            // `MaybeUninit` until `take_into_uninit` has written every one of them, and on
+            // error the array is dropped without being returned.
+            let array = unsafe { PyArray1::<T>::new(py, rows.len(), false) };
+            let out = UninitOutput(array.data().cast::<MaybeUninit<T>>(), rows.len());
+            py.detach(|| {
+                let out = out;
+                // SAFETY: pointer and length come from the array just created, which no
+                // other code can see yet.
+                let slice = unsafe { std::slice::from_raw_parts_mut(out.0, out.1) };
+                column.take_into_uninit(rows, slice).map(|_| ())
+            })
+            .map_err(|error| match indices.iter().position(|&i| i < 0) {
+                Some(position) => negative_index(position, indices[position]),
+                None => value_error(error),
+            })?;
+            Ok(array.into_any())
         })
     }
 

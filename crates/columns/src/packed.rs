@@ -146,6 +146,24 @@ impl<'a, L: Lane> PackedView<'a, L> {
         })
     }
 
+    /// Steps over a packed vector of `count` values without looking at its words (for chunks
+    /// a gather does not need). Checks what `parse` checks about the header and lengths.
+    pub(crate) fn skip(reader: &mut ByteReader<'a>, count: usize) -> Result<()> {
+        reader.align8("padding before a packed vector")?;
+        let at = reader.offset();
+        let width = reader.u8("packed vector width")? as u32;
+        if width > L::BITS {
+            return Err(corrupt(
+                at,
+                format!("bit width {width} exceeds the {}-bit lane", L::BITS),
+            ));
+        }
+        let word_count = count / CHUNK * CHUNK * width as usize / L::BITS as usize;
+        let length = 15 + word_count * L::BYTES + tail_bytes(count % CHUNK, width);
+        reader.take(length, "bit-packed words")?;
+        Ok(())
+    }
+
     fn chunk_words(&self, chunk: usize) -> &[L] {
         let per_chunk = CHUNK * self.width as usize / L::BITS as usize;
         &self.words[chunk * per_chunk..(chunk + 1) * per_chunk]
@@ -189,6 +207,54 @@ impl<'a, L: Lane> PackedView<'a, L> {
             (1u64 << width) - 1
         };
         L::truncate_u64(value & mask).wrapping_add_(self.reference)
+    }
+
+    /// Values at the sorted positions `positions[i] - first` (each below `count`) into `out`
+    /// (same length): the batched form of `get`, with the view's constants hoisted out of the
+    /// loop and no data-dependent branch per value. A value that straddles two words is read
+    /// from both words of a double-width integer: the second load falls back to the first word
+    /// when the value does not straddle (the extra bits are masked off), so random widths do
+    /// not mispredict. Each value is one or two loads at an independent address, so a gather
+    /// is bound by the memory system's parallelism, not by a dependency chain.
+    pub(crate) fn gather(&self, positions: &[u32], first: u32, out: &mut [L]) {
+        debug_assert_eq!(positions.len(), out.len());
+        if self.width == 0 {
+            out.fill(self.reference);
+            return;
+        }
+        let width = self.width as usize;
+        let bits = L::BITS as usize;
+        let lanes = CHUNK / bits;
+        let per_chunk = CHUNK * width / bits;
+        let full = self.count / CHUNK * CHUNK;
+        let mask = if width >= 64 {
+            u64::MAX
+        } else {
+            (1u64 << width) - 1
+        };
+        let words: &[L] = &self.words;
+        for (slot, &position) in out.iter_mut().zip(positions) {
+            let index = (position - first) as usize;
+            if index >= full {
+                let bits = read_bits(self.tail, (index - full) * width, self.width);
+                *slot = L::truncate_u64(bits).wrapping_add_(self.reference);
+                continue;
+            }
+            let i = index % CHUNK;
+            let lane = i % lanes;
+            let row = FL_ORDER[(i % 128 - lane) / 16] * 8 + i / 128;
+            let start_bit = row * width;
+            let shift = start_bit % bits;
+            let at = index / CHUNK * per_chunk + start_bit / bits * lanes + lane;
+            let next = if shift + width > bits { at + lanes } else { at };
+            let (low, high) = (words[at].to_u64(), words[next].to_u64());
+            let value = if bits == 32 {
+                ((high << 32 | low) >> shift) & mask
+            } else {
+                ((((high as u128) << 64) | low as u128) >> shift) as u64 & mask
+            };
+            *slot = L::truncate_u64(value).wrapping_add_(self.reference);
+        }
     }
 
     /// Decodes values `[start, start + out.len())` into `out`; `start` must be a multiple of

@@ -203,9 +203,8 @@ impl<B: AsRef<[u8]>> Column<B> {
     /// # Errors
     /// `TypeMismatch`, `IndexOutOfRange` or a decoding error.
     pub fn get<T: ColumnValue>(&self, index: usize) -> Result<T> {
-        let mut out = Vec::with_capacity(1);
-        self.take_into(&[index], &mut out)?;
-        Ok(out[0])
+        let mut out = [MaybeUninit::<T>::uninit()];
+        Ok(self.take_into_uninit(&[index], &mut out)?[0])
     }
 
     /// Values at `indices` (non-decreasing, repeats allowed).
@@ -213,7 +212,7 @@ impl<B: AsRef<[u8]>> Column<B> {
     /// # Errors
     /// `TypeMismatch`, `UnsortedIndices`, `IndexOutOfRange` or a decoding error.
     pub fn take<T: ColumnValue>(&self, indices: &[usize]) -> Result<Vec<T>> {
-        let mut out = Vec::with_capacity(indices.len());
+        let mut out = Vec::new();
         self.take_into(indices, &mut out)?;
         Ok(out)
     }
@@ -221,21 +220,44 @@ impl<B: AsRef<[u8]>> Column<B> {
     /// Appends the values at `indices` (non-decreasing) to `out`.
     ///
     /// # Errors
-    /// As `take`.
+    /// As `take`; on error `out` is unchanged.
     pub fn take_into<T: ColumnValue>(&self, indices: &[usize], out: &mut Vec<T>) -> Result<()> {
+        out.reserve(indices.len());
+        let start = out.len();
+        self.take_into_uninit(indices, &mut out.spare_capacity_mut()[..indices.len()])?;
+        // SAFETY: `take_into_uninit` returned Ok, so the `indices.len()` slots after `start`
+        // are written.
+        unsafe { out.set_len(start + indices.len()) };
+        Ok(())
+    }
+
+    /// Writes the values at `indices` (non-decreasing, repeats allowed) into uninitialised
+    /// memory of the same length (for example a fresh numpy array) and returns it initialised.
+    ///
+    /// The indices are checked once (sorted: one branch-free pass; in range: the last one),
+    /// grouped per block with one binary search per block, and turned into in-block `u32`
+    /// positions; each random-access block then runs its scheme's batched `take` kernel
+    /// straight into `out`. A block asked for more than 1 in `GATHER_RATIO` of its values, or
+    /// whose encoding has no random access (pco, delta, LZ4, zstd), is decoded once into a
+    /// scratch buffer and picked from.
+    ///
+    /// # Errors
+    /// `TypeMismatch`, `InvalidOption` for a wrong output length, `UnsortedIndices`,
+    /// `IndexOutOfRange` or a decoding error; on error the contents of `out` are unspecified.
+    pub fn take_into_uninit<'o, T: ColumnValue>(
+        &self,
+        indices: &[usize],
+        out: &'o mut [MaybeUninit<T>],
+    ) -> Result<&'o mut [T]> {
         self.check_type::<T>()?;
-        // A branch-free check that vectorises; the position is only searched for on failure.
-        if !indices.windows(2).all(|pair| pair[0] <= pair[1]) {
-            let position = indices
-                .windows(2)
-                .position(|pair| pair[0] > pair[1])
-                .map_or(0, |p| p + 1);
-            return Err(Error::UnsortedIndices {
-                position,
-                index: indices[position] as u64,
-                previous: indices[position - 1] as u64,
-            });
+        if out.len() != indices.len() {
+            return Err(Error::InvalidOption(format!(
+                "output holds {} values, {} indices were given",
+                out.len(),
+                indices.len()
+            )));
         }
+        check_sorted(indices)?;
         if let Some(&last) = indices.last() {
             if last >= self.len() {
                 return Err(Error::IndexOutOfRange {
@@ -244,10 +266,21 @@ impl<B: AsRef<[u8]>> Column<B> {
                 });
             }
         }
-        out.reserve(indices.len());
+        // SAFETY: as in `decode_into_uninit`: `T` is a plain integer or float; every scheme's
+        // take kernel (and the decode-and-pick path) writes each slot of its part of the
+        // output before reading it, the blocks' parts tile the output, and the initialised
+        // view is handed out only when every block succeeded.
+        let values: &'o mut [T] =
+            unsafe { std::slice::from_raw_parts_mut(out.as_mut_ptr().cast::<T>(), out.len()) };
+        self.take_sorted(indices, values)?;
+        Ok(values)
+    }
+
+    /// The take itself, for sorted indices below `len()`.
+    fn take_sorted<T: ColumnValue>(&self, indices: &[usize], out: &mut [T]) -> Result<()> {
         let log2 = self.metadata.block_log2;
         let mut scratch: Vec<T> = Vec::new();
-        let mut positions: Vec<usize> = Vec::new();
+        let mut positions: Vec<u32> = Vec::new();
         let mut start = 0;
         while start < indices.len() {
             let block = indices[start] >> log2;
@@ -257,18 +290,44 @@ impl<B: AsRef<[u8]>> Column<B> {
             let end = start + indices[start..].partition_point(|&i| i < next_block_start);
             let count = self.block_values(block);
             let entry = &self.metadata.blocks[block];
+            // In-block positions fit u32 (blocks hold at most 2^16 values); the conversion
+            // is one vectorised pass and halves the kernels' index traffic.
             positions.clear();
-            positions.extend(indices[start..end].iter().map(|&i| i - block_start));
-            let gathered = (end - start) * GATHER_RATIO < count
+            positions.extend(
+                indices[start..end]
+                    .iter()
+                    .map(|&i| (i - block_start) as u32),
+            );
+            let target = &mut out[start..end];
+            let taken = (end - start) * GATHER_RATIO < count
                 && entry.encoding.random_access()
-                && scheme::gather(self.block_reader(entry), count, &positions, out)?;
-            if !gathered {
+                && scheme::take(self.block_reader(entry), count, &positions, target)?;
+            if !taken {
                 scratch.resize(count, T::default());
                 self.decode_block(block, &mut scratch[..count])?;
-                out.extend(positions.iter().map(|&p| scratch[p]));
+                for (slot, &p) in target.iter_mut().zip(&positions) {
+                    *slot = scratch[p as usize];
+                }
             }
             start = end;
         }
         Ok(())
     }
+}
+
+/// `Ok` when `indices` never decrease; the position is only searched for on failure.
+fn check_sorted(indices: &[usize]) -> Result<()> {
+    // A branch-free check that vectorises.
+    if indices.windows(2).all(|pair| pair[0] <= pair[1]) {
+        return Ok(());
+    }
+    let position = indices
+        .windows(2)
+        .position(|pair| pair[0] > pair[1])
+        .map_or(0, |p| p + 1);
+    Err(Error::UnsortedIndices {
+        position,
+        index: indices[position] as u64,
+        previous: indices[position - 1] as u64,
+    })
 }

@@ -41,10 +41,16 @@ fn read_all(column: &Column<Vec<u8>>) -> Result<(), Error> {
             column.decode::<i64>()?;
             let rows: Vec<usize> = (0..column.len()).step_by(13).collect();
             column.take::<i64>(&rows)?;
+            // Sparse enough for the random-access kernels (dense takes decode blocks).
+            let rows: Vec<usize> = (0..column.len()).step_by(97).collect();
+            column.take::<i64>(&rows)?;
         }
         shapeshift_columns::ValueType::F64 => {
             column.decode::<f64>()?;
             let rows: Vec<usize> = (0..column.len()).step_by(13).collect();
+            column.take::<f64>(&rows)?;
+            // Sparse enough for the random-access kernels (dense takes decode blocks).
+            let rows: Vec<usize> = (0..column.len()).step_by(97).collect();
             column.take::<f64>(&rows)?;
         }
         _ => {}

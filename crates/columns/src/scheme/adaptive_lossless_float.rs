@@ -17,7 +17,7 @@ use super::{BlockInput, Estimate};
 use crate::bytes::{lane_from_le, pad8, put_lanes, ByteReader};
 use crate::error::{corrupt, Result};
 use crate::packed::{frame_of, packed_size, write_packed, PackedView};
-use crate::scheme::patched::{self, PatchedBody};
+use crate::scheme::patched::{self, PatchedBody, SortedPositions};
 use crate::value::{as_lanes_mut, ColumnValue, Lane};
 
 const POW10: [f64; 19] = [
@@ -226,11 +226,11 @@ impl Digits<'_> {
         }
     }
 
-    /// Digit at `wanted` (sorted calls share `cursor`, see `PatchedBody::get`).
-    fn get(&self, wanted: usize, cursor: &mut usize) -> u64 {
+    /// Digits at sorted `positions` into `out` (same length).
+    fn take(&self, positions: &[u32], out: &mut [u64]) {
         match self {
-            Digits::Plain(view) => view.get(wanted),
-            Digits::Patched(body) => body.get(wanted, cursor),
+            Digits::Plain(view) => view.gather(positions, 0, out),
+            Digits::Patched(body) => body.take(positions, out),
         }
     }
 }
@@ -238,7 +238,7 @@ impl Digits<'_> {
 struct Alp<'a> {
     scale: Scale,
     digits: Digits<'a>,
-    positions: &'a [u8],
+    positions: SortedPositions<'a>,
     positions_at: usize,
     exceptions: &'a [u8],
     count: usize,
@@ -264,7 +264,8 @@ fn parse<'a, T: ColumnValue>(reader: &mut ByteReader<'a>, count: usize) -> Resul
         Digits::Plain(PackedView::parse(reader, count)?)
     };
     let positions_at = reader.offset();
-    let positions = reader.take(2 * exception_count, "ALP exception positions")?;
+    let positions =
+        SortedPositions::new(reader.take(2 * exception_count, "ALP exception positions")?);
     reader.align8("padding before ALP exceptions")?;
     let exceptions = reader.take(exception_count * T::Lane::BYTES, "ALP exception values")?;
     Ok(Alp {
@@ -278,10 +279,6 @@ fn parse<'a, T: ColumnValue>(reader: &mut ByteReader<'a>, count: usize) -> Resul
         exceptions,
         count: exception_count,
     })
-}
-
-fn position(positions: &[u8], index: usize) -> usize {
-    u16::from_le_bytes([positions[2 * index], positions[2 * index + 1]]) as usize
 }
 
 pub(crate) fn decode<T: ColumnValue>(reader: &mut ByteReader<'_>, out: &mut [T]) -> Result<()> {
@@ -315,7 +312,7 @@ pub(crate) fn decode<T: ColumnValue>(reader: &mut ByteReader<'_>, out: &mut [T])
     }
     let width = T::Lane::BYTES;
     for index in 0..alp.count {
-        let at = position(alp.positions, index);
+        let at = alp.positions.at(index);
         let slot = out.get_mut(at).ok_or_else(|| {
             corrupt(
                 alp.positions_at + 2 * index,
@@ -327,26 +324,32 @@ pub(crate) fn decode<T: ColumnValue>(reader: &mut ByteReader<'_>, out: &mut [T])
     Ok(())
 }
 
-pub(crate) fn gather<T: ColumnValue>(
+pub(crate) fn take<T: ColumnValue>(
     reader: &mut ByteReader<'_>,
     count: usize,
-    positions: &[usize],
-    out: &mut Vec<T>,
+    positions: &[u32],
+    out: &mut [T],
 ) -> Result<()> {
     let alp = parse::<T>(reader, count)?;
-    let width = T::Lane::BYTES;
-    let mut next = 0usize;
-    let mut patch_cursor = 0usize;
-    for &wanted in positions {
-        while next < alp.count && position(alp.positions, next) < wanted {
-            next += 1;
+    // Digits in one batch (plain or patched), then scaled in a loop without branches, then
+    // the float exceptions merged in with a forward cursor.
+    let mut digits = vec![0u64; positions.len()];
+    alp.digits.take(positions, &mut digits);
+    let exponent = alp.scale.exponent;
+    if alp.scale.multiply {
+        let factor = INV_POW10[exponent];
+        for (slot, &d) in out.iter_mut().zip(&digits) {
+            *slot = T::from_f64(d as i64 as f64 * factor);
         }
-        if next < alp.count && position(alp.positions, next) == wanted {
-            out.push(T::from_lane(lane_from_le(&alp.exceptions[next * width..])));
-        } else {
-            let digits = alp.digits.get(wanted, &mut patch_cursor);
-            out.push(decode_one::<T>(digits as i64, alp.scale));
+    } else {
+        let divisor = POW10[exponent];
+        for (slot, &d) in out.iter_mut().zip(&digits) {
+            *slot = T::from_f64(d as i64 as f64 / divisor);
         }
     }
+    let width = T::Lane::BYTES;
+    alp.positions.for_each_match(positions, |row, exception| {
+        out[row] = T::from_lane(lane_from_le(&alp.exceptions[exception * width..]));
+    });
     Ok(())
 }

@@ -55,14 +55,6 @@ fn parse<'a, L: Lane>(reader: &mut ByteReader<'a>, count: usize) -> Result<View<
     })
 }
 
-#[inline(always)]
-fn read_offset(data: &[u8], index: usize, per_value: usize) -> u64 {
-    let start = index * per_value;
-    let mut word = [0u8; 8];
-    word[..per_value].copy_from_slice(&data[start..start + per_value]);
-    u64::from_le_bytes(word)
-}
-
 /// The hot loop, monomorphised per width so the compiler emits fixed-size loads.
 fn unpack<const K: usize, L: Lane>(data: &[u8], reference: L, out: &mut [L]) {
     for (slot, bytes) in out.iter_mut().zip(data.chunks_exact(K)) {
@@ -90,16 +82,35 @@ pub(crate) fn decode<T: ColumnValue>(reader: &mut ByteReader<'_>, out: &mut [T])
     Ok(())
 }
 
-pub(crate) fn gather<T: ColumnValue>(
+/// The random-access loop, monomorphised per width like `unpack`.
+fn pick<const K: usize, L: Lane>(data: &[u8], reference: L, positions: &[u32], out: &mut [L]) {
+    for (slot, &position) in out.iter_mut().zip(positions) {
+        let start = position as usize * K;
+        let mut word = [0u8; 8];
+        word[..K].copy_from_slice(&data[start..start + K]);
+        *slot = L::truncate_u64(u64::from_le_bytes(word)).wrapping_add_(reference);
+    }
+}
+
+pub(crate) fn take<T: ColumnValue>(
     reader: &mut ByteReader<'_>,
     count: usize,
-    positions: &[usize],
-    out: &mut Vec<T>,
+    positions: &[u32],
+    out: &mut [T],
 ) -> Result<()> {
     let view = parse::<T::Lane>(reader, count)?;
-    out.extend(positions.iter().map(|&p| {
-        let offset = T::Lane::truncate_u64(read_offset(view.data, p, view.per_value));
-        T::from_lane(offset.wrapping_add_(view.reference))
-    }));
+    let out = as_lanes_mut(out);
+    let (data, reference) = (view.data, view.reference);
+    match view.per_value {
+        0 => out.fill(reference),
+        1 => pick::<1, _>(data, reference, positions, out),
+        2 => pick::<2, _>(data, reference, positions, out),
+        3 => pick::<3, _>(data, reference, positions, out),
+        4 => pick::<4, _>(data, reference, positions, out),
+        5 => pick::<5, _>(data, reference, positions, out),
+        6 => pick::<6, _>(data, reference, positions, out),
+        7 => pick::<7, _>(data, reference, positions, out),
+        _ => pick::<8, _>(data, reference, positions, out),
+    }
     Ok(())
 }

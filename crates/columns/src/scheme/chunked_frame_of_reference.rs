@@ -72,23 +72,31 @@ pub(crate) fn decode<T: ColumnValue>(reader: &mut ByteReader<'_>, out: &mut [T])
     Ok(())
 }
 
-pub(crate) fn gather<T: ColumnValue>(
+pub(crate) fn take<T: ColumnValue>(
     reader: &mut ByteReader<'_>,
     count: usize,
-    positions: &[usize],
-    out: &mut Vec<T>,
+    positions: &[u32],
+    out: &mut [T],
 ) -> Result<()> {
+    let out = as_lanes_mut(out);
     let mut next = 0usize;
     let mut chunk_start = 0usize;
     while next < positions.len() && chunk_start < count {
         let length = CHUNK.min(count - chunk_start);
-        // Headers are parsed in order (each says how long its chunk is); the words of
-        // chunks without a requested position are skipped, not decoded.
-        let view = PackedView::<T::Lane>::parse(reader, length)?;
         let chunk_end = chunk_start + length;
-        while next < positions.len() && positions[next] < chunk_end {
-            out.push(T::from_lane(view.get(positions[next] - chunk_start)));
-            next += 1;
+        // Headers are read in order (each says how long its chunk is); chunks without a
+        // requested position are stepped over by their header alone.
+        if positions[next] as usize >= chunk_end {
+            PackedView::<T::Lane>::skip(reader, length)?;
+        } else {
+            let view = PackedView::<T::Lane>::parse(reader, length)?;
+            let end = next + positions[next..].partition_point(|&p| (p as usize) < chunk_end);
+            view.gather(
+                &positions[next..end],
+                chunk_start as u32,
+                &mut out[next..end],
+            );
+            next = end;
         }
         chunk_start = chunk_end;
     }

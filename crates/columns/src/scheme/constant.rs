@@ -34,13 +34,8 @@ pub(crate) fn decode<T: ColumnValue>(reader: &mut ByteReader<'_>, out: &mut [T])
     Ok(())
 }
 
-pub(crate) fn gather<T: ColumnValue>(
-    reader: &mut ByteReader<'_>,
-    _count: usize,
-    positions: &[usize],
-    out: &mut Vec<T>,
-) -> Result<()> {
+pub(crate) fn take<T: ColumnValue>(reader: &mut ByteReader<'_>, out: &mut [T]) -> Result<()> {
     let value = read::<T>(reader)?;
-    out.extend(positions.iter().map(|_| value));
+    out.fill(value);
     Ok(())
 }

@@ -62,7 +62,8 @@ pub(crate) fn encode<T: ColumnValue>(input: &BlockInput<'_, T>, out: &mut Vec<u8
 }
 
 struct Dictionary<'a, L: Lane> {
-    entries: Vec<L>,
+    entries: PackedView<'a, L>,
+    size: usize,
     codes: PackedView<'a, L>,
     codes_at: usize,
 }
@@ -74,17 +75,29 @@ fn parse<'a, L: Lane>(reader: &mut ByteReader<'a>, count: usize) -> Result<Dicti
     if size == 0 && count > 0 {
         return Err(corrupt(at, "empty dictionary for a non-empty block"));
     }
-    let view = PackedView::<L>::parse(reader, size)?;
-    let mut entries = vec![L::default(); size];
-    view.decode_into(&mut entries);
+    let entries = PackedView::<L>::parse(reader, size)?;
     let codes_at = reader.offset();
     let codes = PackedView::parse(reader, count)?;
     Ok(Dictionary {
         entries,
+        size,
         codes,
         codes_at,
     })
 }
+
+impl<L: Lane> Dictionary<'_, L> {
+    fn decode_entries(&self) -> Vec<L> {
+        let mut entries = vec![L::default(); self.size];
+        self.entries.decode_into(&mut entries);
+        entries
+    }
+}
+
+/// A take unpacks the whole dictionary when it has at most this many entries per requested
+/// value; a larger one (zipf-like blocks hold thousands of distinct values) is read entry by
+/// entry, one random read per value instead of a decode of the dictionary.
+const ENTRIES_PER_VALUE_TO_UNPACK: usize = 4;
 
 fn bad_code(at: usize, code: u64, size: usize) -> crate::error::Error {
     corrupt(
@@ -96,7 +109,7 @@ fn bad_code(at: usize, code: u64, size: usize) -> crate::error::Error {
 pub(crate) fn decode<T: ColumnValue>(reader: &mut ByteReader<'_>, out: &mut [T]) -> Result<()> {
     let dictionary = parse::<T::Lane>(reader, out.len())?;
     let out = as_lanes_mut(out);
-    let entries = &dictionary.entries;
+    let entries = &dictionary.decode_entries();
     // Codes are unpacked one 1024-value piece at a time into a buffer that stays in L1,
     // validated (a max reduction vectorises) and mapped.
     let mut codes = [T::Lane::default(); 1024];
@@ -115,20 +128,31 @@ pub(crate) fn decode<T: ColumnValue>(reader: &mut ByteReader<'_>, out: &mut [T])
     Ok(())
 }
 
-pub(crate) fn gather<T: ColumnValue>(
+pub(crate) fn take<T: ColumnValue>(
     reader: &mut ByteReader<'_>,
     count: usize,
-    positions: &[usize],
-    out: &mut Vec<T>,
+    positions: &[u32],
+    out: &mut [T],
 ) -> Result<()> {
     let dictionary = parse::<T::Lane>(reader, count)?;
-    for &position in positions {
-        let code = dictionary.codes.get(position).to_u64();
-        let entry = dictionary
-            .entries
-            .get(code as usize)
-            .ok_or_else(|| bad_code(dictionary.codes_at, code, dictionary.entries.len()))?;
-        out.push(T::from_lane(*entry));
+    let out = as_lanes_mut(out);
+    // Codes first, into the output itself; then each code is checked and replaced in place.
+    dictionary.codes.gather(positions, 0, out);
+    let size = dictionary.size;
+    let worst = out.iter().map(|c| c.to_u64()).max().unwrap_or(0);
+    if worst >= size as u64 {
+        return Err(bad_code(dictionary.codes_at, worst, size));
+    }
+    if size <= ENTRIES_PER_VALUE_TO_UNPACK * positions.len() {
+        let entries = dictionary.decode_entries();
+        for slot in out.iter_mut() {
+            // Every code is < size (checked above).
+            *slot = entries[slot.to_u64() as usize];
+        }
+    } else {
+        for slot in out.iter_mut() {
+            *slot = dictionary.entries.get(slot.to_u64() as usize);
+        }
     }
     Ok(())
 }

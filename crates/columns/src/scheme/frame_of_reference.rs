@@ -23,13 +23,13 @@ pub(crate) fn decode<T: ColumnValue>(reader: &mut ByteReader<'_>, out: &mut [T])
     Ok(())
 }
 
-pub(crate) fn gather<T: ColumnValue>(
+pub(crate) fn take<T: ColumnValue>(
     reader: &mut ByteReader<'_>,
     count: usize,
-    positions: &[usize],
-    out: &mut Vec<T>,
+    positions: &[u32],
+    out: &mut [T],
 ) -> Result<()> {
     let view = PackedView::<T::Lane>::parse(reader, count)?;
-    out.extend(positions.iter().map(|&p| T::from_lane(view.get(p))));
+    view.gather(positions, 0, as_lanes_mut(out));
     Ok(())
 }

@@ -6,8 +6,11 @@
 //! * `encode(input, out) -> bool`: appends the payload after the tag byte (`false` = not
 //!   applicable after all, for example a dictionary that turned out too large);
 //! * `decode(reader, out)`: fills `out` (its length is the block's value count);
-//! * `gather(reader, count, positions, out)` (random-access schemes only): appends the values at
-//!   the sorted in-block `positions` without decoding the rest of the block.
+//! * `take(reader, count, positions, out)` (random-access schemes only): writes the values at
+//!   the sorted in-block `positions` into `out` without decoding the rest of the block, with a
+//!   batched kernel per scheme (bit-packed: direct bit extraction; dictionary: codes, then
+//!   entries; run-length: a merged walk of the positions over the run ends; ALP: digits,
+//!   then scale; patched: base, then an exception merge; chunked: per chunk).
 //!
 //! A block is `[tag u8][payload]`; structures holding bit-packed words start 8-byte aligned
 //! relative to the block start. Decoders check every length against the block's bytes and
@@ -253,27 +256,29 @@ pub(crate) fn decode_payload<T: ColumnValue>(
     }
 }
 
-/// Appends the values at sorted in-block `positions` of a random-access block.
-/// Returns `Ok(false)` (nothing appended) when the block's encoding has no random access.
-pub(crate) fn gather<T: ColumnValue>(
+/// Writes the values at sorted in-block `positions` (each below `count`) of a random-access
+/// block into `out` (same length), reading only what those values need.
+/// Returns `Ok(false)` (nothing written) when the block's encoding has no random access.
+pub(crate) fn take<T: ColumnValue>(
     mut reader: ByteReader<'_>,
     count: usize,
-    positions: &[usize],
-    out: &mut Vec<T>,
+    positions: &[u32],
+    out: &mut [T],
 ) -> Result<bool> {
+    debug_assert_eq!(positions.len(), out.len());
     let encoding = read_tag(&mut reader)?;
     let r = &mut reader;
     match encoding {
-        Encoding::Zero => zero::gather(r, count, positions, out)?,
-        Encoding::Constant => constant::gather(r, count, positions, out)?,
-        Encoding::BitPacked => frame_of_reference::gather(r, count, positions, out)?,
-        Encoding::BytePacked => byte_packed::gather(r, count, positions, out)?,
-        Encoding::RunLength => run_length::gather(r, count, positions, out)?,
-        Encoding::Dictionary => dictionary::gather(r, count, positions, out)?,
-        Encoding::PatchedBitPacked => patched::gather(r, count, positions, out)?,
-        Encoding::Unencoded => unencoded::gather(r, count, positions, out)?,
-        Encoding::Alp => adaptive_lossless_float::gather(r, count, positions, out)?,
-        Encoding::ChunkedBitPacked => chunked_frame_of_reference::gather(r, count, positions, out)?,
+        Encoding::Zero => zero::take(out),
+        Encoding::Constant => constant::take(r, out)?,
+        Encoding::BitPacked => frame_of_reference::take(r, count, positions, out)?,
+        Encoding::BytePacked => byte_packed::take(r, count, positions, out)?,
+        Encoding::RunLength => run_length::take(r, count, positions, out)?,
+        Encoding::Dictionary => dictionary::take(r, count, positions, out)?,
+        Encoding::PatchedBitPacked => patched::take(r, count, positions, out)?,
+        Encoding::Unencoded => unencoded::take(r, count, positions, out)?,
+        Encoding::Alp => adaptive_lossless_float::take(r, count, positions, out)?,
+        Encoding::ChunkedBitPacked => chunked_frame_of_reference::take(r, count, positions, out)?,
         Encoding::Delta | Encoding::Pco | Encoding::Lz4 | Encoding::Zstd => return Ok(false),
     }
     Ok(true)

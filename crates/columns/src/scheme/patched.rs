@@ -100,10 +100,125 @@ pub(crate) fn exception_count<L: Lane>(lanes: &[L], min: L, width: u32) -> usize
         .count()
 }
 
+/// Increasing in-block positions stored as u16 LE (exceptions of patched bodies and of ALP).
+#[derive(Clone, Copy)]
+pub(crate) struct SortedPositions<'a> {
+    bytes: &'a [u8],
+}
+
+impl<'a> SortedPositions<'a> {
+    /// Positions in `bytes` (its length is even: two bytes per position).
+    pub(crate) fn new(bytes: &'a [u8]) -> Self {
+        debug_assert!(bytes.len() % 2 == 0);
+        SortedPositions { bytes }
+    }
+
+    #[inline]
+    pub(crate) fn len(&self) -> usize {
+        self.bytes.len() / 2
+    }
+
+    #[inline]
+    pub(crate) fn at(&self, index: usize) -> usize {
+        u16::from_le_bytes([self.bytes[2 * index], self.bytes[2 * index + 1]]) as usize
+    }
+
+    /// The first index at or after `from` whose position is not below `wanted` (`len()` if
+    /// none). Exceptions are often denser than the rows a take asks for (5% exceptions, 1%
+    /// rows), and the cursor makes consecutive rows one dependency chain, so the step must be
+    /// short: 16 positions are compared with `wanted` at once (one vector compare of u16
+    /// lanes, a mask and a population count) and the cursor advances by the number below.
+    /// On positions that are not increasing (corrupt data) it still returns an index
+    /// `<= len()`: wrong values, never a panic.
+    #[inline]
+    pub(crate) fn seek(&self, mut from: usize, wanted: usize) -> usize {
+        const WINDOW: usize = 16;
+        let len = self.len();
+        // Positions are u16; a wanted position past them all is above every one.
+        let Ok(wanted) = u16::try_from(wanted) else {
+            return len;
+        };
+        while from + WINDOW <= len {
+            let bytes: &[u8; 2 * WINDOW] = self.bytes[2 * from..2 * (from + WINDOW)]
+                .try_into()
+                .expect("a window of 16 positions");
+            let mut below = 0u32;
+            for (k, pair) in bytes.chunks_exact(2).enumerate() {
+                below |= ((u16::from_le_bytes([pair[0], pair[1]]) < wanted) as u32) << k;
+            }
+            let count = below.count_ones() as usize;
+            from += count;
+            if count < WINDOW {
+                return from;
+            }
+        }
+        while from < len && self.at(from) < wanted as usize {
+            from += 1;
+        }
+        from
+    }
+}
+
+impl SortedPositions<'_> {
+    /// The first index whose position is not below `wanted` (`len()` if none), by a
+    /// branch-free binary search over all positions.
+    fn lower_bound(&self, wanted: usize) -> usize {
+        let mut size = self.len();
+        if size == 0 {
+            return 0;
+        }
+        let mut base = 0usize;
+        while size > 1 {
+            let half = size / 2;
+            let middle = base + half;
+            base = if self.at(middle) < wanted {
+                middle
+            } else {
+                base
+            };
+            size -= half;
+        }
+        base + (self.at(base) < wanted) as usize
+    }
+
+    /// Calls `hit(i, e)` for every `i` with `wanted[i]` equal to position `e` (`wanted`
+    /// sorted). A single forward cursor would make every row wait for the previous row's
+    /// search; the rows are instead cut into `STREAMS` runs, each started by a binary search
+    /// and advanced by `seek`, and the runs are stepped in turn so their searches overlap in
+    /// the CPU (on 1% of the rows of sparse_i64, 5% exceptions: 96 → 59 µs per 1M values).
+    pub(crate) fn for_each_match(&self, wanted: &[u32], mut hit: impl FnMut(usize, usize)) {
+        const STREAMS: usize = 4;
+        let (rows, len) = (wanted.len(), self.len());
+        if rows == 0 || len == 0 {
+            return;
+        }
+        let part = rows.div_ceil(STREAMS);
+        let mut cursor = [len; STREAMS];
+        for (k, slot) in cursor.iter_mut().enumerate() {
+            if let Some(&first) = wanted.get(k * part) {
+                *slot = self.lower_bound(first as usize);
+            }
+        }
+        for step in 0..part {
+            for (k, slot) in cursor.iter_mut().enumerate() {
+                let row = k * part + step;
+                let Some(&position) = wanted.get(row) else {
+                    continue;
+                };
+                let found = self.seek(*slot, position as usize);
+                *slot = found;
+                if found < len && self.at(found) == position as usize {
+                    hit(row, found);
+                }
+            }
+        }
+    }
+}
+
 /// A parsed patched body: base values with exceptions patched over them.
 pub(crate) struct PatchedBody<'a, L: Lane> {
     base: PackedView<'a, L>,
-    positions: &'a [u8],
+    positions: SortedPositions<'a>,
     positions_at: usize,
     exceptions: PackedView<'a, L>,
     count: usize,
@@ -119,7 +234,8 @@ impl<'a, L: Lane> PatchedBody<'a, L> {
     ) -> Result<Self> {
         let base = PackedView::parse(reader, count)?;
         let positions_at = reader.offset();
-        let positions = reader.take(2 * exception_count, "exception positions")?;
+        let positions =
+            SortedPositions::new(reader.take(2 * exception_count, "exception positions")?);
         let exceptions = PackedView::parse(reader, exception_count)?;
         Ok(PatchedBody {
             base,
@@ -130,15 +246,11 @@ impl<'a, L: Lane> PatchedBody<'a, L> {
         })
     }
 
-    fn position(&self, index: usize) -> usize {
-        u16::from_le_bytes([self.positions[2 * index], self.positions[2 * index + 1]]) as usize
-    }
-
     /// Decodes every value into `out` (its length is the body's value count).
     pub(crate) fn decode_into(&self, out: &mut [L]) -> Result<()> {
         self.base.decode_into(out);
         for index in 0..self.count {
-            let at = self.position(index);
+            let at = self.positions.at(index);
             let slot = out.get_mut(at).ok_or_else(|| {
                 corrupt(
                     self.positions_at + 2 * index,
@@ -150,18 +262,13 @@ impl<'a, L: Lane> PatchedBody<'a, L> {
         Ok(())
     }
 
-    /// Value at `wanted`; `next` is a cursor into the exceptions that callers reading sorted
-    /// positions keep between calls (start at 0), so a gather is linear, not quadratic.
-    #[inline]
-    pub(crate) fn get(&self, wanted: usize, next: &mut usize) -> L {
-        while *next < self.count && self.position(*next) < wanted {
-            *next += 1;
-        }
-        if *next < self.count && self.position(*next) == wanted {
-            self.exceptions.get(*next)
-        } else {
-            self.base.get(wanted)
-        }
+    /// Values at sorted in-block `positions` into `out` (same length): the base gathered
+    /// in one batch, then the exceptions merged in (`SortedPositions::for_each_match`).
+    pub(crate) fn take(&self, positions: &[u32], out: &mut [L]) {
+        self.base.gather(positions, 0, out);
+        self.positions.for_each_match(positions, |row, exception| {
+            out[row] = self.exceptions.get(exception)
+        });
     }
 }
 
@@ -172,20 +279,15 @@ pub(crate) fn decode<T: ColumnValue>(reader: &mut ByteReader<'_>, out: &mut [T])
     body.decode_into(as_lanes_mut(out))
 }
 
-pub(crate) fn gather<T: ColumnValue>(
+pub(crate) fn take<T: ColumnValue>(
     reader: &mut ByteReader<'_>,
     count: usize,
-    positions: &[usize],
-    out: &mut Vec<T>,
+    positions: &[u32],
+    out: &mut [T],
 ) -> Result<()> {
     reader.take(3, "patched padding")?;
     let exceptions = reader.count(count, "exception count")?;
     let body = PatchedBody::<T::Lane>::parse(reader, count, exceptions)?;
-    let mut next = 0usize;
-    out.extend(
-        positions
-            .iter()
-            .map(|&wanted| T::from_lane(body.get(wanted, &mut next))),
-    );
+    body.take(positions, as_lanes_mut(out));
     Ok(())
 }

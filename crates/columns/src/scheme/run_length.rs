@@ -104,29 +104,51 @@ pub(crate) fn decode<T: ColumnValue>(reader: &mut ByteReader<'_>, out: &mut [T])
     Ok(())
 }
 
-pub(crate) fn gather<T: ColumnValue>(
+/// A take unpacks the run values when there are at most this many runs per requested value;
+/// with more, each value is read from the packed run values at its run's index.
+const RUNS_PER_VALUE_TO_UNPACK: usize = 4;
+
+pub(crate) fn take<T: ColumnValue>(
     reader: &mut ByteReader<'_>,
     count: usize,
-    positions: &[usize],
-    out: &mut Vec<T>,
+    positions: &[u32],
+    out: &mut [T],
 ) -> Result<()> {
     let runs = parse::<T::Lane>(reader, count)?;
-    // The run ends are unpacked once per block (at most `count` lanes, bounded in `parse`), so
-    // each position costs a binary search over plain lanes, not over bit-packed lookups.
+    // The run ends are unpacked once per block (at most `count` lanes, bounded in `parse`);
+    // the sorted positions then walk them with a cursor that only moves forward: a merge
+    // when runs are few, a binary search from the cursor when they are many.
     let mut ends = vec![T::Lane::default(); runs.runs];
     runs.ends.decode_into(&mut ends);
+    let walk = runs.runs <= RUNS_PER_VALUE_TO_UNPACK * positions.len();
+    let uncovered =
+        |position: u32| corrupt(runs.ends_at, format!("no run covers position {position}"));
+    // The run index of every position, written into the output's lanes first.
+    let out = as_lanes_mut(out);
     let mut run = 0usize;
-    for &position in positions {
-        // Positions are sorted: continue the search from the previous run.
-        let low = run + ends[run..].partition_point(|end| end.to_u64() <= position as u64);
-        if low >= runs.runs {
-            return Err(corrupt(
-                runs.ends_at,
-                format!("no run covers position {position}"),
-            ));
+    for (slot, &position) in out.iter_mut().zip(positions) {
+        if walk {
+            while run < runs.runs && ends[run].to_u64() <= position as u64 {
+                run += 1;
+            }
+        } else {
+            run += ends[run..].partition_point(|end| end.to_u64() <= position as u64);
         }
-        run = low;
-        out.push(T::from_lane(runs.values.get(run)));
+        if run >= runs.runs {
+            return Err(uncovered(position));
+        }
+        *slot = T::Lane::truncate_u64(run as u64);
+    }
+    if walk {
+        let mut values = vec![T::Lane::default(); runs.runs];
+        runs.values.decode_into(&mut values);
+        for slot in out.iter_mut() {
+            *slot = values[slot.to_u64() as usize];
+        }
+    } else {
+        for slot in out.iter_mut() {
+            *slot = runs.values.get(slot.to_u64() as usize);
+        }
     }
     Ok(())
 }

@@ -27,18 +27,16 @@ pub(crate) fn decode<T: ColumnValue>(reader: &mut ByteReader<'_>, out: &mut [T])
     Ok(())
 }
 
-pub(crate) fn gather<T: ColumnValue>(
+pub(crate) fn take<T: ColumnValue>(
     reader: &mut ByteReader<'_>,
     count: usize,
-    positions: &[usize],
-    out: &mut Vec<T>,
+    positions: &[u32],
+    out: &mut [T],
 ) -> Result<()> {
     let bytes = data::<T>(reader, count)?;
     let width = T::Lane::BYTES;
-    out.extend(
-        positions
-            .iter()
-            .map(|&p| T::from_lane(lane_from_le(&bytes[p * width..]))),
-    );
+    for (slot, &position) in out.iter_mut().zip(positions) {
+        *slot = T::from_lane(lane_from_le(&bytes[position as usize * width..]));
+    }
     Ok(())
 }

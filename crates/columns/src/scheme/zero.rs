@@ -21,12 +21,6 @@ pub(crate) fn decode<T: ColumnValue>(_reader: &mut ByteReader<'_>, out: &mut [T]
     Ok(())
 }
 
-pub(crate) fn gather<T: ColumnValue>(
-    _reader: &mut ByteReader<'_>,
-    _count: usize,
-    positions: &[usize],
-    out: &mut Vec<T>,
-) -> Result<()> {
-    out.extend(positions.iter().map(|_| T::from_lane(Default::default())));
-    Ok(())
+pub(crate) fn take<T: ColumnValue>(out: &mut [T]) {
+    out.fill(T::from_lane(Default::default()));
 }
