@@ -7,13 +7,14 @@
 //! Reading parses each row *in place* in the parser's read buffer and hands out slices of it:
 //! strings (and, for binary input, composite and `yson` values, which already are the binary
 //! YSON the interface's rows carry) borrow the buffer; nothing is copied per value.
-//! - The fast path ([`binary_row`]) scans a whole binary row straight from the buffer: the
-//!   next key is compared with the predicted column's key bytes (the column after the last
-//!   one matched) before any lookup, scalars are checked against their column types as they
-//!   come, composite values are validated by skipping over them. It accepts only rows it is
-//!   sure of and consumes nothing otherwise.
-//! - Any other row (text, mixed spellings, whitespace, control entities, other columns, any
-//!   error) goes through the pull parser's events. The row's first byte is *pinned* in the
+//! - The fast path ([`row_scan`]) scans a whole row spelled as writers spell it (binary, or
+//!   text with scalar values) straight from the buffer: the next key is compared with the
+//!   predicted column's key bytes (the column after the last one matched) before any lookup,
+//!   scalars are checked against their column types as they come, binary composite values
+//!   are validated by skipping over them. It accepts only rows it is sure of and consumes
+//!   nothing otherwise.
+//! - Any other row (text composites, escapes, mixed spellings, whitespace inside a row,
+//!   control entities, other columns, any error) goes through the pull parser's events. The row's first byte is *pinned* in the
 //!   buffer (`ReadSource::pin`), so a refill in the middle of the row moves the row rather than
 //!   dropping it and strings stay where they are; only strings that are not in the buffer
 //!   (escaped text, a token across a refill) and composites of text input (re-spelled as
@@ -61,7 +62,7 @@ struct Table {
     /// Column index by name, for reading.
     index: HashMap<Vec<u8>, usize>,
     /// Key words and scalar rules of the in-place scan.
-    scan_columns: Vec<binary_row::ScanColumn>,
+    scan_columns: Vec<row_scan::ScanColumn>,
 }
 
 impl Table {
@@ -99,7 +100,7 @@ impl Table {
             .keys
             .iter()
             .zip(&self.schema.columns)
-            .map(|(key, column)| binary_row::ScanColumn::new(key, &column.ty))
+            .map(|(_, column)| row_scan::ScanColumn::new(column.name.as_bytes(), &column.ty))
             .collect();
         self
     }
@@ -128,7 +129,7 @@ pub(crate) fn source(
     )))
 }
 
-mod binary_row;
+mod row_scan;
 
 /// Where one value of the row being read lives.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -201,7 +202,7 @@ struct YsonRowSource {
     positions: PositionReader,
     /// The current row's values (one per column of its table).
     cells: Vec<Cell>,
-    scan: binary_row::ScanState,
+    scan: row_scan::ScanState,
     seen: Vec<bool>,
     /// Input offset of the pinned first byte of the row the parser path reads.
     row_start: u64,
@@ -211,6 +212,8 @@ struct YsonRowSource {
     others: Vec<u8>,
     refs: RefsBuffer,
     rows: u64,
+    /// The fast path is tried (off only in tests, to compare it with the parser path).
+    scan_rows: bool,
 }
 
 impl YsonRowSource {
@@ -232,13 +235,14 @@ impl YsonRowSource {
             tables,
             positions: PositionReader::default(),
             cells: Vec::new(),
-            scan: binary_row::ScanState::new(max_columns),
+            scan: row_scan::ScanState::new(max_columns),
             seen: Vec::new(),
             row_start: 0,
             scratch: Vec::new(),
             others: Vec::new(),
             refs: RefsBuffer::default(),
             rows: 0,
+            scan_rows: true,
         }
     }
 }
@@ -536,9 +540,13 @@ impl YsonRowSource {
                     }
                 };
                 let spec = &self.tables[table];
-                let value = spec.checks[column]
-                    .read(value, &spec.schema.columns[column].ty)
-                    .map_err(|e| FormatError::new(FORMAT, e.to_string()))?;
+                let value = if spec.scan_columns[column].takes(value) {
+                    value
+                } else {
+                    spec.checks[column]
+                        .read(value, &spec.schema.columns[column].ty)
+                        .map_err(|e| FormatError::new(FORMAT, e.to_string()))?
+                };
                 Ok(match value {
                     ValueRef::Bool(v) => Cell::Bool(v),
                     ValueRef::Int64(v) => Cell::Int64(v),
@@ -624,7 +632,7 @@ impl YsonRowSource {
     /// (with its `;`) in the window, its cells in `self.cells`. `None`: the parser reads it.
     #[inline]
     fn scan_in_place(&mut self, table: usize) -> Result<Option<usize>, FormatError> {
-        if !self.parser.at_list_fragment_item() {
+        if !self.scan_rows || !self.parser.at_list_fragment_item() {
             return Ok(None);
         }
         let max_depth = self.parser.max_depth();
@@ -636,6 +644,16 @@ impl YsonRowSource {
         loop {
             let source = self.parser.source();
             let window = source.window();
+            // Whitespace between items (text streams put a newline after each `;`) is
+            // consumed as the parser would.
+            let blanks = window
+                .iter()
+                .position(|b| !matches!(b, b' ' | b'\t' | b'\n' | b'\r'))
+                .unwrap_or(window.len());
+            if blanks > 0 {
+                self.parser.source_mut().consume(blanks);
+                continue;
+            }
             match window.first() {
                 Some(b'{') => {}
                 Some(_) => return Ok(None),
@@ -645,7 +663,13 @@ impl YsonRowSource {
                     continue;
                 }
             }
-            match binary_row::scan_row(
+            // The spelling of the row's first key (or its `}`) picks the scan.
+            let scan = if window.get(1) == Some(&b'"') {
+                row_scan::scan_row::<true>
+            } else {
+                row_scan::scan_row::<false>
+            };
+            match scan(
                 window,
                 &self.tables[table],
                 &mut self.cells,
@@ -653,8 +677,8 @@ impl YsonRowSource {
                 max_depth,
             ) {
                 Ok(length) => return Ok(Some(length)),
-                Err(binary_row::Bail::Fallback) => return Ok(None),
-                Err(binary_row::Bail::NeedMore) => {
+                Err(row_scan::Bail::Fallback) => return Ok(None),
+                Err(row_scan::Bail::NeedMore) => {
                     if source.is_exhausted() {
                         return Ok(None);
                     }
@@ -899,11 +923,12 @@ impl YsonBinarySink {
             values.len(),
         )?;
         let out = &mut self.buffer;
-        for (((value, column), check), key) in values
+        for (index, (((value, column), check), key)) in values
             .iter()
             .zip(&table.schema.columns)
             .zip(&table.checks)
             .zip(&table.keys)
+            .enumerate()
         {
             out.extend_from_slice(key);
             match *value {
@@ -914,9 +939,11 @@ impl YsonBinarySink {
                         .map_err(|e| column_error(&column.name, e))?;
                 }
                 scalar => {
-                    check
-                        .write(scalar, &column.ty)
-                        .map_err(|e| column_error(&column.name, e))?;
+                    if !table.scan_columns[index].takes(scalar) {
+                        check
+                            .write(scalar, &column.ty)
+                            .map_err(|e| column_error(&column.name, e))?;
+                    }
                     binary_scalar(out, scalar);
                 }
             }
@@ -950,7 +977,7 @@ fn open_row<'t>(
 }
 
 /// Writes a scalar (or null) as binary YSON.
-#[inline]
+#[inline(always)]
 fn binary_scalar(out: &mut Vec<u8>, value: ValueRef<'_>) {
     match value {
         ValueRef::Bool(v) => yson_binary::boolean(out, v),
@@ -1012,20 +1039,31 @@ impl RowSink for YsonBinarySink {
                 values.len(),
             )?;
             let out = &mut self.buffer;
-            for (((value, column), check), key) in values
+            for ((((value, column), check), key), plan) in values
                 .iter()
                 .zip(&table.schema.columns)
                 .zip(&table.checks)
                 .zip(&table.keys)
+                .zip(&table.scan_columns)
             {
-                check
-                    .write_owned(value, &column.ty)
-                    .map_err(|e| column_error(&column.name, e))?;
                 out.extend_from_slice(key);
                 match scalar_ref(value) {
-                    Some(scalar) if check.kind == ColumnKind::Scalar => binary_scalar(out, scalar),
-                    _ => yson_binary::value(out, value, &column.ty)
-                        .map_err(|e| column_error(&column.name, e))?,
+                    Some(scalar) if check.kind == ColumnKind::Scalar => {
+                        // The compiled rule takes only what the full check takes.
+                        if !plan.takes(scalar) {
+                            check
+                                .write(scalar, &column.ty)
+                                .map_err(|e| column_error(&column.name, e))?;
+                        }
+                        binary_scalar(out, scalar);
+                    }
+                    _ => {
+                        check
+                            .write_owned(value, &column.ty)
+                            .map_err(|e| column_error(&column.name, e))?;
+                        yson_binary::value(out, value, &column.ty)
+                            .map_err(|e| column_error(&column.name, e))?;
+                    }
                 }
                 out.push(b';');
             }
