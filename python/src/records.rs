@@ -146,41 +146,65 @@ struct PyReader {
     options: String,
 }
 
-/// The `bytes` objects of a prepared batch: allocated (uninitialized) with the GIL, then
-/// filled in parallel with the GIL released, so each record is written once, straight from
-/// the decompressor (or the chunk's decoded values) into its final object.
+/// An error while filling a batch: from the records layer or from the interpreter.
+struct FillFailure(PyErr);
+
+impl From<Error> for FillFailure {
+    fn from(error: Error) -> Self {
+        FillFailure(to_py_error(error))
+    }
+}
+
+/// The `bytes` objects of a prepared batch, each written once, straight from the
+/// decompressor (or the chunk's decoded values) into its final object. The objects are
+/// created piece by piece (briefly taking the GIL for each piece) while the pool decodes
+/// the pieces created before, so creating them overlaps the parallel decoding; decoding and
+/// waiting run with the GIL released.
 fn prepared_to_list<'py>(
     py: Python<'py>,
     prepared: &PreparedBatch<'_>,
 ) -> PyResult<Bound<'py, PyList>> {
-    let mut objects: Vec<Bound<'py, PyBytes>> = Vec::with_capacity(prepared.len());
-    let mut outputs: Vec<&mut [u8]> = Vec::with_capacity(prepared.len());
-    for position in 0..prepared.len() {
-        let len = prepared.record_len(position);
-        // SAFETY: with a null source CPython allocates an uninitialized object of `len`
-        // bytes (the shared empty object for 0, which is never written: its slice is
-        // empty). We own the only reference, and nothing reads the object before `fill`
-        // has written all of it: on failure the objects are dropped unseen.
-        let object = unsafe {
-            let raw = pyo3::ffi::PyBytes_FromStringAndSize(std::ptr::null(), len as isize);
-            if raw.is_null() {
-                return Err(PyErr::fetch(py));
-            }
-            Bound::from_owned_ptr(py, raw).cast_into_unchecked::<PyBytes>()
-        };
-        // SAFETY: the object holds `len` writable bytes at this address for as long as
-        // `objects` keeps it alive, which outlives `outputs`.
-        let buffer = unsafe {
-            let data = pyo3::ffi::PyBytes_AsString(object.as_ptr()) as *mut u8;
-            std::slice::from_raw_parts_mut(data, len)
-        };
-        outputs.push(buffer);
-        objects.push(object);
-    }
-    py.detach(|| prepared.fill(&mut outputs))
-        .map_err(to_py_error)?;
-    drop(outputs);
-    PyList::new(py, objects)
+    let mut objects: Vec<Option<Py<PyBytes>>> = Vec::with_capacity(prepared.len());
+    objects.resize_with(prepared.len(), || None);
+    let objects_ref = &mut objects;
+    let filled = py.detach(|| {
+        prepared.fill_pipelined(|positions, buffers| {
+            Python::attach(|py| {
+                for &position in positions {
+                    let len = prepared.record_len(position as usize);
+                    // SAFETY: with a null source CPython allocates an uninitialized object
+                    // of `len` bytes (the shared empty object for 0, which is never written:
+                    // its slice is empty). We own the only reference, and nothing reads the
+                    // object before `fill_pipelined` has written all of it: on failure the
+                    // objects are dropped unseen.
+                    let object = unsafe {
+                        let raw =
+                            pyo3::ffi::PyBytes_FromStringAndSize(std::ptr::null(), len as isize);
+                        if raw.is_null() {
+                            return Err(FillFailure(PyErr::fetch(py)));
+                        }
+                        Bound::from_owned_ptr(py, raw).cast_into_unchecked::<PyBytes>()
+                    };
+                    // SAFETY: the object holds `len` writable bytes at this address for as
+                    // long as `objects` keeps it alive, which outlives the fill.
+                    let buffer = unsafe {
+                        let data = pyo3::ffi::PyBytes_AsString(object.as_ptr()) as *mut u8;
+                        std::slice::from_raw_parts_mut(data, len)
+                    };
+                    buffers.push(buffer);
+                    objects_ref[position as usize] = Some(object.unbind());
+                }
+                Ok(())
+            })
+        })
+    });
+    filled.map_err(|FillFailure(error)| error)?;
+    PyList::new(
+        py,
+        objects
+            .into_iter()
+            .map(|object| object.expect("every position was allocated").into_bound(py)),
+    )
 }
 
 fn read_indices<'py>(

@@ -19,6 +19,8 @@
 
 use std::borrow::Cow;
 use std::cell::RefCell;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Mutex;
 
 use rayon::prelude::*;
 
@@ -69,25 +71,44 @@ pub struct PreparedBatch<'r> {
     chunk_starts: Vec<u32>,
 }
 
-/// Destination pointers handed to the parallel tasks of [`PreparedBatch::fill`].
+/// Destination buffers of a run of requests in `by_chunk` order (entry `k` receives the
+/// record of request `by_chunk[first + k]`), handed to the parallel tasks of
+/// [`PreparedBatch::fill`] and [`PreparedBatch::fill_pipelined`].
 struct Destinations {
     pointers: Vec<(*mut u8, usize)>,
 }
 
-// SAFETY: the pointers come from distinct `&mut [u8]` borrowed for the whole `fill` call,
-// and each is written by exactly one task (the one of its chunk slot).
+// SAFETY: the pointers come from distinct `&mut [u8]` borrowed for the whole fill call, and
+// each is written by exactly one task (the one of its chunk slot).
 unsafe impl Sync for Destinations {}
+// SAFETY: as above; a task that owns a `Destinations` is its only user.
+unsafe impl Send for Destinations {}
 
 impl Destinations {
+    fn from_buffers(buffers: &mut [&mut [u8]]) -> Destinations {
+        Destinations {
+            pointers: buffers
+                .iter_mut()
+                .map(|buffer| (buffer.as_mut_ptr(), buffer.len()))
+                .collect(),
+        }
+    }
+
     /// # Safety
-    /// `position` must belong to the calling task's chunk slot (no other task touches it).
+    /// Entry `k` must belong to the calling task's chunk slot (no other task touches it).
     #[allow(clippy::mut_from_ref)]
-    unsafe fn get(&self, position: u32) -> &mut [u8] {
-        let (pointer, len) = self.pointers[position as usize];
+    unsafe fn get(&self, k: usize) -> &mut [u8] {
+        let (pointer, len) = self.pointers[k];
         // SAFETY: see the type's invariant; the slice lies inside the caller's buffer.
         unsafe { std::slice::from_raw_parts_mut(pointer, len) }
     }
 }
+
+/// Requests per piece of [`PreparedBatch::fill_pipelined`]: enough work per pool task that
+/// scheduling costs nothing, small enough that the first piece starts decoding at once.
+const PIECE_RECORDS: usize = 512;
+/// Decoded bytes per piece, for chunks of many records.
+const PIECE_BYTES: usize = 1 << 20;
 
 impl<'r> PreparedBatch<'r> {
     /// Number of records.
@@ -141,13 +162,21 @@ impl<'r> PreparedBatch<'r> {
                 });
             }
         }
+        // Destination of every request in `by_chunk` order, so each slot owns a run.
         let destinations = Destinations {
-            pointers: outputs
-                .iter_mut()
-                .map(|output| (output.as_mut_ptr(), output.len()))
+            pointers: self
+                .by_chunk
+                .iter()
+                .map(|&position| {
+                    let output = &mut outputs[position as usize];
+                    (output.as_mut_ptr(), output.len())
+                })
                 .collect(),
         };
-        let fill_slot = |slot: usize| self.fill_slot(slot, &destinations);
+        let fill_slot = |slot: usize| {
+            let run = self.chunk_starts[slot] as usize;
+            self.fill_slot(slot, &destinations, run)
+        };
         if self.reader.options().parallel() && self.chunks.len() > 1 {
             // Small chunks are cheap: hand them out in runs so scheduling does not dominate.
             let run = (4096 / self.items.len().div_ceil(self.chunks.len()).max(1)).clamp(1, 64);
@@ -160,43 +189,141 @@ impl<'r> PreparedBatch<'r> {
         }
     }
 
-    fn fill_slot(&self, slot: usize, destinations: &Destinations) -> Result<()> {
+    /// [`PreparedBatch::fill`] with the destinations created along the way: the records
+    /// are taken in pieces of consecutive chunks; for each piece `allocate(positions, out)`
+    /// runs on the calling thread and must push one buffer per request position it is given
+    /// (of [`PreparedBatch::record_len`] bytes each, in the given order), and the piece then
+    /// decodes on the pool while the caller allocates the next one. So the caller's serial
+    /// work (in Python: creating the `bytes` objects) overlaps the parallel decoding instead
+    /// of preceding it.
+    ///
+    /// # Errors
+    /// The first error of `allocate` (nothing more is allocated; pieces already handed over
+    /// still finish), [`Error::State`] (converted) if a buffer has the wrong length,
+    /// [`Error::Corrupt`] (converted) if a chunk's payload is damaged. On error the buffers
+    /// hold partial data and must be dropped.
+    pub fn fill_pipelined<'o, E: From<Error>>(
+        &self,
+        mut allocate: impl FnMut(&[u32], &mut Vec<&'o mut [u8]>) -> std::result::Result<(), E>,
+    ) -> std::result::Result<(), E> {
+        let parallel = self.reader.options().parallel() && self.chunks.len() > 1;
+        let failure: Mutex<Option<Error>> = Mutex::new(None);
+        let failed = AtomicBool::new(false);
+        let record_failure = |error: Error| {
+            failed.store(true, Ordering::Relaxed);
+            failure
+                .lock()
+                .unwrap_or_else(|poison| poison.into_inner())
+                .get_or_insert(error);
+        };
+        let fill_piece = |slots: std::ops::Range<usize>, destinations: Destinations| {
+            if failed.load(Ordering::Relaxed) {
+                return;
+            }
+            let first = self.chunk_starts[slots.start] as usize;
+            for slot in slots {
+                let run = self.chunk_starts[slot] as usize - first;
+                if let Err(error) = self.fill_slot(slot, &destinations, run) {
+                    record_failure(error);
+                    return;
+                }
+            }
+        };
+        let mut buffers: Vec<&'o mut [u8]> = Vec::new();
+        let allocated = rayon::in_place_scope(|scope| -> std::result::Result<(), E> {
+            let mut slot = 0;
+            while slot < self.chunks.len() && !failed.load(Ordering::Relaxed) {
+                let start = slot;
+                let (mut records, mut bytes) = (0usize, 0usize);
+                while slot < self.chunks.len() && records < PIECE_RECORDS && bytes < PIECE_BYTES {
+                    records += (self.chunk_starts[slot + 1] - self.chunk_starts[slot]) as usize;
+                    bytes += self.chunks[slot].decoded_size();
+                    slot += 1;
+                }
+                let positions = &self.by_chunk
+                    [self.chunk_starts[start] as usize..self.chunk_starts[slot] as usize];
+                buffers.clear();
+                allocate(positions, &mut buffers)?;
+                self.check_buffers(positions, &buffers)?;
+                let destinations = Destinations::from_buffers(&mut buffers);
+                if parallel {
+                    let fill_piece = &fill_piece;
+                    scope.spawn(move |_| fill_piece(start..slot, destinations));
+                } else {
+                    fill_piece(start..slot, destinations);
+                }
+            }
+            Ok(())
+        });
+        allocated?;
+        match failure
+            .into_inner()
+            .unwrap_or_else(|poison| poison.into_inner())
+        {
+            Some(error) => Err(error.into()),
+            None => Ok(()),
+        }
+    }
+
+    fn check_buffers(&self, positions: &[u32], buffers: &[&mut [u8]]) -> Result<()> {
+        let mismatch = |what: String| Error::State {
+            path: self.reader.path().to_path_buf(),
+            what,
+        };
+        if buffers.len() != positions.len() {
+            return Err(mismatch(format!(
+                "{} destination buffers for {} records",
+                buffers.len(),
+                positions.len()
+            )));
+        }
+        for (&position, buffer) in positions.iter().zip(buffers) {
+            let expected = self.record_len(position as usize);
+            if buffer.len() != expected {
+                return Err(mismatch(format!(
+                    "destination {position} has {} bytes, the record {expected}",
+                    buffer.len()
+                )));
+            }
+        }
+        Ok(())
+    }
+
+    /// Decodes chunk `slot` into its destinations: entry `run + j` of `destinations` for
+    /// the `j`-th request of the slot.
+    fn fill_slot(&self, slot: usize, destinations: &Destinations, run: usize) -> Result<()> {
         let chunk = &self.chunks[slot];
         let positions =
             &self.by_chunk[self.chunk_starts[slot] as usize..self.chunk_starts[slot + 1] as usize];
         let reader = self.reader;
         let corrupt = |malformed: crate::error::Malformed| malformed.in_file(reader.path());
+        // SAFETY (every `destinations.get` below): entries `run..run + positions.len()`
+        // belong to this slot only.
+        let destination = |j: usize| unsafe { destinations.get(run + j) };
         if let Some(values) = chunk.simple.values_in_place(&chunk.data) {
-            for &position in positions {
+            for (j, &position) in positions.iter().enumerate() {
                 let within = self.items[position as usize].1 as usize;
-                // SAFETY: `position` is listed under this slot only.
-                unsafe { destinations.get(position) }
-                    .copy_from_slice(&values[chunk.record_range(within)]);
+                destination(j).copy_from_slice(&values[chunk.record_range(within)]);
             }
             return Ok(());
         }
         if chunk.simple.ends.len() == 1 {
             // The only record is the whole values buffer: decompress into the first
             // destination, copy it to repeated requests.
-            let (&first, repeats) = positions.split_first().expect("a slot has a position");
-            // SAFETY: `first` is listed under this slot only.
-            let out = unsafe { destinations.get(first) };
+            let out = destination(0);
             chunk
                 .simple
                 .decompress_values_into(&chunk.data, reader.dictionary(), out)
                 .map_err(corrupt)?;
-            for &position in repeats {
-                // SAFETY: distinct positions of this slot are distinct buffers.
-                unsafe { destinations.get(position) }.copy_from_slice(out);
+            for j in 1..positions.len() {
+                destination(j).copy_from_slice(out);
             }
             return Ok(());
         }
         let scatter = |values: &[u8]| {
-            for &position in positions {
+            for (j, &position) in positions.iter().enumerate() {
                 let within = self.items[position as usize].1 as usize;
-                // SAFETY: `position` is listed under this slot only.
-                unsafe { destinations.get(position) }
-                    .copy_from_slice(&values[chunk.record_range(within)]);
+                destination(j).copy_from_slice(&values[chunk.record_range(within)]);
             }
         };
         let size = chunk.decoded_size();

@@ -44,6 +44,13 @@ fn check_reads(path: &Path, original: &[Vec<u8>]) {
         let expected: Vec<Vec<u8>> = [11, 0, 5, 0].iter().map(|&i| original[i].clone()).collect();
         assert_eq!(records, expected, "prepared batch returned wrong data");
     }
+    if let Ok(records) = read_pipelined(&reader, &[0, 11, 5, 11]) {
+        let expected: Vec<Vec<u8>> = [0, 11, 5, 11]
+            .iter()
+            .map(|&i| original[i].clone())
+            .collect();
+        assert_eq!(records, expected, "pipelined batch returned wrong data");
+    }
 }
 
 /// The two-phase batch read (prepare, then fill caller buffers).
@@ -54,6 +61,26 @@ fn read_prepared(reader: &Reader, indices: &[u64]) -> Result<Vec<Vec<u8>>, Error
         .collect();
     let mut outputs: Vec<&mut [u8]> = records.iter_mut().map(Vec::as_mut_slice).collect();
     prepared.fill(&mut outputs)?;
+    Ok(records)
+}
+
+/// The two-phase batch read with buffers handed out piece by piece.
+fn read_pipelined(reader: &Reader, indices: &[u64]) -> Result<Vec<Vec<u8>>, Error> {
+    let prepared = reader.prepare_batch(indices)?;
+    let mut records: Vec<Vec<u8>> = (0..prepared.len())
+        .map(|position| vec![0xAA; prepared.record_len(position)])
+        .collect();
+    let mut unclaimed: Vec<Option<&mut [u8]>> = records
+        .iter_mut()
+        .map(|record| Some(record.as_mut_slice()))
+        .collect();
+    prepared.fill_pipelined(|positions, buffers| {
+        for &position in positions {
+            buffers.push(unclaimed[position as usize].take().expect("asked once"));
+        }
+        Ok::<(), Error>(())
+    })?;
+    drop(unclaimed);
     Ok(records)
 }
 

@@ -16,6 +16,32 @@ fn fill(prepared: &PreparedBatch<'_>) -> Vec<Vec<u8>> {
     records
 }
 
+/// Like [`fill`] through [`PreparedBatch::fill_pipelined`]: buffers handed out piece by
+/// piece, as the Python binding creates its objects.
+fn fill_pipelined(prepared: &PreparedBatch<'_>) -> Vec<Vec<u8>> {
+    let mut records: Vec<Vec<u8>> = (0..prepared.len())
+        .map(|position| vec![0xAA; prepared.record_len(position)])
+        .collect();
+    let mut unclaimed: Vec<Option<&mut [u8]>> = records
+        .iter_mut()
+        .map(|record| Some(record.as_mut_slice()))
+        .collect();
+    prepared
+        .fill_pipelined(|positions, buffers| {
+            for &position in positions {
+                let buffer = unclaimed[position as usize].take();
+                buffers.push(buffer.expect("every position is asked for once"));
+            }
+            Ok::<(), shapeshift_records::Error>(())
+        })
+        .unwrap();
+    assert!(
+        unclaimed.iter().all(Option::is_none),
+        "a position was never asked for"
+    );
+    records
+}
+
 #[test]
 fn prepared_batch_rejects_mismatched_destinations() {
     let dir = tempfile::tempdir().unwrap();
@@ -96,7 +122,8 @@ proptest! {
         // Out of order, with repeats.
         let indices: Vec<u64> = picks.iter().map(|pick| pick.index(records.len()) as u64).collect();
         let expected: Vec<Vec<u8>> = indices.iter().map(|&i| records[i as usize].clone()).collect();
-        prop_assert_eq!(fill(&reader.prepare_batch(&indices).unwrap()), expected);
+        prop_assert_eq!(fill(&reader.prepare_batch(&indices).unwrap()), expected.clone());
+        prop_assert_eq!(fill_pipelined(&reader.prepare_batch(&indices).unwrap()), expected);
         let begin = indices.first().copied().unwrap_or(0);
         let end = records.len() as u64;
         prop_assert_eq!(fill(&reader.prepare_range(begin, end).unwrap()), records[begin as usize..].to_vec());
@@ -126,6 +153,77 @@ fn drain_from(sequential: &mut SequentialReader, count: usize) -> Vec<Vec<u8>> {
                 .map(|record| record.unwrap().to_vec())
         })
         .collect()
+}
+
+#[test]
+fn pipelined_fills_span_many_pieces_and_stop_at_the_first_allocation_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let records: Vec<Vec<u8>> = (0..5000u32)
+        .map(|i| format!("{i};").into_bytes().repeat((i % 97) as usize))
+        .collect();
+    for options in [
+        "group_size:1,zstd:1",
+        "group_size:7,snappy",
+        "group_size:300,uncompressed",
+    ] {
+        let path = dir.path().join("file.array_record");
+        let mut writer = Writer::create(&path, options).unwrap();
+        for record in &records {
+            writer.write(record).unwrap();
+        }
+        writer.close().unwrap();
+        for reader_options in ["", "max_parallelism:1"] {
+            let reader =
+                Reader::open_with_options(&path, ReaderOptions::parse(reader_options).unwrap())
+                    .unwrap();
+            let indices: Vec<u64> = (0..5000u64).map(|i| (i * 7919) % 5000).collect();
+            let expected: Vec<Vec<u8>> = indices
+                .iter()
+                .map(|&i| records[i as usize].clone())
+                .collect();
+            let prepared = reader.prepare_batch(&indices).unwrap();
+            assert_eq!(
+                fill_pipelined(&prepared),
+                expected,
+                "{options} {reader_options}"
+            );
+            assert_eq!(
+                fill_pipelined(&reader.prepare_range(0, 5000).unwrap()),
+                records
+            );
+            // The caller's allocation fails on the second piece: that error comes back and
+            // no further piece is asked for.
+            let mut pieces = 0;
+            let mut storage: Vec<Vec<u8>> = (0..prepared.len())
+                .map(|position| vec![0; prepared.record_len(position)])
+                .collect();
+            let mut unclaimed: Vec<Option<&mut [u8]>> =
+                storage.iter_mut().map(|s| Some(s.as_mut_slice())).collect();
+            let result = prepared.fill_pipelined(|positions, buffers| {
+                pieces += 1;
+                if pieces == 2 {
+                    return Err(shapeshift_records::Error::State {
+                        path: "caller".into(),
+                        what: "out of memory".into(),
+                    });
+                }
+                for &position in positions {
+                    buffers.push(unclaimed[position as usize].take().unwrap());
+                }
+                Ok(())
+            });
+            assert!(result.unwrap_err().to_string().contains("out of memory"));
+            assert_eq!(pieces, 2);
+            // A buffer of the wrong length is refused before anything is written into it.
+            let mut short = [0u8; 1];
+            let mut short_buffer = Some(&mut short[..]);
+            let result = prepared.fill_pipelined(|_, buffers| {
+                buffers.extend(short_buffer.take());
+                Ok::<(), shapeshift_records::Error>(())
+            });
+            assert!(result.is_err());
+        }
+    }
 }
 
 #[test]
