@@ -37,7 +37,7 @@
 use std::collections::HashMap;
 use std::io::{BufWriter, Read, Write};
 
-use shapeshift_types::{value_to_node, StructForm, TableSchema, Value, ValueRef};
+use shapeshift_types::{value_to_node, StructForm, TableSchema, Type, Value, ValueRef};
 
 use crate::table::other_columns;
 use crate::table::position::{Control, PositionReader, PositionWriter};
@@ -67,12 +67,21 @@ struct Table {
 
 impl Table {
     fn new(schema: &TableSchema) -> Table {
+        // Compiling a column's checks bisects its type's bounds (hundreds of checks); wide
+        // tables repeat few types (BM1: 1000 columns, 10 types), so each is compiled once.
+        let mut compiled: HashMap<&Type, (ColumnCheck, row_scan::FastRule)> = HashMap::new();
+        let (checks, scan_columns) = schema
+            .columns
+            .iter()
+            .map(|c| {
+                let (check, rule) = *compiled
+                    .entry(&c.ty)
+                    .or_insert_with(|| (ColumnCheck::new(&c.ty), row_scan::FastRule::of(&c.ty)));
+                (check, row_scan::ScanColumn::new(c.name.as_bytes(), rule))
+            })
+            .unzip();
         Table {
-            checks: schema
-                .columns
-                .iter()
-                .map(|c| ColumnCheck::new(&c.ty))
-                .collect(),
+            checks,
             keys: schema
                 .columns
                 .iter()
@@ -89,20 +98,9 @@ impl Table {
                 .enumerate()
                 .map(|(i, c)| (c.name.as_bytes().to_vec(), i))
                 .collect(),
-            scan_columns: Vec::new(),
+            scan_columns,
             schema: schema.clone(),
         }
-        .with_scan_columns()
-    }
-
-    fn with_scan_columns(mut self) -> Table {
-        self.scan_columns = self
-            .keys
-            .iter()
-            .zip(&self.schema.columns)
-            .map(|(_, column)| row_scan::ScanColumn::new(column.name.as_bytes(), &column.ty))
-            .collect();
-        self
     }
 }
 
@@ -669,11 +667,13 @@ impl YsonRowSource {
             } else {
                 row_scan::scan_row::<false>
             };
+            self.scratch.clear();
             match scan(
                 window,
                 &self.tables[table],
                 &mut self.cells,
                 &mut self.scan,
+                &mut self.scratch,
                 max_depth,
             ) {
                 Ok(length) => return Ok(Some(length)),
@@ -702,7 +702,11 @@ impl YsonRowSource {
             let position = self.positions.next_row();
             let row = self.parser.source().buffered(index, length);
             let refs = self.refs.loan();
-            refs.extend(self.cells.iter().map(|cell| cell.to_ref(row, &[])));
+            refs.extend(
+                self.cells
+                    .iter()
+                    .map(|cell| cell.to_ref(row, &self.scratch)),
+            );
             return Ok(Some((
                 RowRef {
                     position,

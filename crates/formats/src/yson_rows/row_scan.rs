@@ -5,9 +5,10 @@
 //! - *binary*: `{`, `key=value;` entries with binary string keys, binary scalars, `#`, nested
 //!   `[ ] { } < >`, no whitespace, no text tokens;
 //! - *text*: `{`, `"key"=value;` entries with quoted keys and strings without escapes,
-//!   number literals, `%true` / `%false` / `%nan` / `%inf` / `%-inf`, `#`, no whitespace
-//!   inside the row; composite and `yson` values (which must be re-spelled as binary YSON)
-//!   are left to the parser, as are escaped strings;
+//!   number literals, `%true` / `%false` / `%nan` / `%inf` / `%-inf`, `#`, nested containers,
+//!   no whitespace inside the row; composite and `yson` values are re-spelled as binary YSON
+//!   into the row's scratch exactly as the parser path re-spells them (escaped strings are
+//!   left to the parser);
 //!
 //! each followed by the `;` that ends a list-fragment item. Everything else, and every row
 //! with a problem (unknown or repeated column, a value that does not fit its column, a missing
@@ -286,7 +287,7 @@ impl PredictedKey {
 /// fails — including the other integer kind, which YT's leniency may still accept — goes
 /// through [`ColumnCheck::read`](crate::table::values::ColumnCheck), which decides.
 #[derive(Clone, Copy, Debug, PartialEq)]
-enum FastRule {
+pub(super) enum FastRule {
     Signed {
         lo: i64,
         hi: i64,
@@ -304,7 +305,9 @@ enum FastRule {
 }
 
 impl FastRule {
-    fn of(ty: &Type) -> FastRule {
+    /// The rule of a column of type `ty` (the integer bounds come from the general check's
+    /// bisection: a few hundred checks, so tables compile it once per distinct type).
+    pub(super) fn of(ty: &Type) -> FastRule {
         use PrimitiveType as P;
         // Only plain types: tagged, optional and other types keep the full check.
         let Type::Primitive(primitive) = ty else {
@@ -347,8 +350,8 @@ impl FastRule {
 }
 
 impl ScanColumn {
-    /// `name` is the column's name, `ty` its type.
-    pub(super) fn new(name: &[u8], ty: &Type) -> ScanColumn {
+    /// `name` is the column's name, `rule` [`FastRule::of`] its type.
+    pub(super) fn new(name: &[u8], rule: FastRule) -> ScanColumn {
         let mut binary = Vec::new();
         yson_binary::string(&mut binary, name);
         binary.push(b'=');
@@ -358,7 +361,7 @@ impl ScanColumn {
         ScanColumn {
             binary_key: PredictedKey::new(binary),
             text_key: PredictedKey::new(text),
-            rule: FastRule::of(ty),
+            rule,
         }
     }
 
@@ -395,6 +398,7 @@ pub(super) fn scan_row<const TEXT: bool>(
     table: &Table,
     cells: &mut [Cell],
     state: &mut ScanState,
+    scratch: &mut Vec<u8>,
     max_depth: usize,
 ) -> Result<usize, Bail> {
     debug_assert_eq!(window.first(), Some(&b'{'));
@@ -445,7 +449,7 @@ pub(super) fn scan_row<const TEXT: bool>(
             *seen = stamp;
             found += 1;
             cells[column] = if TEXT {
-                scan_text_value(window, &mut at, table, column)?
+                scan_text_value(window, &mut at, table, column, scratch, max_depth)?
             } else {
                 scan_value(window, &mut at, table, column, max_depth)?
             };
@@ -651,14 +655,16 @@ fn number(literal: &[u8]) -> Result<ValueRef<'static>, Bail> {
         .map_err(|_| Bail::Fallback)
 }
 
-/// One text column value at `*at`: scalars only (composite and `yson` values are re-spelled
-/// as binary YSON by the parser path).
+/// One text column value at `*at`; composite and `yson` values are re-spelled as binary YSON
+/// into `scratch`, as the parser path re-spells them.
 #[inline(always)]
 fn scan_text_value(
     window: &[u8],
     at: &mut usize,
     table: &Table,
     column: usize,
+    scratch: &mut Vec<u8>,
+    max_depth: usize,
 ) -> Result<Cell, Bail> {
     let check = &table.checks[column];
     let marker = byte(window, *at)?;
@@ -667,12 +673,36 @@ fn scan_text_value(
             *at += 1;
             return Ok(Cell::Null);
         }
-        return Err(Bail::Fallback);
+        let start = scratch.len();
+        // The row map is one level already.
+        transcode_text_value(window, at, scratch, max_depth.saturating_sub(1))?;
+        let span = Span::in_scratch(start, scratch.len());
+        return Ok(if check.kind == ColumnKind::Yson {
+            Cell::Any(span)
+        } else {
+            Cell::Composite(span)
+        });
     }
     let mut string = (0, 0);
-    let value = match marker {
+    let value = match text_scalar(window, at, marker, &mut string)? {
+        Some(value) => value,
+        None => return Err(Bail::Fallback),
+    };
+    checked_cell(table, column, value, string)
+}
+
+/// A text scalar whose first byte `marker` is at `*at`; `None` when it is none (a container
+/// or anything the scan leaves to the parser). A string's place is put in `string`.
+#[inline(always)]
+fn text_scalar<'w>(
+    window: &'w [u8],
+    at: &mut usize,
+    marker: u8,
+    string: &mut (usize, usize),
+) -> Result<Option<ValueRef<'w>>, Bail> {
+    Ok(Some(match marker {
         b'"' => {
-            string = quoted_string(window, at)?;
+            *string = quoted_string(window, at)?;
             ValueRef::String(&window[string.0..string.1])
         }
         b'#' => {
@@ -695,7 +725,139 @@ fn scan_text_value(
                 _ => return Err(Bail::Fallback),
             }
         }
-        _ => return Err(Bail::Fallback),
-    };
-    checked_cell(table, column, value, string)
+        _ => return Ok(None),
+    }))
+}
+
+/// Re-spells one text value from `*at` as binary YSON into `out`, byte for byte as the
+/// parser path's transcoding does (every item inside a container followed by `;`), and
+/// moves past it. Text without whitespace only; anything else is a fallback.
+fn transcode_text_value(
+    window: &[u8],
+    at: &mut usize,
+    out: &mut Vec<u8>,
+    max_depth: usize,
+) -> Result<(), Bail> {
+    let mut closes = [0u8; MAX_SKIP_DEPTH];
+    let mut depth = 0usize;
+    let max_depth = max_depth.min(MAX_SKIP_DEPTH);
+    let mut attributes_allowed = true;
+    loop {
+        // A value.
+        let marker = byte(window, *at)?;
+        match marker {
+            b'[' | b'{' | b'<' => {
+                if depth == max_depth || (marker == b'<' && !attributes_allowed) {
+                    return Err(Bail::Fallback);
+                }
+                let close = match marker {
+                    b'[' => b']',
+                    b'{' => b'}',
+                    _ => b'>',
+                };
+                closes[depth] = close;
+                depth += 1;
+                *at += 1;
+                out.push(marker);
+                if marker == b'[' {
+                    if byte(window, *at)? != b']' {
+                        attributes_allowed = true;
+                        continue;
+                    }
+                    *at += 1;
+                    depth -= 1;
+                    out.push(b']');
+                } else if text_key_or_close(window, at, close, out)? {
+                    depth -= 1;
+                    out.push(close);
+                    if close == b'>' {
+                        attributes_allowed = false;
+                        continue;
+                    }
+                } else {
+                    attributes_allowed = true;
+                    continue;
+                }
+            }
+            _ => {
+                let mut string = (0, 0);
+                match text_scalar(window, at, marker, &mut string)? {
+                    Some(ValueRef::Null) => out.push(b'#'),
+                    Some(ValueRef::Bool(v)) => yson_binary::boolean(out, v),
+                    Some(ValueRef::Int64(v)) => yson_binary::int64(out, v),
+                    Some(ValueRef::Uint64(v)) => yson_binary::uint64(out, v),
+                    Some(ValueRef::Double(v)) => yson_binary::double(out, v),
+                    Some(ValueRef::String(v)) => yson_binary::string(out, v),
+                    _ => return Err(Bail::Fallback),
+                }
+            }
+        }
+        // A complete value: `;` after it inside a container, then separators and closes.
+        loop {
+            if depth == 0 {
+                return Ok(());
+            }
+            out.push(b';');
+            let close = closes[depth - 1];
+            match byte(window, *at)? {
+                b';' => {
+                    *at += 1;
+                    if close == b']' {
+                        if byte(window, *at)? == b']' {
+                            *at += 1;
+                            depth -= 1;
+                            out.push(b']');
+                            continue;
+                        }
+                        attributes_allowed = true;
+                        break;
+                    }
+                    if text_key_or_close(window, at, close, out)? {
+                        depth -= 1;
+                        out.push(close);
+                        if close == b'>' {
+                            attributes_allowed = false;
+                            break;
+                        }
+                        continue;
+                    }
+                    attributes_allowed = true;
+                    break;
+                }
+                b if b == close => {
+                    *at += 1;
+                    depth -= 1;
+                    out.push(close);
+                    if close == b'>' {
+                        attributes_allowed = false;
+                        break;
+                    }
+                }
+                _ => return Err(Bail::Fallback),
+            }
+        }
+    }
+}
+
+/// In a text map or attribute map: either its `close` (`true`, consumed) or a quoted key and
+/// its `=` (`false`, consumed, the key written as binary YSON with its `=`).
+#[inline(always)]
+fn text_key_or_close(
+    window: &[u8],
+    at: &mut usize,
+    close: u8,
+    out: &mut Vec<u8>,
+) -> Result<bool, Bail> {
+    if byte(window, *at)? == close {
+        *at += 1;
+        return Ok(true);
+    }
+    let (start, end) = quoted_string(window, at)?;
+    if byte(window, *at)? != b'=' {
+        return Err(Bail::Fallback);
+    }
+    *at += 1;
+    yson_binary::string(out, &window[start..end]);
+    out.push(b'=');
+    Ok(false)
 }

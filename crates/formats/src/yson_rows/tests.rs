@@ -5,7 +5,9 @@
 use std::io::Read;
 
 use proptest::prelude::*;
-use shapeshift_types::{ColumnSchema, Member, PrimitiveType, TableSchema, Type, Value};
+use shapeshift_types::{
+    ColumnSchema, Member, Node, NodeValue, PrimitiveType, TableSchema, Type, Value,
+};
 
 use super::{sink, YsonRowSource};
 use crate::table::{value_from_ref, FormatError, RowPosition, RowSource};
@@ -83,6 +85,7 @@ fn arb_type() -> impl Strategy<Value = Type> {
             p(PrimitiveType::String),
             p(PrimitiveType::Double)
         )),
+        Just(p(PrimitiveType::Yson)),
     ]
 }
 
@@ -107,6 +110,7 @@ fn arb_value(ty: &Type) -> BoxedStrategy<Value> {
         Type::Primitive(P::Utf8) => "[a-zé\"]{0,20}"
             .prop_map(|s| Value::String(s.into_bytes()))
             .boxed(),
+        Type::Primitive(P::Yson) => arb_node().prop_map(Value::Any).boxed(),
         Type::Optional(item) => prop_oneof![Just(Value::Null), arb_value(item)].boxed(),
         Type::List(item) => proptest::collection::vec(arb_value(item), 0..4)
             .prop_map(Value::List)
@@ -122,6 +126,33 @@ fn arb_value(ty: &Type) -> BoxedStrategy<Value> {
         }
         other => panic!("no generator for {other:?}"),
     }
+}
+
+/// A node with attributes now and then, nested a few levels.
+fn arb_node() -> impl Strategy<Value = Node> {
+    let leaf = prop_oneof![
+        Just(Node::entity()),
+        any::<i64>().prop_map(Node::int64),
+        any::<u64>().prop_map(Node::uint64),
+        any::<bool>().prop_map(|v| Node::new(NodeValue::Bool(v))),
+        (-1e6f64..1e6).prop_map(|v| Node::new(NodeValue::Double(v))),
+        arb_string().prop_map(Node::string),
+    ];
+    leaf.prop_recursive(3, 16, 4, |inner| {
+        let entries = proptest::collection::vec(("[a-z\"]{1,4}", inner.clone()), 0..3);
+        prop_oneof![
+            proptest::collection::vec(inner.clone(), 0..4).prop_map(Node::list),
+            entries.clone().prop_map(Node::map),
+            (entries, inner).prop_map(|(attributes, node)| {
+                let mut node = node;
+                node.attributes = attributes
+                    .into_iter()
+                    .map(|(k, v)| (k.into_bytes(), v))
+                    .collect();
+                node
+            }),
+        ]
+    })
 }
 
 /// A schema, rows with positions (row indexes now and then: control entities), and whether
