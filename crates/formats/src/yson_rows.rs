@@ -662,20 +662,28 @@ impl YsonRowSource {
                 }
             }
             // The spelling of the row's first key (or its `}`) picks the scan.
-            let scan = if window.get(1) == Some(&b'"') {
-                row_scan::scan_row::<true>
-            } else {
-                row_scan::scan_row::<false>
-            };
             self.scratch.clear();
-            match scan(
-                window,
-                &self.tables[table],
-                &mut self.cells,
-                &mut self.scan,
-                &mut self.scratch,
-                max_depth,
-            ) {
+            let table = &self.tables[table];
+            let scanned = if window.get(1) == Some(&b'"') {
+                row_scan::scan_row::<true>(
+                    window,
+                    table,
+                    &mut self.cells,
+                    &mut self.scan,
+                    &mut self.scratch,
+                    max_depth,
+                )
+            } else {
+                row_scan::scan_row::<false>(
+                    window,
+                    table,
+                    &mut self.cells,
+                    &mut self.scan,
+                    &mut self.scratch,
+                    max_depth,
+                )
+            };
+            match scanned {
                 Ok(length) => return Ok(Some(length)),
                 Err(row_scan::Bail::Fallback) => return Ok(None),
                 Err(row_scan::Bail::NeedMore) => {
@@ -1231,11 +1239,20 @@ impl RowSink for YsonTextSink {
     ) -> Result<(), FormatError> {
         let table =
             check_table(&self.tables, position, values.len()).map_err(|e| e.in_row(self.rows))?;
-        for ((value, column), check) in values.iter().zip(&table.schema.columns).zip(&table.checks)
+        for (((value, column), check), plan) in values
+            .iter()
+            .zip(&table.schema.columns)
+            .zip(&table.checks)
+            .zip(&table.scan_columns)
         {
-            check
-                .write_owned(value, &column.ty)
-                .map_err(|e| column_error(&column.name, e).in_row(self.rows))?;
+            // The compiled rule takes only scalars the full check takes.
+            let taken = check.kind == ColumnKind::Scalar
+                && scalar_ref(value).is_some_and(|scalar| plan.takes(scalar));
+            if !taken {
+                check
+                    .write_owned(value, &column.ty)
+                    .map_err(|e| column_error(&column.name, e).in_row(self.rows))?;
+            }
         }
         // Composite values are taken from `values` by index; their refs are placeholders.
         let mut storage = std::mem::take(&mut self.refs);
