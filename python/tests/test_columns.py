@@ -115,6 +115,48 @@ def test_bad_arguments():
         column.take([1, 10])
     with pytest.raises(ValueError, match="negative"):
         column.take([-1])
+    # A negative index after a valid one reads as a huge unsigned row inside the extension;
+    # the error still names the negative index and its position.
+    with pytest.raises(ValueError, match="position 2 holds -4"):
+        column.take([1, 2, -4])
+    with pytest.raises(ValueError, match="1-D"):
+        column.take(np.zeros((2, 2), dtype=np.int64))
+
+
+@pytest.mark.parametrize("target", columns.TARGETS)
+@pytest.mark.parametrize("density", [0.0005, 0.01, 0.2, 1.0])
+def test_take_matches_indexing_at_every_density(target, density):
+    # Several encodings per column (runs, sparse, decimals with exceptions), rows with repeats,
+    # other index dtypes and non-contiguous index arrays: take == decode-then-index.
+    n = 70_000
+    ints = np.concatenate(
+        [
+            np.repeat(RNG.integers(0, 50, n // 1000 + 1), 1000)[: n // 4],
+            np.where(RNG.random(n // 4) < 0.05, RNG.integers(1, 10**9, n // 4), 0),
+            RNG.integers(0, 300, n // 4),
+            1_700_000_000 + np.cumsum(RNG.integers(0, 1000, n - 3 * (n // 4))),
+        ]
+    ).astype(np.int64)
+    prices = np.round(RNG.lognormal(3, 1, n), 2)
+    prices[::997] = np.nan
+    for values in (ints, ints.astype(np.int32), prices, prices.astype(np.float32)):
+        column = columns.Column(columns.encode(values, target=target, block_size=16384))
+        rows = np.sort(RNG.choice(n, max(1, int(n * density)), replace=True))
+        expected = values[rows].view(np.uint8)
+        assert np.array_equal(column.take(rows).view(np.uint8), expected)
+        assert np.array_equal(column.take(rows.astype(np.int32)).view(np.uint8), expected)
+        strided = np.repeat(rows, 2)[::2]  # a non-contiguous view equal to rows
+        assert not strided.flags.c_contiguous or rows.size < 2
+        assert np.array_equal(column.take(strided).view(np.uint8), expected)
+        taken = column.take(rows)
+        assert taken.dtype == values.dtype and taken.flags.writeable and taken.flags.owndata
+
+
+def test_take_of_nothing_and_of_everything():
+    values = RNG.integers(0, 1000, 20_000).astype(np.int64)
+    column = columns.Column(columns.encode(values, target="faster"))
+    assert column.take(np.array([], dtype=np.int64)).shape == (0,)
+    np.testing.assert_array_equal(column.take(np.arange(20_000)), values)
 
 
 def test_non_contiguous_input_is_copied():
