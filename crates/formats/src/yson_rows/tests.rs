@@ -374,11 +374,16 @@ fn probe_in_place_reads() {
         }
         let bytes: std::rc::Rc<[u8]> = write(&schema, &rows, text).into();
         let schemas = std::slice::from_ref(&schema);
+        // PROBE_BUFFER=<bytes> tries another initial buffer size.
+        let buffer_size = std::env::var("PROBE_BUFFER")
+            .ok()
+            .and_then(|b| b.parse().ok())
+            .unwrap_or(super::READ_BUFFER_SIZE);
         let interface = || {
             let mut source = YsonRowSource::new(
                 schemas,
                 Box::new(std::io::Cursor::new(bytes.clone())),
-                super::READ_BUFFER_SIZE,
+                buffer_size,
                 super::MAX_ROW_BYTES,
             );
             let mut sum = 0u64;
@@ -433,7 +438,7 @@ fn probe_in_place_reads() {
             t.sort_by(f64::total_cmp);
         }
         println!(
-            "text={text} bytes={} interface {:.2} ms, own {:.2} ms, read copy alone {:.2} ms",
+            "buffer={buffer_size} text={text} bytes={} interface {:.2} ms, own {:.2} ms, read copy alone {:.2} ms",
             bytes.len(),
             times[0][3],
             times[1][3],
