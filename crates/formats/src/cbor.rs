@@ -87,14 +87,21 @@ impl Dialect for Cbor {
             .and_then(|e| e.bytes(binary_yson));
     }
 
+    #[inline(always)]
     fn read<'a>(input: &'a [u8], pos: &mut usize) -> Result<Item<'a>, TreeError> {
         let start = *pos;
         let mut d = Decoder::new(input);
         d.set_position(start);
         let fail = |e: minicbor::decode::Error| {
             let at = e.position().unwrap_or(start);
-            let message = e.to_string();
-            TreeError::new(at, message)
+            // The offset travels apart (a streaming reader adds the window's place in the
+            // stream to it); minicbor's message would repeat it relative to the window.
+            let message = e.to_string().replacen(&format!(" at position {at}"), "", 1);
+            if e.is_end_of_input() {
+                TreeError::end_of_input(at, message)
+            } else {
+                TreeError::new(at, message)
+            }
         };
         let item = match d.datatype().map_err(fail)? {
             CborType::Bool => Item::Bool(d.bool().map_err(fail)?),

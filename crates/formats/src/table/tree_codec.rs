@@ -82,6 +82,9 @@ impl Item<'_> {
 pub struct TreeError {
     pub offset: usize,
     pub message: String,
+    /// The item runs past the end of the bytes given: more input may complete it (a
+    /// streaming reader refills and retries; at the end of the stream it is truncation).
+    pub end_of_input: bool,
 }
 
 impl TreeError {
@@ -90,7 +93,24 @@ impl TreeError {
         TreeError {
             offset,
             message: message.into(),
+            end_of_input: false,
         }
+    }
+
+    /// An item that needs bytes past the end of the input.
+    #[cold]
+    pub(crate) fn end_of_input(offset: usize, message: impl Into<String>) -> TreeError {
+        TreeError {
+            end_of_input: true,
+            ..TreeError::new(offset, message)
+        }
+    }
+
+    /// The same error in column `name`.
+    #[cold]
+    fn in_column(mut self, name: &str) -> TreeError {
+        self.message = format!("column \"{name}\": {}", self.message);
+        self
     }
 }
 
@@ -258,7 +278,7 @@ impl<'a, D: Dialect> TreeDecoder<'a, D> {
         }
     }
 
-    #[inline]
+    #[inline(always)]
     fn item(&mut self) -> Result<Item<'a>, TreeError> {
         D::read(self.input, &mut self.pos)
     }
@@ -680,10 +700,72 @@ fn type_name(ty: &Type) -> String {
     String::from_utf8_lossy(&crate::yson::to_vec(&node, crate::yson::YsonFormat::Text)).into_owned()
 }
 
-/// One table of a tree-format stream: its schema and its columns' compiled checks.
+/// One table of a tree-format stream: its schema and its columns' compiled checks and
+/// reading plans.
 struct TreeTable {
     schema: TableSchema,
     checks: Vec<ColumnCheck>,
+    plans: Vec<ScalarPlan>,
+}
+
+/// How the streaming source reads a column's common scalar items without going through the
+/// general check: one comparison against bounds compiled when the source opens. The bounds
+/// are `check_value`'s own (`signed_bounds`, `unsigned_bound`, found by bisection), and an
+/// item a plan does not accept takes the general path, so both accept the same values and
+/// errors read the same.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum ScalarPlan {
+    /// A signed integer column: an integer item within `lo..=hi` (either sign class).
+    Signed {
+        lo: i64,
+        hi: i64,
+    },
+    /// An unsigned integer column: an integer item within `0..=hi` (either sign class).
+    Unsigned {
+        hi: u64,
+    },
+    /// `double`: a float item.
+    Double,
+    Bool,
+    /// `string`: a byte or text string.
+    Bytes,
+    /// `utf8`, `json`: a byte or text string of valid UTF-8.
+    Utf8,
+    /// Everything else (nulls, `float`, `uuid`, decimals, dates with bounds checked by
+    /// `check_value` alone, composites, `yson`).
+    General,
+}
+
+impl ScalarPlan {
+    fn of(ty: &Type, check: &ColumnCheck) -> ScalarPlan {
+        use PrimitiveType as P;
+        if check.kind != ColumnKind::Scalar {
+            return ScalarPlan::General;
+        }
+        let primitive = match ty.untagged() {
+            Type::Optional(item) => item.untagged(),
+            other => other,
+        };
+        let Type::Primitive(p) = primitive else {
+            return ScalarPlan::General;
+        };
+        let accepts = |value: Value| check_value(&value, ty).is_ok();
+        match p {
+            P::Bool => ScalarPlan::Bool,
+            P::Double => ScalarPlan::Double,
+            P::String => ScalarPlan::Bytes,
+            P::Utf8 | P::Json => ScalarPlan::Utf8,
+            P::Float | P::Uuid | P::Null | P::Void | P::Yson => ScalarPlan::General,
+            _ if accepts(Value::Int64(0)) => {
+                let (lo, hi) = super::values::signed_bounds(ty);
+                ScalarPlan::Signed { lo, hi }
+            }
+            _ if accepts(Value::Uint64(0)) => ScalarPlan::Unsigned {
+                hi: super::values::unsigned_bound(ty),
+            },
+            _ => ScalarPlan::General,
+        }
+    }
 }
 
 /// Where reading a whole tree-format stream held in memory stands: the next record's
@@ -702,13 +784,23 @@ impl TreeStream {
             format,
             tables: schemas
                 .iter()
-                .map(|schema| TreeTable {
-                    checks: schema
+                .map(|schema| {
+                    let checks: Vec<ColumnCheck> = schema
                         .columns
                         .iter()
                         .map(|c| ColumnCheck::new(&c.ty))
-                        .collect(),
-                    schema: schema.clone(),
+                        .collect();
+                    let plans = schema
+                        .columns
+                        .iter()
+                        .zip(&checks)
+                        .map(|(c, check)| ScalarPlan::of(&c.ty, check))
+                        .collect();
+                    TreeTable {
+                        checks,
+                        plans,
+                        schema: schema.clone(),
+                    }
                 })
                 .collect(),
             positions: PositionReader::default(),
@@ -717,18 +809,23 @@ impl TreeStream {
         }
     }
 
+    /// `e` (an offset into the input given) as a [`FormatError`] at its offset in the
+    /// stream (`base` + offset) in the current row.
     #[cold]
-    fn fail(&self, e: TreeError) -> FormatError {
+    fn fail_at(&self, base: u64, e: TreeError) -> FormatError {
         FormatError::new(self.format, e.message)
-            .at(e.offset as u64)
+            .at(base + e.offset as u64)
             .in_row(self.rows)
     }
 
     #[cold]
+    fn fail(&self, e: TreeError) -> FormatError {
+        self.fail_at(0, e)
+    }
+
+    #[cold]
     fn column_fail(&self, e: TreeError, column: &str) -> FormatError {
-        FormatError::new(self.format, format!("column \"{column}\": {}", e.message))
-            .at(e.offset as u64)
-            .in_row(self.rows)
+        self.fail(e.in_column(column))
     }
 
     /// Reads control records up to the next row's array header: the row's table and
@@ -772,18 +869,20 @@ impl TreeStream {
         decoder: &mut TreeDecoder<'_, D>,
         table: usize,
         out: &mut Vec<u8>,
-    ) -> Result<(), FormatError> {
+    ) -> Result<(), TreeError> {
         let start = decoder.pos;
-        let fail = |message: String| self.fail(TreeError::new(start, message));
-        match decoder.item().map_err(|e| self.fail(e))? {
+        match decoder.item()? {
             Item::Yson(bytes) => {
                 other_columns::normalize(bytes, &self.tables[table].schema, table, out)
-                    .map_err(fail)
+                    .map_err(|message| TreeError::new(start, message))
             }
-            other => Err(fail(format!(
-                "expected the row's other columns (a yson extension item), found {}",
-                other.name()
-            ))),
+            other => Err(TreeError::new(
+                start,
+                format!(
+                    "expected the row's other columns (a yson extension item), found {}",
+                    other.name()
+                ),
+            )),
         }
     }
 }
@@ -830,7 +929,8 @@ impl<'a, D: Dialect> RowReader<'a, D> {
         self.others.clear();
         if has_others {
             self.stream
-                .other_columns(&mut decoder, table, &mut self.others)?;
+                .other_columns(&mut decoder, table, &mut self.others)
+                .map_err(|e| self.stream.fail(e))?;
         }
         self.stream.pos = decoder.pos;
         self.stream.rows += 1;
@@ -882,14 +982,97 @@ impl<'a, D: Dialect> ItemReader<'a, D> {
     }
 }
 
-/// A [`RowSource`](super::RowSource) over a tree-format stream, read whole into memory.
+/// The most bytes one record (a row, or a control record) of a streaming tree-format source
+/// may take: the read buffer grows to hold a record larger than itself, up to this.
+pub(crate) const MAX_RECORD_BYTES: usize = 1 << 30;
+
+/// The read buffer a streaming tree-format source starts with.
+const READ_BUFFER_BYTES: usize = 256 << 10;
+
+/// The input of a streaming source: a window of the stream in a buffer that rows are decoded
+/// from in place (their strings borrow it).
 ///
-/// Rows are decoded in one pass straight into the borrowed row: scalars and strings borrow
-/// the input and are checked by their column's compiled rule; composite and `yson` values are
-/// decoded, checked and written as binary YSON into a per-row scratch buffer, and their refs
-/// are filled in once the scratch stops growing.
+/// `buffer[consumed..filled]` is the part not decoded yet; `buffer[0]` is byte `base` of the
+/// stream. Refilling moves the undecoded tail to the front, doubles the buffer only when that
+/// tail fills it (a record larger than the buffer, up to [`MAX_RECORD_BYTES`]), and reads
+/// until the tail has at least doubled: a record that needs `k` refills is decoded `k + 1`
+/// times over a geometric series of lengths, so decoding stays linear in the input even for
+/// a reader that returns a few bytes at a time.
+struct InputWindow {
+    reader: Box<dyn std::io::Read>,
+    buffer: Vec<u8>,
+    consumed: usize,
+    filled: usize,
+    base: u64,
+    eof: bool,
+}
+
+impl InputWindow {
+    fn new(reader: Box<dyn std::io::Read>) -> InputWindow {
+        InputWindow {
+            reader,
+            buffer: Vec::new(),
+            consumed: 0,
+            filled: 0,
+            base: 0,
+            eof: false,
+        }
+    }
+
+    /// Reads more of the stream after a record at `consumed` ran past `filled`.
+    ///
+    /// # Errors
+    /// On I/O failure, or when the record would outgrow [`MAX_RECORD_BYTES`].
+    #[cold]
+    fn refill(&mut self, format: &'static str) -> Result<(), FormatError> {
+        if self.consumed > 0 {
+            self.buffer.copy_within(self.consumed..self.filled, 0);
+            self.filled -= self.consumed;
+            self.base += self.consumed as u64;
+            self.consumed = 0;
+        }
+        let pending = self.filled;
+        if pending == self.buffer.len() {
+            if self.buffer.len() >= MAX_RECORD_BYTES {
+                return Err(FormatError::new(
+                    format,
+                    format!(
+                        "a record is larger than {MAX_RECORD_BYTES} bytes (the reader's limit)"
+                    ),
+                )
+                .at(self.base));
+            }
+            let grown = (self.buffer.len() * 2).clamp(READ_BUFFER_BYTES, MAX_RECORD_BYTES);
+            self.buffer.resize(grown, 0);
+        }
+        let target = (pending * 2).clamp(pending + 1, self.buffer.len());
+        while self.filled < target {
+            match self.reader.read(&mut self.buffer[self.filled..]) {
+                Ok(0) => {
+                    self.eof = true;
+                    break;
+                }
+                Ok(n) => self.filled += n,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(e) => {
+                    return Err(FormatError::io(format, &e).at(self.base + self.filled as u64))
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// A [`RowSource`](super::RowSource) over a tree-format stream, read through a window.
+///
+/// Rows are decoded in one pass in place in the input window, straight into the row's refs:
+/// scalars are checked by their column's plan (or compiled check), strings borrow the
+/// window, composite and `yson` values are decoded, checked and written as binary YSON into a
+/// per-row scratch buffer, whose refs are filled in once it stops growing (`spans`). A record
+/// that runs past the bytes read so far is decoded again after a refill (control records
+/// are consumed one by one, so a retry never applies one twice).
 pub(crate) struct TreeSource<D> {
-    input: Vec<u8>,
+    window: InputWindow,
     stream: TreeStream,
     scratch: Vec<u8>,
     /// The row's values held in `scratch`: column, span, `yson` (else composite).
@@ -899,17 +1082,16 @@ pub(crate) struct TreeSource<D> {
     dialect: PhantomData<D>,
 }
 
+/// A decoded row and the columns it carries outside its schema.
+type RowWithOthers<'a> = (RowRef<'a>, Option<&'a [u8]>);
+
 impl<D: Dialect> TreeSource<D> {
     pub(crate) fn open(
         schemas: &[TableSchema],
-        mut input: Box<dyn std::io::Read>,
+        input: Box<dyn std::io::Read>,
     ) -> Result<Self, FormatError> {
-        let mut bytes = Vec::new();
-        input
-            .read_to_end(&mut bytes)
-            .map_err(|e| FormatError::io(D::NAME, &e))?;
         Ok(TreeSource {
-            input: bytes,
+            window: InputWindow::new(input),
             stream: TreeStream::new(D::NAME, schemas),
             scratch: Vec::new(),
             spans: Vec::new(),
@@ -919,13 +1101,13 @@ impl<D: Dialect> TreeSource<D> {
         })
     }
 
-    #[inline]
-    fn read(&mut self) -> Result<Option<(RowRef<'_>, Option<&[u8]>)>, FormatError> {
-        let Some((table, has_others)) = self.stream.next_record::<D>(&self.input)? else {
-            return Ok(None);
-        };
+    /// Decodes the record at the window's `consumed` offset: the row, or `None` for a
+    /// control record (applied). Nothing but the scratch buffers changes unless the record
+    /// is complete, so a record cut by the window's end can be decoded again after a refill.
+    #[inline(always)]
+    fn step(&mut self) -> Result<Option<RowWithOthers<'_>>, TreeError> {
         let TreeSource {
-            input,
+            window,
             stream,
             scratch,
             spans,
@@ -933,66 +1115,105 @@ impl<D: Dialect> TreeSource<D> {
             refs,
             ..
         } = self;
-        let input: &[u8] = input;
+        let input: &[u8] = &window.buffer[..window.filled];
+        let mut decoder = TreeDecoder::<D>::new(input, window.consumed);
+        let tables = &stream.tables;
+        let record = decoder.record(
+            |t| {
+                tables
+                    .get(t)
+                    .map(|t| (t.schema.columns.len(), !t.schema.strict))
+            },
+            stream.positions.table(),
+        )?;
+        let has_others = match record {
+            Record::Row { other_columns } => other_columns,
+            Record::Control(controls) => {
+                for control in controls {
+                    stream.positions.control(control);
+                }
+                window.consumed = decoder.pos;
+                return Ok(None);
+            }
+            Record::End => {
+                return Err(TreeError::end_of_input(decoder.pos, "the input ends"));
+            }
+        };
+        let table = stream.positions.table();
         scratch.clear();
         spans.clear();
         let refs = refs.loan();
-        let mut decoder = TreeDecoder::<D>::new(input, stream.pos);
         let spec = &stream.tables[table];
-        for (column, (def, check)) in spec.schema.columns.iter().zip(&spec.checks).enumerate() {
+        let columns = spec
+            .schema
+            .columns
+            .iter()
+            .zip(&spec.checks)
+            .zip(&spec.plans);
+        for (column, ((def, check), plan)) in columns.enumerate() {
             let start = decoder.pos;
-            let item = decoder
-                .item()
-                .map_err(|e| stream.column_fail(e, &def.name))?;
-            let value = match check.kind {
-                ColumnKind::Scalar => {
-                    let value = match item {
-                        Item::Nil => ValueRef::Null,
-                        Item::Bool(v) => ValueRef::Bool(v),
-                        Item::Int(v) => ValueRef::Int64(v),
-                        Item::Uint(v) => ValueRef::Uint64(v),
-                        Item::Double(v) => ValueRef::Double(v),
-                        Item::Bytes(v) | Item::Text(v) => ValueRef::String(v),
-                        other => {
-                            return Err(stream.column_fail(
-                                TreeError::new(
-                                    start,
-                                    format!(
-                                        "expected a value of type {}, found {}",
-                                        type_name(&def.ty),
-                                        other.name()
-                                    ),
-                                ),
-                                &def.name,
-                            ))
-                        }
-                    };
-                    check.read(value, &def.ty).map_err(|e| {
-                        stream.column_fail(TreeError::new(start, e.to_string()), &def.name)
-                    })?
+            let item = decoder.item().map_err(|e| e.in_column(&def.name))?;
+            // The common scalars by the column's plan; anything else (and every value the
+            // plan refuses, for its error) by the general path below.
+            let value = match (*plan, item) {
+                (ScalarPlan::Signed { lo, hi }, Item::Int(v)) if lo <= v && v <= hi => {
+                    ValueRef::Int64(v)
                 }
-                _ if matches!(item, Item::Nil) && check.nullable => ValueRef::Null,
-                ColumnKind::Composite => {
-                    let at = scratch.len();
-                    decoder
-                        .transcode_from(item, start, &def.ty, scratch)
-                        .map_err(|e| stream.column_fail(e, &def.name))?;
-                    spans.push((column, at, scratch.len(), false));
-                    ValueRef::Null
+                (ScalarPlan::Signed { lo: _, hi }, Item::Uint(v)) if hi >= 0 && v <= hi as u64 => {
+                    ValueRef::Int64(v as i64)
                 }
-                kind => {
-                    decoder.pos = start;
-                    let value = decoder
-                        .column(&def.ty)
-                        .map_err(|e| stream.column_fail(e, &def.name))?;
-                    if !matches!(value, Value::Null) {
-                        let at = scratch.len();
-                        yson_binary::value(scratch, &value, &def.ty)
-                            .map_err(|m| stream.column_fail(TreeError::new(start, m), &def.name))?;
-                        spans.push((column, at, scratch.len(), kind == ColumnKind::Yson));
+                (ScalarPlan::Unsigned { hi }, Item::Uint(v)) if v <= hi => ValueRef::Uint64(v),
+                (ScalarPlan::Unsigned { hi }, Item::Int(v)) if v >= 0 && v as u64 <= hi => {
+                    ValueRef::Uint64(v as u64)
+                }
+                (ScalarPlan::Double, Item::Double(v)) => ValueRef::Double(v),
+                (ScalarPlan::Bool, Item::Bool(v)) => ValueRef::Bool(v),
+                (ScalarPlan::Bytes, Item::Bytes(v) | Item::Text(v)) => ValueRef::String(v),
+                (ScalarPlan::Utf8, Item::Bytes(v) | Item::Text(v))
+                    if std::str::from_utf8(v).is_ok() =>
+                {
+                    ValueRef::String(v)
+                }
+                _ => match check.kind {
+                    ColumnKind::Scalar => {
+                        let value = match item {
+                            Item::Nil => ValueRef::Null,
+                            Item::Bool(v) => ValueRef::Bool(v),
+                            Item::Int(v) => ValueRef::Int64(v),
+                            Item::Uint(v) => ValueRef::Uint64(v),
+                            Item::Double(v) => ValueRef::Double(v),
+                            Item::Bytes(v) | Item::Text(v) => ValueRef::String(v),
+                            other => {
+                                return Err(wrong_item(start, &def.ty, other).in_column(&def.name))
+                            }
+                        };
+                        check.read(value, &def.ty).map_err(|e| {
+                            TreeError::new(start, e.to_string()).in_column(&def.name)
+                        })?
                     }
-                    ValueRef::Null
-                }
+                    _ if matches!(item, Item::Nil) && check.nullable => ValueRef::Null,
+                    ColumnKind::Composite => {
+                        let at = scratch.len();
+                        decoder
+                            .transcode_from(item, start, &def.ty, scratch)
+                            .map_err(|e| e.in_column(&def.name))?;
+                        spans.push((column, at, scratch.len(), false));
+                        ValueRef::Null
+                    }
+                    ColumnKind::Yson => {
+                        decoder.pos = start;
+                        let value = decoder
+                            .column(&def.ty)
+                            .map_err(|e| e.in_column(&def.name))?;
+                        if !matches!(value, Value::Null) {
+                            let at = scratch.len();
+                            yson_binary::value(scratch, &value, &def.ty)
+                                .map_err(|m| TreeError::new(start, m).in_column(&def.name))?;
+                            spans.push((column, at, scratch.len(), true));
+                        }
+                        ValueRef::Null
+                    }
+                },
             };
             refs.push(value);
         }
@@ -1000,7 +1221,7 @@ impl<D: Dialect> TreeSource<D> {
         if has_others {
             stream.other_columns(&mut decoder, table, others)?;
         }
-        stream.pos = decoder.pos;
+        window.consumed = decoder.pos;
         stream.rows += 1;
         let position = stream.positions.next_row();
         let scratch: &[u8] = scratch;
@@ -1021,6 +1242,44 @@ impl<D: Dialect> TreeSource<D> {
             others,
         )))
     }
+
+    /// The next row, refilling the window as records need; `None` at the end of the stream.
+    #[inline(always)]
+    fn read(&mut self) -> Result<Option<RowWithOthers<'_>>, FormatError> {
+        loop {
+            if self.window.consumed == self.window.filled {
+                if self.window.eof {
+                    return Ok(None);
+                }
+                self.window.refill(D::NAME)?;
+                continue;
+            }
+            let this: *mut Self = self;
+            // SAFETY: the borrow of `*this` leaves the loop only in the returned row; on every
+            // other path its result is dropped (the error owns nothing borrowed) before
+            // `self` is used again. This is NLL's "problem case #3" (a conditional return of a
+            // borrow in a loop), which the borrow checker refuses and Polonius accepts.
+            match unsafe { &mut *this }.step() {
+                Ok(Some(row)) => return Ok(Some(row)),
+                Ok(None) => {}
+                Err(e) if e.end_of_input && !self.window.eof => self.window.refill(D::NAME)?,
+                Err(e) => return Err(self.stream.fail_at(self.window.base, e)),
+            }
+        }
+    }
+}
+
+/// The error of an item that cannot start a value of `ty`.
+#[cold]
+fn wrong_item(start: usize, ty: &Type, item: Item<'_>) -> TreeError {
+    TreeError::new(
+        start,
+        format!(
+            "expected a value of type {}, found {}",
+            type_name(ty),
+            item.name()
+        ),
+    )
 }
 
 impl<D: Dialect> RowSource for TreeSource<D> {
