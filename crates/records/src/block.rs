@@ -219,12 +219,33 @@ pub(crate) struct RawChunk<'a> {
     pub data_offset: u64,
 }
 
-/// Reads `len` logical bytes at physical position `pos`, skipping block headers.
-fn read_logical(
-    file: &[u8],
+/// Appends `len` logical bytes at physical position `pos` to `out`, skipping block
+/// headers; returns the physical position after them. The caller has checked that they lie
+/// inside `file` (`add_with_overhead(pos, len) <= file.len()`).
+pub(crate) fn gather_logical(file: &[u8], mut pos: u64, len: u64, out: &mut Vec<u8>) -> u64 {
+    out.reserve(len as usize);
+    let mut left = len;
+    while left > 0 {
+        if is_block_boundary(pos) {
+            pos += BLOCK_HEADER_SIZE;
+        }
+        let take = remaining_in_block(pos).min(left);
+        out.extend_from_slice(&file[pos as usize..(pos + take) as usize]);
+        pos += take;
+        left -= take;
+    }
+    pos
+}
+
+/// Reads `len` logical bytes at physical position `pos`, skipping block headers: borrowed
+/// from `file` when they lie inside one block, otherwise gathered into `scratch` (cleared
+/// first; reused by the caller) or, without one, into a new buffer.
+fn read_logical<'a>(
+    file: &'a [u8],
     mut pos: u64,
     len: u64,
-) -> Result<(Cow<'_, [u8]>, u64, u64), Malformed> {
+    scratch: Option<&'a mut Vec<u8>>,
+) -> Result<(Cow<'a, [u8]>, u64, u64), Malformed> {
     let file_len = file.len() as u64;
     if is_block_boundary(pos) && len > 0 {
         pos += BLOCK_HEADER_SIZE;
@@ -242,36 +263,47 @@ fn read_logical(
         let slice = &file[pos as usize..(pos + len) as usize];
         return Ok((Cow::Borrowed(slice), first, pos + len));
     }
-    let mut out = Vec::with_capacity(len as usize);
-    let mut left = len;
-    while left > 0 {
-        if is_block_boundary(pos) {
-            pos += BLOCK_HEADER_SIZE;
+    let (data, after) = match scratch {
+        Some(scratch) => {
+            scratch.clear();
+            let after = gather_logical(file, pos, len, scratch);
+            (Cow::Borrowed(scratch.as_slice()), after)
         }
-        let take = remaining_in_block(pos).min(left);
-        out.extend_from_slice(&file[pos as usize..(pos + take) as usize]);
-        pos += take;
-        left -= take;
-    }
-    debug_assert!(pos <= end);
-    Ok((Cow::Owned(out), first, pos))
+        None => {
+            let mut out = Vec::new();
+            let after = gather_logical(file, pos, len, &mut out);
+            (Cow::Owned(out), after)
+        }
+    };
+    debug_assert!(after <= end);
+    Ok((data, first, after))
 }
 
 /// Reads and verifies the chunk beginning at `begin`.
 pub(crate) fn read_chunk(file: &[u8], begin: u64) -> Result<RawChunk<'_>, Malformed> {
+    read_chunk_in(file, begin, None)
+}
+
+/// [`read_chunk`] gathering data that spans blocks into `scratch` (if given) instead of a
+/// new buffer; the data is then borrowed from `scratch`.
+pub(crate) fn read_chunk_in<'a>(
+    file: &'a [u8],
+    begin: u64,
+    scratch: Option<&'a mut Vec<u8>>,
+) -> Result<RawChunk<'a>, Malformed> {
     if !is_block_boundary(begin) && (begin % BLOCK_SIZE) < BLOCK_HEADER_SIZE {
         return Err(Malformed::new(
             begin,
             "a chunk cannot begin inside a block header",
         ));
     }
-    let (header_bytes, _, after_header) = read_logical(file, begin, CHUNK_HEADER_SIZE)?;
+    let (header_bytes, _, after_header) = read_logical(file, begin, CHUNK_HEADER_SIZE, None)?;
     let header_bytes: &[u8; CHUNK_HEADER_SIZE as usize] = header_bytes
         .as_ref()
         .try_into()
         .expect("40 bytes were read");
     let header = ChunkHeader::decode(header_bytes, begin)?;
-    let (data, data_offset, _) = read_logical(file, after_header, header.data_size)?;
+    let (data, data_offset, _) = read_logical(file, after_header, header.data_size, scratch)?;
     if riegeli_hash(&data) != header.data_hash {
         return Err(Malformed::new(
             data_offset,

@@ -17,13 +17,13 @@
 //! chunk verified, and `fill` fails as a whole if any needed chunk is damaged (the caller
 //! then discards the destinations, so a half-written record is never returned).
 
-use std::borrow::Cow;
 use std::cell::RefCell;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
 
 use rayon::prelude::*;
 
+use crate::block::{gather_logical, remaining_in_block};
 use crate::error::{Error, Result};
 use crate::reader::Reader;
 use crate::simple_chunk::{self, PreparedSimpleChunk};
@@ -35,11 +35,24 @@ thread_local! {
     /// Decoded values of multi-record chunks land here before their records are copied out;
     /// reusing it spares an allocation (and its page faults) per chunk.
     static SCRATCH: RefCell<Vec<u8>> = const { RefCell::new(Vec::new()) };
+    /// Chunk data that spans blocks is gathered here (without its block headers), once to
+    /// verify it while preparing and once more when it is decoded: a warm reused buffer
+    /// instead of one fresh allocation per chunk kept from prepare to fill.
+    static GATHER: RefCell<Vec<u8>> = const { RefCell::new(Vec::new()) };
+}
+
+/// Where a prepared chunk's (verified) data is.
+enum ChunkData<'r> {
+    /// Inside one block of the file.
+    InFile(&'r [u8]),
+    /// Spanning blocks: `size` logical bytes from file position `offset`, gathered again
+    /// when decoded.
+    SpansBlocks { offset: u64, size: u64 },
 }
 
 struct PreparedChunk<'r> {
     chunk_index: usize,
-    data: Cow<'r, [u8]>,
+    data: ChunkData<'r>,
     simple: PreparedSimpleChunk,
 }
 
@@ -292,6 +305,29 @@ impl<'r> PreparedBatch<'r> {
     /// Decodes chunk `slot` into its destinations: entry `run + j` of `destinations` for
     /// the `j`-th request of the slot.
     fn fill_slot(&self, slot: usize, destinations: &Destinations, run: usize) -> Result<()> {
+        match self.chunks[slot].data {
+            ChunkData::InFile(data) => self.fill_slot_from(slot, data, destinations, run),
+            ChunkData::SpansBlocks { offset, size } => GATHER.with(|gather| {
+                let mut gather = gather.borrow_mut();
+                gather.clear();
+                gather_logical(self.reader.file_bytes(), offset, size, &mut gather);
+                let result = self.fill_slot_from(slot, &gather, destinations, run);
+                if gather.capacity() > KEPT_SCRATCH_BYTES {
+                    *gather = Vec::new();
+                }
+                result
+            }),
+        }
+    }
+
+    /// [`PreparedBatch::fill_slot`] with the chunk's data at hand.
+    fn fill_slot_from(
+        &self,
+        slot: usize,
+        data: &[u8],
+        destinations: &Destinations,
+        run: usize,
+    ) -> Result<()> {
         let chunk = &self.chunks[slot];
         let positions =
             &self.by_chunk[self.chunk_starts[slot] as usize..self.chunk_starts[slot + 1] as usize];
@@ -300,7 +336,7 @@ impl<'r> PreparedBatch<'r> {
         // SAFETY (every `destinations.get` below): entries `run..run + positions.len()`
         // belong to this slot only.
         let destination = |j: usize| unsafe { destinations.get(run + j) };
-        if let Some(values) = chunk.simple.values_in_place(&chunk.data) {
+        if let Some(values) = chunk.simple.values_in_place(data) {
             for (j, &position) in positions.iter().enumerate() {
                 let within = self.items[position as usize].1 as usize;
                 destination(j).copy_from_slice(&values[chunk.record_range(within)]);
@@ -313,7 +349,7 @@ impl<'r> PreparedBatch<'r> {
             let out = destination(0);
             chunk
                 .simple
-                .decompress_values_into(&chunk.data, reader.dictionary(), out)
+                .decompress_values_into(data, reader.dictionary(), out)
                 .map_err(corrupt)?;
             for j in 1..positions.len() {
                 destination(j).copy_from_slice(out);
@@ -331,7 +367,7 @@ impl<'r> PreparedBatch<'r> {
             let mut values = vec![0u8; size];
             chunk
                 .simple
-                .decompress_values_into(&chunk.data, reader.dictionary(), &mut values)
+                .decompress_values_into(data, reader.dictionary(), &mut values)
                 .map_err(corrupt)?;
             scatter(&values);
             return Ok(());
@@ -344,7 +380,7 @@ impl<'r> PreparedBatch<'r> {
             let values = &mut scratch[..size];
             chunk
                 .simple
-                .decompress_values_into(&chunk.data, reader.dictionary(), values)
+                .decompress_values_into(data, reader.dictionary(), values)
                 .map_err(corrupt)?;
             scatter(values);
             Ok(())
@@ -421,20 +457,34 @@ impl Reader {
 
     fn prepare_chunks(&self, chunk_indices: &[usize]) -> Result<Vec<PreparedChunk<'_>>> {
         let prepare = |&chunk_index: &usize| -> Result<PreparedChunk<'_>> {
-            let raw = self.read_verified_chunk(chunk_index)?;
-            let (num_records, decoded_size) = self.chunk_counts(chunk_index);
-            let simple = simple_chunk::prepare(
-                &raw.data,
-                raw.data_offset,
-                num_records,
-                decoded_size,
-                self.dictionary(),
-            )
-            .map_err(|malformed| malformed.in_file(self.path()))?;
-            Ok(PreparedChunk {
-                chunk_index,
-                data: raw.data,
-                simple,
+            GATHER.with(|gather| {
+                let mut gather = gather.borrow_mut();
+                let raw = self.read_verified_chunk_in(chunk_index, Some(&mut gather))?;
+                let (num_records, decoded_size) = self.chunk_counts(chunk_index);
+                let simple = simple_chunk::prepare(
+                    &raw.data,
+                    raw.data_offset,
+                    num_records,
+                    decoded_size,
+                    self.dictionary(),
+                )
+                .map_err(|malformed| malformed.in_file(self.path()))?;
+                let (offset, size) = (raw.data_offset, raw.header.data_size);
+                drop(raw);
+                if gather.capacity() > KEPT_SCRATCH_BYTES {
+                    *gather = Vec::new();
+                }
+                // Verified: the bounds were checked against the file while reading.
+                let data = if size <= remaining_in_block(offset) {
+                    ChunkData::InFile(&self.file_bytes()[offset as usize..(offset + size) as usize])
+                } else {
+                    ChunkData::SpansBlocks { offset, size }
+                };
+                Ok(PreparedChunk {
+                    chunk_index,
+                    data,
+                    simple,
+                })
             })
         };
         if self.options().parallel() && chunk_indices.len() > 1 {

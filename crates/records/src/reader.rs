@@ -17,7 +17,7 @@ use memmap2::Mmap;
 use prost::Message;
 use rayon::prelude::*;
 
-use crate::block::{read_chunk, ChunkType, RawChunk, BLOCK_SIZE};
+use crate::block::{read_chunk, read_chunk_in, ChunkType, RawChunk, BLOCK_SIZE};
 use crate::compression::Dictionary;
 use crate::error::{io_error, Error, Malformed, Result};
 use crate::footer::{
@@ -353,10 +353,25 @@ impl Reader {
 
     /// Chunk `chunk_index` read, hash-verified and checked against its footer entry.
     pub(crate) fn read_verified_chunk(&self, chunk_index: usize) -> Result<RawChunk<'_>> {
+        self.read_verified_chunk_in(chunk_index, None)
+    }
+
+    /// [`Reader::read_verified_chunk`] gathering data that spans blocks into `scratch`.
+    pub(crate) fn read_verified_chunk_in<'a>(
+        &'a self,
+        chunk_index: usize,
+        scratch: Option<&'a mut Vec<u8>>,
+    ) -> Result<RawChunk<'a>> {
         let entry = self.chunks[chunk_index];
-        let raw = read_chunk(&self.map, entry.offset).map_err(|m| m.in_file(&self.path))?;
+        let raw =
+            read_chunk_in(&self.map, entry.offset, scratch).map_err(|m| m.in_file(&self.path))?;
         self.check_entry(&raw.header, entry)?;
         Ok(raw)
+    }
+
+    /// The file's bytes (for gathering chunk data verified before).
+    pub(crate) fn file_bytes(&self) -> &[u8] {
+        &self.map
     }
 
     /// The footer's (records, decoded bytes) of chunk `chunk_index`.
