@@ -317,8 +317,12 @@ impl<B: AsRef<[u8]>> Column<B> {
 
 /// `Ok` when `indices` never decrease; the position is only searched for on failure.
 fn check_sorted(indices: &[usize]) -> Result<()> {
-    // A branch-free check that vectorises.
-    if indices.windows(2).all(|pair| pair[0] <= pair[1]) {
+    // A fold without an early exit, so it vectorises (`all` stops at the first failure and
+    // stays a scalar loop: about a tenth of a 1% take on a chunked column).
+    let descending = indices
+        .windows(2)
+        .fold(false, |seen, pair| seen | (pair[0] > pair[1]));
+    if !descending {
         return Ok(());
     }
     let position = indices
