@@ -150,6 +150,49 @@ fn every_random_access_kernel_is_exercised() {
 }
 
 #[test]
+fn exception_merge_both_ways() {
+    // Patched and ALP blocks of 2^16 values with ~4% exceptions: a handful of rows (far
+    // fewer than the exceptions: the per-row binary search) and 5% of the rows (more rows
+    // than a sixteenth of the exceptions: the bitmap), both against decode-then-index,
+    // including rows that sit on exceptions.
+    let n = 2 * 65536 + 777;
+    let ints = shaped(3, n, 4242);
+    let patched = EncodeOptions::new(Target::Smaller)
+        .with_block_size(65536)
+        .with_only(&[Encoding::PatchedBitPacked]);
+    let column = Column::open(encode(&ints, &patched).unwrap()).unwrap();
+    assert_eq!(column.composition(), vec![(Encoding::PatchedBitPacked, 3)]);
+    let exceptions: Vec<usize> = (0..n).filter(|&i| ints[i] >= 64).collect();
+    assert!(
+        exceptions.len() > 2 * 16 * 6,
+        "{} exceptions",
+        exceptions.len()
+    );
+    let mut few = vec![
+        3,
+        exceptions[5],
+        exceptions[5],
+        65536 + 11,
+        exceptions[200],
+        n - 1,
+    ];
+    few.sort_unstable();
+    check_take::<i64>(&column, &few);
+    check_take::<i64>(&column, &rows(n, 50, 17));
+    let floats = decimals(n, 777);
+    let alp = EncodeOptions::new(Target::Smaller)
+        .with_block_size(65536)
+        .with_only(&[Encoding::Alp]);
+    let column = Column::open(encode(&floats, &alp).unwrap()).unwrap();
+    assert_eq!(column.composition(), vec![(Encoding::Alp, 3)]);
+    let nans: Vec<usize> = (0..n).filter(|&i| floats[i].is_nan()).collect();
+    let mut few = vec![nans[0], nans[1] + 1, nans[40], 70_000, nans[nans.len() - 1]];
+    few.sort_unstable();
+    check_take::<f64>(&column, &few);
+    check_take::<f64>(&column, &rows(n, 50, 18));
+}
+
+#[test]
 fn bad_requests_are_errors() {
     let values: Vec<i64> = (0..10_000).collect();
     let column = Column::open(encode(&values, &EncodeOptions::default()).unwrap()).unwrap();
