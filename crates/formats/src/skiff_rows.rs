@@ -28,6 +28,7 @@ use crate::table::{FormatError, RowPosition, RowRef, RowSink, RowSource};
 
 const FORMAT: &str = "skiff";
 
+#[cold]
 fn skiff_error(error: SkiffError) -> FormatError {
     let message = match &error.column {
         Some(column) => format!("column \"{column}\": {}", error.message),
@@ -61,7 +62,7 @@ pub(crate) fn source(
     system_columns: bool,
 ) -> Result<Box<dyn RowSource>, FormatError> {
     let codec = codec(schemas, system_columns)?;
-    let all_borrowed = (0..schemas.len())
+    let all_borrowed: Vec<bool> = (0..schemas.len())
         .map(|t| {
             codec.table(t).is_some_and(|plan| {
                 (0..plan.column_count()).all(|c| plan.column_plan(c).borrowable)
@@ -69,6 +70,7 @@ pub(crate) fn source(
         })
         .collect();
     Ok(Box::new(SkiffRowSource {
+        every_table_borrowed: all_borrowed.iter().all(|&b| b),
         all_borrowed,
         reader: codec.stream_reader(input),
         schemas: schemas.to_vec(),
@@ -84,6 +86,8 @@ pub(crate) fn source(
 }
 
 struct SkiffRowSource {
+    /// Every table's columns read as borrowed values: rows take [`SkiffRowSource::next_borrowed_row`].
+    every_table_borrowed: bool,
     /// Per table: every column reads as a borrowed value (no composites, decimals or wide
     /// integers), so a row needs no scratch.
     all_borrowed: Vec<bool>,
@@ -111,27 +115,62 @@ enum LazyKind {
 impl RowSource for SkiffRowSource {
     #[inline]
     fn next_row(&mut self) -> Result<Option<RowRef<'_>>, FormatError> {
-        Ok(self.read(false)?.map(|(row, _)| row))
+        if self.every_table_borrowed {
+            return self.next_borrowed_row();
+        }
+        Ok(self.read::<false>()?.map(|(row, _)| row))
     }
 
     fn next_row_with_other_columns(
         &mut self,
     ) -> Result<Option<(RowRef<'_>, Option<&[u8]>)>, FormatError> {
-        self.read(true)
+        self.read::<true>()
     }
 }
 
+/// A boxed Skiff error as the interface's error (cold: the hot path only moves the box).
+#[cold]
+#[inline(never)]
+fn boxed_skiff_error(error: Box<SkiffError>) -> FormatError {
+    skiff_error(*error)
+}
+
 impl SkiffRowSource {
-    /// The next row, and its other columns when `with_others` (else they are not looked at).
-    #[inline]
-    fn read(
+    /// The next row when every table is borrowable: [`SkiffRowSource::read`] without the
+    /// scratch pass and without the `(row, others)` pair, whose reshuffling into the
+    /// returned `Option<RowRef>` cost a store-forwarding stall per row (perf annotate).
+    #[inline(always)]
+    fn next_borrowed_row(&mut self) -> Result<Option<RowRef<'_>>, FormatError> {
+        if !self.reader.advance().map_err(boxed_skiff_error)? {
+            return Ok(None);
+        }
+        let view = self.reader.current_row();
+        let refs = self.refs.loan();
+        refs.reserve(view.len());
+        view.for_each_value(|_, value| refs.push(value));
+        Ok(Some(RowRef {
+            position: RowPosition {
+                table_index: usize::from(view.table_index()),
+                row_index: view.row_index(),
+                range_index: view.range_index(),
+                key_switch: view.key_switch(),
+            },
+            values: refs,
+        }))
+    }
+
+    /// The next row, and its other columns when `WITH_OTHERS` (else they are not looked at).
+    ///
+    /// The row is scanned in place in the stream reader's buffer ([`StreamReader::advance`]
+    /// answers in registers).
+    fn read<const WITH_OTHERS: bool>(
         &mut self,
-        with_others: bool,
     ) -> Result<Option<(RowRef<'_>, Option<&[u8]>)>, FormatError> {
         let rows = self.reader.rows_read();
-        let Some(view) = self.reader.next_row().map_err(skiff_error)? else {
+        if !self.reader.advance().map_err(boxed_skiff_error)? {
             return Ok(None);
-        };
+        }
+        let view = self.reader.current_row();
         let table = usize::from(view.table_index());
         let position = RowPosition {
             table_index: table,
@@ -140,7 +179,7 @@ impl SkiffRowSource {
             key_switch: view.key_switch(),
         };
         self.others.clear();
-        if with_others {
+        if WITH_OTHERS {
             if let Some(bytes) = view.other_columns().filter(|b| *b != b"{}") {
                 other_columns::normalize(bytes, &self.schemas[table], table, &mut self.others)
                     .map_err(|m| FormatError::new(FORMAT, m).at(view.offset()).in_row(rows))?;
@@ -149,6 +188,7 @@ impl SkiffRowSource {
         let others = (!self.others.is_empty()).then_some(self.others.as_slice());
         if self.all_borrowed[table] {
             let refs = self.refs.loan();
+            refs.reserve(view.len());
             view.for_each_value(|_, value| refs.push(value));
             return Ok(Some((
                 RowRef {

@@ -180,6 +180,7 @@ impl Codec {
             rows: 0,
             variable_offsets: Vec::new(),
             previous_row_index: None,
+            current: (0, 0, 0),
         }
     }
 
@@ -255,6 +256,9 @@ pub struct StreamReader<R: Read> {
     rows: u64,
     variable_offsets: Vec<u32>,
     previous_row_index: Option<i64>,
+    /// The last row scanned: table index, and its bytes `buffer[start..end]` (valid until
+    /// the next scan moves or refills the buffer).
+    current: (u16, usize, usize),
 }
 
 const READ_CHUNK: usize = 1 << 16;
@@ -264,14 +268,32 @@ impl<R: Read> StreamReader<R> {
     ///
     /// # Errors
     /// An I/O error, or a truncated or corrupt row naming its byte offset, row and column.
+    #[inline]
     #[allow(clippy::should_implement_trait)]
     pub fn next_row(&mut self) -> Result<Option<RowView<'_>>, SkiffError> {
-        let (table_index, start, end) = loop {
+        if !self.advance().map_err(|error| *error)? {
+            return Ok(None);
+        }
+        Ok(Some(self.current_row()))
+    }
+
+    /// Scans the next row and makes it the current one ([`StreamReader::current_row`]);
+    /// `false` at the end of the stream.
+    ///
+    /// The row sources' hot path: the result fits in two registers (the error is boxed, and
+    /// cold), where `Result<Option<RowView>, SkiffError>` is moved through memory on every
+    /// row, twice more when a caller maps it into its own error type.
+    ///
+    /// # Errors
+    /// As [`StreamReader::next_row`].
+    #[inline]
+    pub(crate) fn advance(&mut self) -> Result<bool, Box<SkiffError>> {
+        loop {
             if self.start == self.end {
                 if self.eof {
-                    return Ok(None);
+                    return Ok(false);
                 }
-                self.fill(false)?;
+                self.fill(false).map_err(Box::new)?;
                 continue;
             }
             let scanned = scan_row(
@@ -281,33 +303,52 @@ impl<R: Read> StreamReader<R> {
                 &mut self.variable_offsets,
             );
             match scanned {
-                Ok((table_index, end)) => break (table_index, self.start, end),
-                Err(fail) if fail.fail.is_truncation() && !self.eof => self.fill(true)?,
-                Err(fail) => {
-                    return Err(to_error(
-                        &self.codec.tables,
-                        fail,
-                        self.buffer_offset,
-                        self.rows,
-                    ))
+                Ok((table_index, end)) => {
+                    let table = &self.codec.tables[table_index as usize];
+                    let row = &self.buffer[self.start..end];
+                    self.previous_row_index = resolve_row_index(
+                        table,
+                        row,
+                        &self.variable_offsets,
+                        self.previous_row_index,
+                    );
+                    self.current = (table_index, self.start, end);
+                    self.start = end;
+                    self.rows += 1;
+                    return Ok(true);
                 }
+                Err(fail) if fail.fail.is_truncation() && !self.eof => {
+                    self.fill(true).map_err(Box::new)?
+                }
+                Err(fail) => return Err(self.scan_error(fail)),
             }
-        };
-        let table = &self.codec.tables[table_index as usize];
-        let row = &self.buffer[start..end];
-        let row_index =
-            resolve_row_index(table, row, &self.variable_offsets, self.previous_row_index);
-        self.previous_row_index = row_index;
-        self.start = end;
-        self.rows += 1;
-        Ok(Some(RowView {
-            row,
-            table,
+        }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn scan_error(&self, fail: RowFail) -> Box<SkiffError> {
+        Box::new(to_error(
+            &self.codec.tables,
+            fail,
+            self.buffer_offset,
+            self.rows,
+        ))
+    }
+
+    /// The row the last successful [`StreamReader::advance`] scanned. Only meaningful after
+    /// one returned `true` (before, it is an empty row of table 0, never handed out).
+    #[inline]
+    pub(crate) fn current_row(&self) -> RowView<'_> {
+        let (table_index, start, end) = self.current;
+        RowView {
+            row: &self.buffer[start..end],
+            table: &self.codec.tables[table_index as usize],
             table_index,
             variable_offsets: &self.variable_offsets,
-            row_index,
+            row_index: self.previous_row_index,
             stream_offset: self.buffer_offset + start as u64,
-        }))
+        }
     }
 
     /// Moves the unconsumed bytes to the front and reads more: one read, or (`to_capacity`,

@@ -251,6 +251,7 @@ pub struct RowView<'a> {
 }
 
 impl<'a> RowView<'a> {
+    #[inline]
     pub fn table_index(&self) -> u16 {
         self.table_index
     }
@@ -266,6 +267,7 @@ impl<'a> RowView<'a> {
     }
 
     /// Byte offset of the row in the input.
+    #[inline]
     pub fn offset(&self) -> u64 {
         self.stream_offset
     }
@@ -359,6 +361,7 @@ impl<'a> RowView<'a> {
         }
     }
 
+    #[inline]
     pub fn key_switch(&self) -> bool {
         self.table
             .system
@@ -367,10 +370,12 @@ impl<'a> RowView<'a> {
     }
 
     /// `$row_index`, resolved against the previous row's index.
+    #[inline]
     pub fn row_index(&self) -> Option<i64> {
         self.row_index
     }
 
+    #[inline]
     pub fn range_index(&self) -> Option<i64> {
         let child = self.table.system.range_index?;
         let at = self.child_offset(child);
