@@ -402,26 +402,26 @@ fn avro_output_is_compressed_with_the_codec_asked_for() {
         ],
         ROWS.as_bytes(),
     );
+    let to_avro = |spec: &'static str| {
+        [
+            "convert",
+            "--schema",
+            schema_arg,
+            "--from",
+            "yson-text",
+            "--to",
+            "avro",
+            "--avro-codec",
+            spec,
+        ]
+    };
     for (spec, name) in [
         ("null", "null"),
         ("deflate:9", "deflate"),
         ("snappy", "snappy"),
         ("zstd:7", "zstandard"),
     ] {
-        let avro = ok(
-            &[
-                "convert",
-                "--schema",
-                schema_arg,
-                "--from",
-                "yson-text",
-                "--to",
-                "avro",
-                "--avro-codec",
-                spec,
-            ],
-            ROWS.as_bytes(),
-        );
+        let avro = ok(&to_avro(spec), ROWS.as_bytes());
         // The header names the codec: the `avro.codec` key, then its value as Avro bytes
         // (zigzag length, then the name).
         let mut entry = b"avro.codec".to_vec();
@@ -439,20 +439,7 @@ fn avro_output_is_compressed_with_the_codec_asked_for() {
         );
         assert_eq!(back, plain, "{spec}: the rows come back unchanged");
     }
-    let refused = run(
-        &[
-            "convert",
-            "--schema",
-            schema_arg,
-            "--from",
-            "yson-text",
-            "--to",
-            "avro",
-            "--avro-codec",
-            "zstd:99",
-        ],
-        ROWS.as_bytes(),
-    );
+    let refused = run(&to_avro("zstd:99"), ROWS.as_bytes());
     assert!(!refused.status.success());
     assert!(String::from_utf8_lossy(&refused.stderr).contains("zstd:99"));
 }
