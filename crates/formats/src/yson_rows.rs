@@ -69,15 +69,15 @@ impl Table {
     fn new(schema: &TableSchema) -> Table {
         // Compiling a column's checks bisects its type's bounds (hundreds of checks); wide
         // tables repeat few types (BM1: 1000 columns, 10 types), so each is compiled once.
-        let mut compiled: HashMap<&Type, ColumnCheck> = HashMap::new();
+        let mut compiled: HashMap<&Type, (ColumnCheck, row_scan::FastRule)> = HashMap::new();
         let (checks, scan_columns) = schema
             .columns
             .iter()
             .map(|c| {
-                let check = *compiled
+                let (check, rule) = *compiled
                     .entry(&c.ty)
-                    .or_insert_with(|| ColumnCheck::new(&c.ty));
-                (check, row_scan::ScanColumn::new(c.name.as_bytes()))
+                    .or_insert_with(|| (ColumnCheck::new(&c.ty), row_scan::FastRule::of(&c.ty)));
+                (check, row_scan::ScanColumn::new(c.name.as_bytes(), rule))
             })
             .unzip();
         Table {
@@ -538,9 +538,13 @@ impl YsonRowSource {
                     }
                 };
                 let spec = &self.tables[table];
-                let value = spec.checks[column]
-                    .read(value, &spec.schema.columns[column].ty)
-                    .map_err(|e| FormatError::new(FORMAT, e.to_string()))?;
+                let value = if spec.scan_columns[column].takes(value) {
+                    value
+                } else {
+                    spec.checks[column]
+                        .read(value, &spec.schema.columns[column].ty)
+                        .map_err(|e| FormatError::new(FORMAT, e.to_string()))?
+                };
                 Ok(match value {
                     ValueRef::Bool(v) => Cell::Bool(v),
                     ValueRef::Int64(v) => Cell::Int64(v),
@@ -931,11 +935,12 @@ impl YsonBinarySink {
             values.len(),
         )?;
         let out = &mut self.buffer;
-        for (((value, column), check), key) in values
+        for (index, (((value, column), check), key)) in values
             .iter()
             .zip(&table.schema.columns)
             .zip(&table.checks)
             .zip(&table.keys)
+            .enumerate()
         {
             out.extend_from_slice(key);
             match *value {
@@ -946,9 +951,11 @@ impl YsonBinarySink {
                         .map_err(|e| column_error(&column.name, e))?;
                 }
                 scalar => {
-                    check
-                        .write(scalar, &column.ty)
-                        .map_err(|e| column_error(&column.name, e))?;
+                    if !table.scan_columns[index].takes(scalar) {
+                        check
+                            .write(scalar, &column.ty)
+                            .map_err(|e| column_error(&column.name, e))?;
+                    }
                     binary_scalar(out, scalar);
                 }
             }
@@ -1044,18 +1051,22 @@ impl RowSink for YsonBinarySink {
                 values.len(),
             )?;
             let out = &mut self.buffer;
-            for (((value, column), check), key) in values
+            for ((((value, column), check), key), plan) in values
                 .iter()
                 .zip(&table.schema.columns)
                 .zip(&table.checks)
                 .zip(&table.keys)
+                .zip(&table.scan_columns)
             {
                 out.extend_from_slice(key);
                 match scalar_ref(value) {
                     Some(scalar) if check.kind == ColumnKind::Scalar => {
-                        check
-                            .write(scalar, &column.ty)
-                            .map_err(|e| column_error(&column.name, e))?;
+                        // The compiled rule takes only what the full check takes.
+                        if !plan.takes(scalar) {
+                            check
+                                .write(scalar, &column.ty)
+                                .map_err(|e| column_error(&column.name, e))?;
+                        }
                         binary_scalar(out, scalar);
                     }
                     _ => {
@@ -1228,11 +1239,20 @@ impl RowSink for YsonTextSink {
     ) -> Result<(), FormatError> {
         let table =
             check_table(&self.tables, position, values.len()).map_err(|e| e.in_row(self.rows))?;
-        for ((value, column), check) in values.iter().zip(&table.schema.columns).zip(&table.checks)
+        for (((value, column), check), plan) in values
+            .iter()
+            .zip(&table.schema.columns)
+            .zip(&table.checks)
+            .zip(&table.scan_columns)
         {
-            check
-                .write_owned(value, &column.ty)
-                .map_err(|e| column_error(&column.name, e).in_row(self.rows))?;
+            // The compiled rule takes only scalars the full check takes.
+            let taken = check.kind == ColumnKind::Scalar
+                && scalar_ref(value).is_some_and(|scalar| plan.takes(scalar));
+            if !taken {
+                check
+                    .write_owned(value, &column.ty)
+                    .map_err(|e| column_error(&column.name, e).in_row(self.rows))?;
+            }
         }
         // Composite values are taken from `values` by index; their refs are placeholders.
         let mut storage = std::mem::take(&mut self.refs);

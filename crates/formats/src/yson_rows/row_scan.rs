@@ -21,8 +21,8 @@
 //! - keys are compared with the predicted column's precomputed key (`\x01`, length, name, `=`
 //!   in binary; `"name"=` as the text writer quotes it) first — rows list their columns in
 //!   schema order — then looked up by name;
-//! - scalars are checked by the column's [`ColumnCheck::read`] (its compiled rule first, the
-//!   general check only for what the rule does not take), as every table source checks them;
+//! - scalars are checked by compiled rules that agree with [`ColumnCheck::read`] (they take a
+//!   value only where it would; anything else goes to `ColumnCheck::read`, which decides);
 //!   text number literals are classified exactly as the parser's lexer does;
 //! - binary composite and `yson` values are validated by [`skip_value`] and handed out as the
 //!   very bytes of the input: binary YSON already, the interface's convention for them.
@@ -31,10 +31,10 @@
 //!
 //! [`ColumnCheck::read`]: crate::table::values::ColumnCheck
 
-use shapeshift_types::ValueRef;
+use shapeshift_types::{PrimitiveType, Type, ValueRef};
 
 use super::{Cell, Span, Table};
-use crate::table::values::ColumnKind;
+use crate::table::values::{signed_bounds, unsigned_bound, ColumnKind};
 use crate::table::yson_binary;
 use crate::yson::write_quoted;
 use crate::yson::zigzag_decode;
@@ -237,10 +237,11 @@ fn key_or_close(window: &[u8], at: &mut usize, close: u8) -> Result<bool, Bail> 
     }
 }
 
-/// How the scan recognises one column's key, compiled per table.
+/// How the scan recognises one column's key and checks its scalars, compiled per table.
 pub(super) struct ScanColumn {
     binary_key: PredictedKey,
     text_key: PredictedKey,
+    rule: FastRule,
 }
 
 /// A column's key with its `=` as one spelling writes it.
@@ -281,9 +282,76 @@ impl PredictedKey {
     }
 }
 
+/// Scalar checks compiled into the scan for plain primitive columns: a value that passes is
+/// one the column's type takes as it is (the type's own range, YT's bounds). A value that
+/// fails — including the other integer kind, which YT's leniency may still accept — goes
+/// through [`ColumnCheck::read`](crate::table::values::ColumnCheck), which decides.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(super) enum FastRule {
+    Signed {
+        lo: i64,
+        hi: i64,
+    },
+    Unsigned {
+        hi: u64,
+    },
+    Double,
+    Float,
+    Bool,
+    Bytes,
+    Utf8,
+    /// Everything goes through `ColumnCheck::read`.
+    Checked,
+}
+
+impl FastRule {
+    /// The rule of a column of type `ty` (the integer bounds come from the general check's
+    /// bisection: a few hundred checks, so tables compile it once per distinct type).
+    pub(super) fn of(ty: &Type) -> FastRule {
+        use PrimitiveType as P;
+        // Only plain types: tagged, optional and other types keep the full check.
+        let Type::Primitive(primitive) = ty else {
+            return FastRule::Checked;
+        };
+        match primitive {
+            // The bounds are the general check's own (found by bisection), so the two agree.
+            P::Int8 | P::Int16 | P::Int32 | P::Int64 => {
+                let (lo, hi) = signed_bounds(ty);
+                FastRule::Signed { lo, hi }
+            }
+            P::Uint8 | P::Uint16 | P::Uint32 | P::Uint64 => FastRule::Unsigned {
+                hi: unsigned_bound(ty),
+            },
+            P::Double => FastRule::Double,
+            P::Float => FastRule::Float,
+            P::Bool => FastRule::Bool,
+            P::String => FastRule::Bytes,
+            P::Utf8 => FastRule::Utf8,
+            _ => FastRule::Checked,
+        }
+    }
+
+    /// True when the column takes `value` as it is.
+    #[inline(always)]
+    fn takes(self, value: ValueRef<'_>) -> bool {
+        match (self, value) {
+            (FastRule::Signed { lo, hi }, ValueRef::Int64(v)) => lo <= v && v <= hi,
+            (FastRule::Unsigned { hi }, ValueRef::Uint64(v)) => v <= hi,
+            (FastRule::Double, ValueRef::Double(_))
+            | (FastRule::Bool, ValueRef::Bool(_))
+            | (FastRule::Bytes, ValueRef::String(_)) => true,
+            (FastRule::Float, ValueRef::Double(v)) => {
+                !(v.is_finite() && v.abs() > f64::from(f32::MAX))
+            }
+            (FastRule::Utf8, ValueRef::String(v)) => std::str::from_utf8(v).is_ok(),
+            _ => false,
+        }
+    }
+}
+
 impl ScanColumn {
-    /// `name` is the column's name.
-    pub(super) fn new(name: &[u8]) -> ScanColumn {
+    /// `name` is the column's name, `rule` [`FastRule::of`] its type.
+    pub(super) fn new(name: &[u8], rule: FastRule) -> ScanColumn {
         let mut binary = Vec::new();
         yson_binary::string(&mut binary, name);
         binary.push(b'=');
@@ -293,7 +361,14 @@ impl ScanColumn {
         ScanColumn {
             binary_key: PredictedKey::new(binary),
             text_key: PredictedKey::new(text),
+            rule,
         }
+    }
+
+    /// True when the column takes the scalar `value` as it is (else: `ColumnCheck::read`).
+    #[inline(always)]
+    pub(super) fn takes(&self, value: ValueRef<'_>) -> bool {
+        self.rule.takes(value)
     }
 }
 
@@ -480,9 +555,13 @@ fn checked_cell(
     value: ValueRef<'_>,
     string: (usize, usize),
 ) -> Result<Cell, Bail> {
-    let value = table.checks[column]
-        .read(value, &table.schema.columns[column].ty)
-        .map_err(|_| Bail::Fallback)?;
+    let value = if table.scan_columns[column].takes(value) {
+        value
+    } else {
+        table.checks[column]
+            .read(value, &table.schema.columns[column].ty)
+            .map_err(|_| Bail::Fallback)?
+    };
     Ok(match value {
         ValueRef::Null => Cell::Null,
         ValueRef::Bool(v) => Cell::Bool(v),
