@@ -326,8 +326,8 @@ fn count_rows(
         &options(system_columns),
     )?;
     let mut counts = vec![0u64; schemas.len()];
-    while let Some(row) = source.next_row()? {
-        counts[row.position.table_index] += 1;
+    while let Some(block) = source.next_rows()? {
+        counts[block.first.table_index] += block.rows as u64;
     }
     Ok(counts)
 }

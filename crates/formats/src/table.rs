@@ -59,6 +59,76 @@ pub struct RowRef<'a> {
     pub values: &'a [ValueRef<'a>],
 }
 
+/// Consecutive rows of one table read at once, as borrowed views: `values` holds `columns`
+/// values per row, row after row.
+///
+/// A block never spans a change of position other than counting on: every row after the
+/// first is in the first row's table and range, has no key switch, and its row index is the
+/// previous row's plus one (or absent, when the first row's is).
+#[derive(Clone, Copy, Debug)]
+pub struct RowBlock<'a> {
+    /// The first row's position; the others follow from it (see [`RowBlock::position`]).
+    pub first: RowPosition,
+    /// Rows in the block (at least one).
+    pub rows: usize,
+    /// Values per row: the table schema's column count.
+    pub columns: usize,
+    /// `rows * columns` values, row after row.
+    pub values: &'a [ValueRef<'a>],
+}
+
+impl<'a> RowBlock<'a> {
+    /// A block of the one row `row`.
+    pub fn of_row(row: RowRef<'a>) -> RowBlock<'a> {
+        RowBlock {
+            first: row.position,
+            rows: 1,
+            columns: row.values.len(),
+            values: row.values,
+        }
+    }
+
+    /// The position of row `i` (0-based in the block).
+    pub fn position(&self, i: usize) -> RowPosition {
+        if i == 0 {
+            return self.first;
+        }
+        RowPosition {
+            row_index: self
+                .first
+                .row_index
+                .and_then(|index| index.checked_add(i as i64)),
+            key_switch: false,
+            ..self.first
+        }
+    }
+
+    /// The values of row `i` (0-based in the block), in schema order.
+    ///
+    /// # Panics
+    /// When `i >= self.rows`.
+    #[inline]
+    pub fn values_of(&self, i: usize) -> &'a [ValueRef<'a>] {
+        &self.values[i * self.columns..(i + 1) * self.columns]
+    }
+
+    /// Row `i` (0-based in the block).
+    ///
+    /// # Panics
+    /// When `i >= self.rows`.
+    pub fn row(&self, i: usize) -> RowRef<'a> {
+        RowRef {
+            position: self.position(i),
+            values: self.values_of(i),
+        }
+    }
+
+    /// The rows in order.
+    pub fn iter(&self) -> impl ExactSizeIterator<Item = RowRef<'a>> + '_ {
+        (0..self.rows).map(|i| self.row(i))
+    }
+}
+
 /// Reads rows of one stream.
 pub trait RowSource {
     /// The next row, or `None` at the end of the stream.
@@ -66,6 +136,23 @@ pub trait RowSource {
     /// # Errors
     /// A [`FormatError`] naming the format, position and problem for malformed input.
     fn next_row(&mut self) -> Result<Option<RowRef<'_>>, FormatError>;
+
+    /// The next rows as one block, as many as the reader has ready (at least one), or `None`
+    /// at the end of the stream. Reading a stream by blocks gives the same rows and positions
+    /// as reading it by [`RowSource::next_row`]; the two may be mixed.
+    ///
+    /// A reader whose rows are decoded in runs (a transposed Arrow chunk, a buffer of scanned
+    /// rows) hands a run out at once and saves the per-row call. When input goes bad in the
+    /// middle of a run, the rows before the fault come first and the error on the next call,
+    /// so no good row is lost and no bad one is returned. The default is a block of one row.
+    /// Like [`RowSource::next_row`], a block leaves out the columns a row carries outside its
+    /// schema ([`RowSource::next_row_with_other_columns`] gives those).
+    ///
+    /// # Errors
+    /// As [`RowSource::next_row`].
+    fn next_rows(&mut self) -> Result<Option<RowBlock<'_>>, FormatError> {
+        Ok(self.next_row()?.map(RowBlock::of_row))
+    }
 
     /// The next row and the columns it carries outside its table's (non-strict) schema: a
     /// binary YSON map, `None` when there are none. [`RowSource::next_row`] gives the same

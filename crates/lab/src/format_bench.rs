@@ -5,7 +5,7 @@
 //! The work: *write* turns a table of owned rows ([`Value`]s) into the format's bytes in
 //! memory; *read* turns the bytes back into typed rows and touches every column value (a
 //! checksum, so nothing can be skipped). Through the interface that is
-//! [`RowSink::write_owned_row`] and [`RowSource::next_row`] (borrowed [`ValueRef`] rows);
+//! [`RowSink::write_owned_row`] and [`RowSource::next_rows`] (blocks of borrowed [`ValueRef`] rows);
 //! through the own APIs it is:
 //!
 //! | format            | own write                           | own read                                   |
@@ -244,11 +244,11 @@ fn interface_read(
     .map_err(|e| e.to_string())?;
     let mut touch = Touch::default();
     let mut rows = 0;
-    while let Some(row) = source.next_row().map_err(|e| e.to_string())? {
-        for value in row.values {
+    while let Some(block) = source.next_rows().map_err(|e| e.to_string())? {
+        for value in block.values {
             touch.value(*value);
         }
-        rows += 1;
+        rows += block.rows;
     }
     Ok((rows, touch.total()))
 }

@@ -41,66 +41,70 @@ pub(super) fn run(
     let mut scratch: Vec<ValueRef<'static>> = Vec::new();
     let mut owned: Vec<Value> = Vec::new();
     let mut total = 0u64;
-    while let Some(row) = source.next_row()? {
-        summary.rows_in += 1;
-        match scenario {
-            Scenario::Bm1 => {
-                total += row.values.iter().filter(|v| is_zero_value(v)).count() as u64;
-            }
-            Scenario::Bm2 => {
-                if let Some(ValueRef::String(data)) = row.values.get(BM2_DATA_COLUMN) {
-                    total += data.len() as u64;
+    // Blocks save the per-row call where a format decodes rows in runs.
+    while let Some(block) = source.next_rows()? {
+        for row in 0..block.rows {
+            let values = block.values_of(row);
+            summary.rows_in += 1;
+            match scenario {
+                Scenario::Bm1 => {
+                    total += values.iter().filter(|v| is_zero_value(v)).count() as u64;
                 }
-            }
-            Scenario::Bm3 | Scenario::Bm4 | Scenario::Bm4Mid => {
-                let counter = match row.values.get(COUNTER_COLUMN) {
-                    Some(ValueRef::Int64(v)) => *v,
-                    other => {
-                        return Err(ScenarioError::new(format!(
-                            "row {}: counter is {other:?}, not an int64",
-                            summary.rows_in - 1
-                        )))
+                Scenario::Bm2 => {
+                    if let Some(ValueRef::String(data)) = values.get(BM2_DATA_COLUMN) {
+                        total += data.len() as u64;
                     }
-                };
-                // The scratch vector outlives rows; its borrowed values are cleared before the
-                // row they borrow from goes away.
-                let mut refs = reuse(std::mem::take(&mut scratch));
-                refs.extend_from_slice(row.values);
-                let touched = match scenario.extra_position() {
-                    None => {
-                        let incremented = counter.wrapping_add(1);
-                        refs[COUNTER_COLUMN] = ValueRef::Int64(incremented);
-                        incremented
-                    }
-                    Some(at) => {
-                        let extra = extra_value(counter);
-                        refs.insert(at, ValueRef::Int64(extra));
-                        extra
-                    }
-                };
-                summary.stat = mix(summary.stat, touched as u64);
-                // Output rows go to table 0 with no system attributes (a map job's output).
-                sink.write_row(&position, &refs)?;
-                scratch = reuse(refs);
-            }
-            Scenario::Bm5 => {
-                owned.clear();
-                for (value, column) in row.values.iter().zip(&in_schema.columns) {
-                    owned.push(value_from_ref(*value, &column.ty).map_err(|e| {
-                        ScenarioError::new(format!(
-                            "row {}, column {}: {e}",
-                            summary.rows_in - 1,
-                            column.name
-                        ))
-                    })?);
                 }
-                let Some(Value::List(items)) = owned.get_mut(1) else {
-                    return Err(ScenarioError::new("BM5: column values is not a list"));
-                };
-                summary.stat = increment_list(items, summary.stat)?;
-                sink.write_owned_row(&position, &owned)?;
+                Scenario::Bm3 | Scenario::Bm4 | Scenario::Bm4Mid => {
+                    let counter = match values.get(COUNTER_COLUMN) {
+                        Some(ValueRef::Int64(v)) => *v,
+                        other => {
+                            return Err(ScenarioError::new(format!(
+                                "row {}: counter is {other:?}, not an int64",
+                                summary.rows_in - 1
+                            )))
+                        }
+                    };
+                    // The scratch vector outlives rows; its borrowed values are cleared before the
+                    // row they borrow from goes away.
+                    let mut refs = reuse(std::mem::take(&mut scratch));
+                    refs.extend_from_slice(values);
+                    let touched = match scenario.extra_position() {
+                        None => {
+                            let incremented = counter.wrapping_add(1);
+                            refs[COUNTER_COLUMN] = ValueRef::Int64(incremented);
+                            incremented
+                        }
+                        Some(at) => {
+                            let extra = extra_value(counter);
+                            refs.insert(at, ValueRef::Int64(extra));
+                            extra
+                        }
+                    };
+                    summary.stat = mix(summary.stat, touched as u64);
+                    // Output rows go to table 0 with no system attributes (a map job's output).
+                    sink.write_row(&position, &refs)?;
+                    scratch = reuse(refs);
+                }
+                Scenario::Bm5 => {
+                    owned.clear();
+                    for (value, column) in values.iter().zip(&in_schema.columns) {
+                        owned.push(value_from_ref(*value, &column.ty).map_err(|e| {
+                            ScenarioError::new(format!(
+                                "row {}, column {}: {e}",
+                                summary.rows_in - 1,
+                                column.name
+                            ))
+                        })?);
+                    }
+                    let Some(Value::List(items)) = owned.get_mut(1) else {
+                        return Err(ScenarioError::new("BM5: column values is not a list"));
+                    };
+                    summary.stat = increment_list(items, summary.stat)?;
+                    sink.write_owned_row(&position, &owned)?;
+                }
+                Scenario::Bm6 => unreachable!("BM6 returned above"),
             }
-            Scenario::Bm6 => unreachable!("BM6 returned above"),
         }
     }
     if matches!(scenario, Scenario::Bm1 | Scenario::Bm2) {
@@ -128,11 +132,13 @@ pub(super) fn run_columnar(
     let mut block = ColumnBlock::for_numeric_table(&in_schema)?;
     let mut summary = JobSummary::default();
     let mut total = 0u64;
-    while let Some(row) = source.next_row()? {
-        block.push_row(row.values, summary.rows_in)?;
-        summary.rows_in += 1;
-        if block.is_full() {
-            total += block.drain_zeros();
+    while let Some(rows) = source.next_rows()? {
+        for row in 0..rows.rows {
+            block.push_row(rows.values_of(row), summary.rows_in)?;
+            summary.rows_in += 1;
+            if block.is_full() {
+                total += block.drain_zeros();
+            }
         }
     }
     total += block.drain_zeros();
