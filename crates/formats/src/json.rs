@@ -40,11 +40,13 @@ use shapeshift_types::{
 
 use crate::table::other_columns;
 use crate::table::position::{Control, PositionReader, PositionWriter};
+use crate::table::row_refs::RefsBuffer;
 use crate::table::values::owned_row;
 use crate::table::yson_binary;
-use crate::table::{FormatError, OwnedRefs, RowPosition, RowRef, RowSink, RowSource};
+use crate::table::{FormatError, OwnedRefs, RowBlock, RowPosition, RowRef, RowSink, RowSource};
 
 mod parse;
+mod row_scan;
 
 use parse::{Json, Parser};
 
@@ -834,11 +836,84 @@ impl<'a> RowReader<'a> {
     }
 }
 
+/// The interface's reader: rows spelled as the writer spells them are scanned in place
+/// ([`row_scan`]), the others (and control records, and every error) go through [`JsonRows`].
 struct JsonSource {
     input: Vec<u8>,
     rows: JsonRows,
+    /// Per table: its columns compiled for the in-place scan.
+    scan: Vec<Vec<row_scan::ScanColumn>>,
+    /// The scanned rows' cells, row after row.
+    cells: Vec<row_scan::Cell>,
+    /// Bytes of the scanned rows' values that are not in the input as they are.
+    scratch: Vec<u8>,
+    refs: RefsBuffer,
+    /// The row reader's values and their refs, for rows the scan leaves to it.
     values: Vec<Value>,
-    refs: OwnedRefs,
+    owned_refs: OwnedRefs,
+    /// The scan is tried (off only in tests, to compare it with the row reader).
+    scan_rows: bool,
+}
+
+/// A block of scanned rows ends after this many values (or at the first row the scan leaves
+/// to the row reader).
+const BLOCK_VALUES: usize = 4096;
+
+impl JsonSource {
+    fn new(schemas: &[TableSchema], input: Vec<u8>) -> JsonSource {
+        JsonSource {
+            input,
+            rows: JsonRows::new(schemas),
+            scan: schemas.iter().map(row_scan::scan_columns).collect(),
+            cells: Vec::new(),
+            scratch: Vec::new(),
+            refs: RefsBuffer::default(),
+            values: Vec::new(),
+            owned_refs: OwnedRefs::new(),
+            scan_rows: true,
+        }
+    }
+
+    /// Scans the next row in place, appending its cells; its position, or `None` when the row
+    /// reader must read it (nothing consumed, the cells appended are dropped).
+    #[inline]
+    fn scan_next(&mut self) -> Option<RowPosition> {
+        if !self.scan_rows {
+            return None;
+        }
+        let input = &self.input;
+        let mut pos = self.rows.pos;
+        while input
+            .get(pos)
+            .is_some_and(|b| matches!(b, b' ' | b'\t' | b'\n' | b'\r'))
+        {
+            pos += 1;
+        }
+        if input.get(pos) != Some(&b'{') {
+            return None;
+        }
+        let table = self.rows.positions.table();
+        let base = self.cells.len();
+        match row_scan::scan_row(
+            input,
+            pos,
+            &self.rows.tables[table].schema,
+            &self.scan[table],
+            &mut self.cells,
+            &mut self.scratch,
+        ) {
+            Some(end) => {
+                self.rows.pos = end;
+                self.rows.rows += 1;
+                self.rows.others.clear();
+                Some(self.rows.positions.next_row())
+            }
+            None => {
+                self.cells.truncate(base);
+                None
+            }
+        }
+    }
 }
 
 impl RowSource for JsonSource {
@@ -846,14 +921,55 @@ impl RowSource for JsonSource {
         Ok(self.next_row_with_other_columns()?.map(|(row, _)| row))
     }
 
+    fn next_rows(&mut self) -> Result<Option<RowBlock<'_>>, FormatError> {
+        self.cells.clear();
+        self.scratch.clear();
+        let columns = self.rows.tables[self.rows.positions.table()]
+            .schema
+            .columns
+            .len();
+        let Some(first) = self.scan_next() else {
+            return Ok(self.next_row()?.map(RowBlock::of_row));
+        };
+        let mut rows = 1;
+        // Scanned rows follow on one another: no control record between them (one is never
+        // scanned), so each is in the first one's table and range, counting on.
+        while self.cells.len() < BLOCK_VALUES && self.scan_next().is_some() {
+            rows += 1;
+        }
+        let refs = self.refs.loan();
+        let (input, scratch) = (&self.input, &self.scratch);
+        refs.extend(self.cells.iter().map(|cell| cell.to_ref(input, scratch)));
+        Ok(Some(RowBlock {
+            first,
+            rows,
+            columns,
+            values: refs,
+        }))
+    }
+
     fn next_row_with_other_columns(
         &mut self,
     ) -> Result<Option<(RowRef<'_>, Option<&[u8]>)>, FormatError> {
+        self.cells.clear();
+        self.scratch.clear();
+        if let Some(position) = self.scan_next() {
+            let refs = self.refs.loan();
+            let (input, scratch) = (&self.input, &self.scratch);
+            refs.extend(self.cells.iter().map(|cell| cell.to_ref(input, scratch)));
+            return Ok(Some((
+                RowRef {
+                    position,
+                    values: refs,
+                },
+                None,
+            )));
+        }
         let Some((position, table)) = self.rows.next_row(&self.input, &mut self.values)? else {
             return Ok(None);
         };
         let values = self
-            .refs
+            .owned_refs
             .refs(&self.values, &self.rows.tables[table].schema)
             .map_err(|e| FormatError::new(FORMAT, e.to_string()))?;
         let others = &self.rows.others;
@@ -872,12 +988,7 @@ pub(crate) fn source(
     input
         .read_to_end(&mut bytes)
         .map_err(|e| FormatError::io(FORMAT, &e))?;
-    Ok(Box::new(JsonSource {
-        input: bytes,
-        rows: JsonRows::new(schemas),
-        values: Vec::new(),
-        refs: OwnedRefs::new(),
-    }))
+    Ok(Box::new(JsonSource::new(schemas, bytes)))
 }
 
 struct JsonSink {
@@ -1018,3 +1129,6 @@ pub(crate) fn sink(
         rows: 0,
     }))
 }
+
+#[cfg(test)]
+mod tests;

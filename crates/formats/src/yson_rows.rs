@@ -32,20 +32,21 @@
 //! copy passes any well-formed YSON through.
 //!
 //! Writing checks every value against its column type; binary YSON is written straight into
-//! a buffer, text YSON through the YSON module's writer (spelled as `yt.yson.dumps` does).
+//! a buffer, text YSON by [`text_sink`] (spelled byte for byte as the YSON module's writer and
+//! `yt.yson.dumps` spell it).
 
 use std::collections::HashMap;
-use std::io::{BufWriter, Read, Write};
+use std::io::{Read, Write};
 
-use shapeshift_types::{value_to_node, StructForm, TableSchema, Type, Value, ValueRef};
+use shapeshift_types::{TableSchema, Type, Value, ValueRef};
 
 use crate::table::other_columns;
 use crate::table::position::{Control, PositionReader, PositionWriter};
 use crate::table::row_refs::RefsBuffer;
-use crate::table::values::{check_ref, scalar_ref, value_from_ref, ColumnCheck, ColumnKind};
+use crate::table::values::{scalar_ref, value_from_ref, ColumnCheck, ColumnKind};
 use crate::table::yson_binary;
-use crate::table::{FormatError, RowPosition, RowRef, RowSink, RowSource};
-use crate::yson::{Event, PullParser, ReadSource, Source, Writer, YsonError, YsonFormat, YsonType};
+use crate::table::{FormatError, RowBlock, RowPosition, RowRef, RowSink, RowSource};
+use crate::yson::{Event, PullParser, ReadSource, Source, YsonError, YsonType};
 
 const FORMAT: &str = "yson";
 
@@ -67,16 +68,18 @@ struct Table {
 
 impl Table {
     fn new(schema: &TableSchema) -> Table {
-        // Compiling a column's checks bisects its type's bounds (hundreds of checks); wide
-        // tables repeat few types (BM1: 1000 columns, 10 types), so each is compiled once.
-        let mut compiled: HashMap<&Type, (ColumnCheck, row_scan::FastRule)> = HashMap::new();
+        // Compiling a column's check bisects its type's bounds (hundreds of checks); wide
+        // tables repeat few types (BM1: 1000 columns, 10 types), so each is compiled once, and
+        // the scan's rule is derived from the check rather than bisected again.
+        let mut compiled: HashMap<&Type, ColumnCheck> = HashMap::new();
         let (checks, scan_columns) = schema
             .columns
             .iter()
             .map(|c| {
-                let (check, rule) = *compiled
+                let check = *compiled
                     .entry(&c.ty)
-                    .or_insert_with(|| (ColumnCheck::new(&c.ty), row_scan::FastRule::of(&c.ty)));
+                    .or_insert_with(|| ColumnCheck::new(&c.ty));
+                let rule = row_scan::FastRule::of_check(&check);
                 (check, row_scan::ScanColumn::new(c.name.as_bytes(), rule))
             })
             .unzip();
@@ -128,6 +131,7 @@ pub(crate) fn source(
 }
 
 mod row_scan;
+mod text_sink;
 
 /// Where one value of the row being read lives.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -209,6 +213,10 @@ struct YsonRowSource {
     /// The row's columns outside a non-strict schema, as a binary YSON map (empty: none).
     others: Vec<u8>,
     refs: RefsBuffer,
+    /// The cells of the rows of a block, row after row, and each row's place in the buffer
+    /// (index, length).
+    block_cells: Vec<Cell>,
+    block_rows: Vec<(usize, usize)>,
     rows: u64,
     /// The fast path is tried (off only in tests, to compare it with the parser path).
     scan_rows: bool,
@@ -239,6 +247,8 @@ impl YsonRowSource {
             scratch: Vec::new(),
             others: Vec::new(),
             refs: RefsBuffer::default(),
+            block_cells: Vec::new(),
+            block_rows: Vec::new(),
             rows: 0,
             scan_rows: true,
         }
@@ -628,11 +638,19 @@ impl FormatError {
 impl YsonRowSource {
     /// Scans a binary row in place at the parser's position when it can; the row's length
     /// (with its `;`) in the window, its cells in `self.cells`. `None`: the parser reads it.
+    /// With `may_fill` false it never refills (a row past the buffered bytes is `None`), so
+    /// rows scanned before stay where they are in the buffer. Text composites are appended to
+    /// `self.scratch` (the caller clears it per row or per block).
     #[inline]
-    fn scan_in_place(&mut self, table: usize) -> Result<Option<usize>, FormatError> {
+    fn scan_in_place(
+        &mut self,
+        table: usize,
+        may_fill: bool,
+    ) -> Result<Option<usize>, FormatError> {
         if !self.scan_rows || !self.parser.at_list_fragment_item() {
             return Ok(None);
         }
+        let scratch_base = self.scratch.len();
         let max_depth = self.parser.max_depth();
         let columns = self.tables[table].checks.len();
         if self.cells.len() != columns {
@@ -655,14 +673,15 @@ impl YsonRowSource {
             match window.first() {
                 Some(b'{') => {}
                 Some(_) => return Ok(None),
-                None if source.is_exhausted() => return Ok(None),
+                None if source.is_exhausted() || !may_fill => return Ok(None),
                 None => {
                     self.parser.source_mut().fill().map_err(yson_error)?;
                     continue;
                 }
             }
-            // The spelling of the row's first key (or its `}`) picks the scan.
-            self.scratch.clear();
+            // The spelling of the row's first key (or its `}`) picks the scan; a scan cut
+            // short by the buffer's end may have left part of a text composite.
+            self.scratch.truncate(scratch_base);
             let table = &self.tables[table];
             let scanned = if window.get(1) == Some(&b'"') {
                 row_scan::scan_row::<true>(
@@ -685,9 +704,13 @@ impl YsonRowSource {
             };
             match scanned {
                 Ok(length) => return Ok(Some(length)),
-                Err(row_scan::Bail::Fallback) => return Ok(None),
+                Err(row_scan::Bail::Fallback) => {
+                    self.scratch.truncate(scratch_base);
+                    return Ok(None);
+                }
                 Err(row_scan::Bail::NeedMore) => {
-                    if source.is_exhausted() {
+                    if source.is_exhausted() || !may_fill {
+                        self.scratch.truncate(scratch_base);
                         return Ok(None);
                     }
                     // Nothing is consumed yet: the refill keeps the row, growing the buffer
@@ -702,7 +725,11 @@ impl YsonRowSource {
         // The previous row is gone: its bytes may be dropped.
         self.parser.source_mut().unpin();
         let table = self.positions.table();
-        if let Some(length) = self.scan_in_place(table).map_err(|e| e.in_row(self.rows))? {
+        self.scratch.clear();
+        if let Some(length) = self
+            .scan_in_place(table, true)
+            .map_err(|e| e.in_row(self.rows))?
+        {
             let source = self.parser.source_mut();
             let index = source.window_index();
             source.consume(length);
@@ -784,9 +811,62 @@ impl YsonRowSource {
     }
 }
 
+/// A block of scanned rows ends after this many values, or at the first row not wholly in the
+/// buffer or not for the in-place scan.
+const BLOCK_VALUES: usize = 4096;
+
 impl RowSource for YsonRowSource {
     fn next_row(&mut self) -> Result<Option<RowRef<'_>>, FormatError> {
         Ok(self.read()?.map(|(row, _)| row))
+    }
+
+    /// The rows scanned in place from the buffered bytes, at once: the buffer is refilled
+    /// only before the first, so every row of the block stays where it was scanned. A row the
+    /// scan leaves to the parser (control entities, other columns, a fault) ends the block;
+    /// when it is the first, the block is that one row as [`RowSource::next_row`] reads it.
+    fn next_rows(&mut self) -> Result<Option<RowBlock<'_>>, FormatError> {
+        self.parser.source_mut().unpin();
+        let table = self.positions.table();
+        let columns = self.tables[table].checks.len();
+        self.scratch.clear();
+        self.block_cells.clear();
+        self.block_rows.clear();
+        let mut first = None;
+        while self.block_cells.len() < BLOCK_VALUES {
+            let scanned = self
+                .scan_in_place(table, first.is_none())
+                .map_err(|e| e.in_row(self.rows))?;
+            let Some(length) = scanned else { break };
+            let source = self.parser.source_mut();
+            self.block_rows.push((source.window_index(), length));
+            source.consume(length);
+            self.block_cells.extend_from_slice(&self.cells);
+            self.rows += 1;
+            let position = self.positions.next_row();
+            // No control entity is scanned, so the rows after the first count on in its
+            // table and range.
+            debug_assert!(first.is_none() || !position.key_switch);
+            first.get_or_insert(position);
+        }
+        let Some(first) = first else {
+            return Ok(self.read()?.map(|(row, _)| RowBlock::of_row(row)));
+        };
+        let refs = self.refs.loan();
+        let source = self.parser.source();
+        for (&(index, length), cells) in self
+            .block_rows
+            .iter()
+            .zip(self.block_cells.chunks_exact(columns.max(1)))
+        {
+            let row = source.buffered(index, length);
+            refs.extend(cells.iter().map(|cell| cell.to_ref(row, &self.scratch)));
+        }
+        Ok(Some(RowBlock {
+            first,
+            rows: self.block_rows.len(),
+            columns,
+            values: refs,
+        }))
     }
 
     fn next_row_with_other_columns(
@@ -807,17 +887,7 @@ pub(crate) fn sink(
 ) -> Result<Box<dyn RowSink>, FormatError> {
     let tables = schemas.iter().map(Table::new).collect();
     Ok(if text {
-        Box::new(YsonTextSink {
-            refs: RefsBuffer::default(),
-            writer: Some(Writer::new(
-                BufWriter::with_capacity(1 << 16, output),
-                YsonFormat::Text,
-                YsonType::ListFragment,
-            )),
-            tables,
-            positions: PositionWriter::default(),
-            rows: 0,
-        })
+        Box::new(text_sink::YsonTextSink::new(tables, output))
     } else {
         Box::new(YsonBinarySink {
             output,
@@ -1091,190 +1161,6 @@ impl RowSink for YsonBinarySink {
             .and_then(|()| self.output.flush())
             .map_err(|e| FormatError::io(FORMAT, &e))?;
         self.buffer.clear();
-        Ok(())
-    }
-}
-
-struct YsonTextSink {
-    writer: Option<Writer<BufWriter<Box<dyn Write>>>>,
-    /// Reused for the refs of owned rows.
-    refs: RefsBuffer,
-    tables: Vec<Table>,
-    positions: PositionWriter,
-    rows: u64,
-}
-
-fn text_control(
-    writer: &mut Writer<BufWriter<Box<dyn Write>>>,
-    control: Control,
-) -> std::io::Result<()> {
-    writer.begin_attributes()?;
-    match control {
-        Control::TableIndex(i) => {
-            writer.key(b"table_index")?;
-            writer.int64(i as i64)?;
-        }
-        Control::RowIndex(i) => {
-            writer.key(b"row_index")?;
-            writer.int64(i)?;
-        }
-        Control::RangeIndex(i) => {
-            writer.key(b"range_index")?;
-            writer.int64(i)?;
-        }
-        Control::KeySwitch => {
-            writer.key(b"key_switch")?;
-            writer.bool(true)?;
-        }
-    }
-    writer.end_attributes()?;
-    writer.entity()
-}
-
-impl YsonTextSink {
-    /// Writes a row whose values are checked: scalars as events, the rest through nodes
-    /// (from `owned` when given, else decoded from the refs).
-    fn write_checked(
-        &mut self,
-        position: &RowPosition,
-        values: &[ValueRef<'_>],
-        owned: Option<&[Value]>,
-        others: &[(Vec<u8>, shapeshift_types::Node)],
-    ) -> Result<(), FormatError> {
-        let io = |e: std::io::Error| FormatError::io(FORMAT, &e);
-        let schema = &self.tables[position.table_index].schema;
-        let writer = self
-            .writer
-            .as_mut()
-            .ok_or_else(|| FormatError::new(FORMAT, "the stream is finished"))?;
-        self.positions
-            .controls(position, |c| text_control(writer, c))
-            .map_err(io)?;
-        writer.begin_map().map_err(io)?;
-        for (i, (value, column)) in values.iter().zip(&schema.columns).enumerate() {
-            writer.key(column.name.as_bytes()).map_err(io)?;
-            match *value {
-                ValueRef::Null => writer.entity(),
-                ValueRef::Bool(v) => writer.bool(v),
-                ValueRef::Int64(v) => writer.int64(v),
-                ValueRef::Uint64(v) => writer.uint64(v),
-                ValueRef::Double(v) => writer.double(v),
-                ValueRef::String(v) => writer.string(v),
-                ValueRef::Composite(_) | ValueRef::Any(_) => {
-                    let decoded;
-                    let value = match owned {
-                        Some(values) => &values[i],
-                        None => {
-                            decoded = value_from_ref(*value, &column.ty)
-                                .map_err(|e| column_error(&column.name, e))?;
-                            &decoded
-                        }
-                    };
-                    let node = value_to_node(value, &column.ty, StructForm::Named)
-                        .map_err(|e| column_error(&column.name, e))?;
-                    writer.write_node(&node)
-                }
-            }
-            .map_err(io)?;
-        }
-        for (key, node) in others {
-            writer.key(key).map_err(io)?;
-            writer.write_node(node).map_err(io)?;
-        }
-        writer.end_map().map_err(io)?;
-        self.rows += 1;
-        Ok(())
-    }
-}
-
-impl RowSink for YsonTextSink {
-    fn write_row(
-        &mut self,
-        position: &RowPosition,
-        values: &[ValueRef<'_>],
-    ) -> Result<(), FormatError> {
-        let table =
-            check_table(&self.tables, position, values.len()).map_err(|e| e.in_row(self.rows))?;
-        for (value, column) in values.iter().zip(&table.schema.columns) {
-            if !matches!(value, ValueRef::Composite(_) | ValueRef::Any(_)) {
-                check_ref(*value, &column.ty)
-                    .map_err(|e| column_error(&column.name, e).in_row(self.rows))?;
-            }
-        }
-        let rows = self.rows;
-        self.write_checked(position, values, None, &[])
-            .map_err(|e| e.in_row(rows))
-    }
-
-    fn write_row_with_other_columns(
-        &mut self,
-        position: &RowPosition,
-        values: &[ValueRef<'_>],
-        other_columns: Option<&[u8]>,
-    ) -> Result<(), FormatError> {
-        let Some(bytes) = other_columns else {
-            return self.write_row(position, values);
-        };
-        let rows = self.rows;
-        let table =
-            check_table(&self.tables, position, values.len()).map_err(|e| e.in_row(rows))?;
-        let fail = |m: String| FormatError::new(FORMAT, m).in_row(rows);
-        // Checked as the binary sink checks them; the text writer spells the nodes.
-        let entries = other_columns::checked_entries(bytes, &table.schema, position.table_index)
-            .map_err(fail)?;
-        for (value, column) in values.iter().zip(&table.schema.columns) {
-            if !matches!(value, ValueRef::Composite(_) | ValueRef::Any(_)) {
-                check_ref(*value, &column.ty)
-                    .map_err(|e| column_error(&column.name, e).in_row(rows))?;
-            }
-        }
-        self.write_checked(position, values, None, &entries)
-            .map_err(|e| e.in_row(rows))
-    }
-
-    fn write_owned_row(
-        &mut self,
-        position: &RowPosition,
-        values: &[Value],
-    ) -> Result<(), FormatError> {
-        let table =
-            check_table(&self.tables, position, values.len()).map_err(|e| e.in_row(self.rows))?;
-        for (((value, column), check), plan) in values
-            .iter()
-            .zip(&table.schema.columns)
-            .zip(&table.checks)
-            .zip(&table.scan_columns)
-        {
-            // The compiled rule takes only scalars the full check takes.
-            let taken = check.kind == ColumnKind::Scalar
-                && scalar_ref(value).is_some_and(|scalar| plan.takes(scalar));
-            if !taken {
-                check
-                    .write_owned(value, &column.ty)
-                    .map_err(|e| column_error(&column.name, e).in_row(self.rows))?;
-            }
-        }
-        // Composite values are taken from `values` by index; their refs are placeholders.
-        let mut storage = std::mem::take(&mut self.refs);
-        let refs = storage.loan();
-        refs.extend(
-            values
-                .iter()
-                .map(|v| scalar_ref(v).unwrap_or(ValueRef::Composite(&[]))),
-        );
-        let rows = self.rows;
-        let result = self
-            .write_checked(position, refs, Some(values), &[])
-            .map_err(|e| e.in_row(rows));
-        self.refs = storage;
-        result
-    }
-
-    fn finish(&mut self) -> Result<(), FormatError> {
-        if let Some(writer) = self.writer.take() {
-            let mut output = writer.finish().map_err(|e| FormatError::io(FORMAT, &e))?;
-            output.flush().map_err(|e| FormatError::io(FORMAT, &e))?;
-        }
         Ok(())
     }
 }

@@ -285,7 +285,8 @@ impl<'a> Parser<'a> {
         Ok(value)
     }
 
-    fn string(&mut self) -> Result<String, SyntaxError> {
+    /// A string at `pos` (its opening quote), unescaped.
+    pub(crate) fn string(&mut self) -> Result<String, SyntaxError> {
         let open = self.pos;
         self.pos += 1; // the opening quote
         let mut out = String::new();

@@ -219,7 +219,7 @@ impl OwnedRefs {
 /// What a scalar column admits, compiled once per schema so a row's scalars are checked by a
 /// comparison or two instead of a walk of the column type.
 #[derive(Clone, Copy, Debug, PartialEq)]
-enum ScalarRule {
+pub(crate) enum ScalarRule {
     /// A signed integer type: `Int64` within `lo..=hi`.
     Signed {
         lo: i64,
@@ -324,6 +324,13 @@ impl ColumnCheck {
         } else {
             check_ref(value, ty)
         }
+    }
+
+    /// The compiled scalar rule, for readers that inline a copy of it in their own hot loop
+    /// (the YSON row scan) rather than compile the column type again.
+    #[inline]
+    pub(crate) fn rule(&self) -> ScalarRule {
+        self.rule
     }
 
     /// The column holds text (`utf8`, `json`, or an optional of one): its strings are UTF-8

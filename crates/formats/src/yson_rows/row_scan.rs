@@ -31,10 +31,10 @@
 //!
 //! [`ColumnCheck::read`]: crate::table::values::ColumnCheck
 
-use shapeshift_types::{PrimitiveType, Type, ValueRef};
+use shapeshift_types::ValueRef;
 
 use super::{Cell, Span, Table};
-use crate::table::values::{signed_bounds, unsigned_bound, ColumnKind};
+use crate::table::values::{ColumnCheck, ColumnKind, ScalarRule};
 use crate::table::yson_binary;
 use crate::yson::write_quoted;
 use crate::yson::zigzag_decode;
@@ -305,29 +305,22 @@ pub(super) enum FastRule {
 }
 
 impl FastRule {
-    /// The rule of a column of type `ty` (the integer bounds come from the general check's
-    /// bisection: a few hundred checks, so tables compile it once per distinct type).
-    pub(super) fn of(ty: &Type) -> FastRule {
-        use PrimitiveType as P;
-        // Only plain types: tagged, optional and other types keep the full check.
-        let Type::Primitive(primitive) = ty else {
+    /// The hot-path copy of `check`'s compiled rule: the same bounds (found once, by
+    /// `ColumnCheck::new`), so the two agree by construction. Nulls are never taken here
+    /// ([`FastRule::takes`] is for values), so optional columns share their item's rule.
+    pub(super) fn of_check(check: &ColumnCheck) -> FastRule {
+        if check.kind != ColumnKind::Scalar {
             return FastRule::Checked;
-        };
-        match primitive {
-            // The bounds are the general check's own (found by bisection), so the two agree.
-            P::Int8 | P::Int16 | P::Int32 | P::Int64 => {
-                let (lo, hi) = signed_bounds(ty);
-                FastRule::Signed { lo, hi }
-            }
-            P::Uint8 | P::Uint16 | P::Uint32 | P::Uint64 => FastRule::Unsigned {
-                hi: unsigned_bound(ty),
-            },
-            P::Double => FastRule::Double,
-            P::Float => FastRule::Float,
-            P::Bool => FastRule::Bool,
-            P::String => FastRule::Bytes,
-            P::Utf8 => FastRule::Utf8,
-            _ => FastRule::Checked,
+        }
+        match check.rule() {
+            ScalarRule::Signed { lo, hi } => FastRule::Signed { lo, hi },
+            ScalarRule::Unsigned { hi } => FastRule::Unsigned { hi },
+            ScalarRule::Double => FastRule::Double,
+            ScalarRule::Float => FastRule::Float,
+            ScalarRule::Bool => FastRule::Bool,
+            ScalarRule::Bytes => FastRule::Bytes,
+            ScalarRule::Utf8 => FastRule::Utf8,
+            ScalarRule::Uuid | ScalarRule::General => FastRule::Checked,
         }
     }
 
@@ -350,7 +343,7 @@ impl FastRule {
 }
 
 impl ScanColumn {
-    /// `name` is the column's name, `rule` [`FastRule::of`] its type.
+    /// `name` is the column's name, `rule` [`FastRule::of_check`] of its check.
     pub(super) fn new(name: &[u8], rule: FastRule) -> ScanColumn {
         let mut binary = Vec::new();
         yson_binary::string(&mut binary, name);
@@ -363,6 +356,12 @@ impl ScanColumn {
             text_key: PredictedKey::new(text),
             rule,
         }
+    }
+
+    /// The column's key with its `=` as the text writer spells it (`"name"=`).
+    #[inline(always)]
+    pub(super) fn text_key(&self) -> &[u8] {
+        &self.text_key.bytes
     }
 
     /// True when the column takes the scalar `value` as it is (else: `ColumnCheck::read`).

@@ -289,6 +289,300 @@ proptest! {
     }
 }
 
+/// The text rows as the YSON module's event writer spells them (the text sink's reference):
+/// control entities as their own items, then the row map, values through nodes.
+fn written_by_events(schema: &TableSchema, rows: &[(RowPosition, Vec<Value>)]) -> Vec<u8> {
+    use crate::table::position::{Control, PositionWriter};
+    use crate::yson::{Writer, YsonFormat, YsonType};
+    use shapeshift_types::{value_to_node, StructForm};
+    let mut writer = Writer::new(Vec::new(), YsonFormat::Text, YsonType::ListFragment);
+    let mut positions = PositionWriter::default();
+    for (position, values) in rows {
+        positions
+            .controls(position, |control| {
+                writer.begin_attributes()?;
+                match control {
+                    Control::TableIndex(i) => {
+                        writer.key(b"table_index")?;
+                        writer.int64(i as i64)?;
+                    }
+                    Control::RowIndex(i) => {
+                        writer.key(b"row_index")?;
+                        writer.int64(i)?;
+                    }
+                    Control::RangeIndex(i) => {
+                        writer.key(b"range_index")?;
+                        writer.int64(i)?;
+                    }
+                    Control::KeySwitch => {
+                        writer.key(b"key_switch")?;
+                        writer.bool(true)?;
+                    }
+                }
+                writer.end_attributes()?;
+                writer.entity()
+            })
+            .unwrap();
+        writer.begin_map().unwrap();
+        for (value, column) in values.iter().zip(&schema.columns) {
+            writer.key(column.name.as_bytes()).unwrap();
+            let node = value_to_node(value, &column.ty, StructForm::Named).unwrap();
+            writer.write_node(&node).unwrap();
+        }
+        writer.end_map().unwrap();
+    }
+    writer.finish().unwrap()
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
+
+    #[test]
+    fn the_text_sink_spells_rows_as_the_event_writer_does(
+        (schema, rows, _) in arb_case(),
+        key_switch in any::<bool>(),
+        range in proptest::option::of(0..3i64),
+    ) {
+        let mut rows = rows;
+        if let Some(first) = rows.first_mut() {
+            first.0.key_switch = key_switch;
+            first.0.range_index = range;
+        }
+        let reference = written_by_events(&schema, &rows);
+        let written = write(&schema, &rows, true);
+        prop_assert_eq!(
+            String::from_utf8_lossy(&written),
+            String::from_utf8_lossy(&reference)
+        );
+    }
+}
+
+#[test]
+fn a_text_row_that_fails_its_check_leaves_no_bytes_and_no_position() {
+    let schema = TableSchema::new(vec![
+        ColumnSchema::new("a", Type::Primitive(PrimitiveType::Int8)),
+        ColumnSchema::new("b", Type::list(Type::Primitive(PrimitiveType::Int64))),
+    ]);
+    let good = |row_index| {
+        (
+            RowPosition {
+                row_index: Some(row_index),
+                ..RowPosition::default()
+            },
+            vec![Value::Int64(1), Value::List(vec![Value::Int64(2)])],
+        )
+    };
+    #[derive(Clone, Default)]
+    struct Shared(std::rc::Rc<std::cell::RefCell<Vec<u8>>>);
+    impl std::io::Write for Shared {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.0.borrow_mut().extend_from_slice(buf);
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let out = Shared::default();
+    let mut sink = sink(std::slice::from_ref(&schema), Box::new(out.clone()), true).unwrap();
+    let (position, values) = good(5);
+    sink.write_owned_row(&position, &values).unwrap();
+    // A value out of int8's range, then a list item of the wrong kind: both refused, with
+    // the row and column named, and the next good row follows on as if they were never sent.
+    let bad_positions = RowPosition {
+        row_index: Some(40),
+        key_switch: true,
+        ..RowPosition::default()
+    };
+    let error = sink
+        .write_owned_row(&bad_positions, &[Value::Int64(300), Value::List(vec![])])
+        .unwrap_err();
+    assert_eq!(error.row, Some(1));
+    assert!(error.message.contains("column \"a\""), "{error}");
+    let error = sink
+        .write_owned_row(
+            &bad_positions,
+            &[
+                Value::Int64(1),
+                Value::List(vec![Value::String(b"x".to_vec())]),
+            ],
+        )
+        .unwrap_err();
+    assert!(error.message.contains("column \"b\""), "{error}");
+    let (position, values) = good(6);
+    sink.write_owned_row(&position, &values).unwrap();
+    sink.finish().unwrap();
+    drop(sink);
+    let written = out.0.take();
+    assert_eq!(written, written_by_events(&schema, &[good(5), good(6)]));
+}
+
+/// Reads by blocks (`next_rows`), one block in `every` read by `next_row` instead; the rows
+/// as `read_all_with` gives them (other columns left out, as blocks leave them out).
+fn read_blocks(
+    schemas: &[TableSchema],
+    input: Box<dyn Read>,
+    buffer: usize,
+    every: usize,
+) -> Result<Vec<ReadRow>, FormatError> {
+    let mut source = YsonRowSource::new(schemas, input, buffer, LIMIT);
+    let mut rows = Vec::new();
+    for turn in 0.. {
+        if turn % every == every - 1 {
+            let Some(row) = source.next_row()? else { break };
+            let mut values: Vec<String> = row.values.iter().map(|v| format!("{v:?}")).collect();
+            values.push("None".to_owned());
+            rows.push((row.position, values));
+            continue;
+        }
+        let Some(block) = source.next_rows()? else {
+            break;
+        };
+        assert!(block.rows >= 1 && block.values.len() == block.rows * block.columns);
+        for row in block.iter() {
+            let mut values: Vec<String> = row.values.iter().map(|v| format!("{v:?}")).collect();
+            values.push("None".to_owned());
+            rows.push((row.position, values));
+        }
+    }
+    Ok(rows)
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 128, ..ProptestConfig::default() })]
+
+    #[test]
+    fn blocks_give_the_rows_and_positions_of_row_by_row_reads(
+        (schema, rows, text) in arb_case(),
+        buffer in prop_oneof![1usize..48, Just(1usize << 16)],
+        sizes in proptest::collection::vec(1usize..400, 1..6),
+        every in 1usize..4,
+        cut in proptest::option::of(any::<prop::sample::Index>()),
+    ) {
+        let mut bytes = write(&schema, &rows, text);
+        if let Some(cut) = cut {
+            bytes.truncate(cut.index(bytes.len() + 1));
+        }
+        let schemas = std::slice::from_ref(&schema);
+        let mut by_rows = Vec::new();
+        let mut source = YsonRowSource::new(schemas, chunked(&bytes, &sizes), buffer, LIMIT);
+        let row_end = loop {
+            match source.next_row() {
+                Ok(Some(row)) => {
+                    let mut values: Vec<String> = row.values.iter().map(|v| format!("{v:?}")).collect();
+                    values.push("None".to_owned());
+                    by_rows.push((row.position, values));
+                }
+                Ok(None) => break None,
+                Err(e) => break Some(e),
+            }
+        };
+        // Blocks stop at the fault: read them up to it, then expect the same error.
+        let mut source = YsonRowSource::new(schemas, chunked(&bytes, &sizes), buffer, LIMIT);
+        let mut by_blocks = Vec::new();
+        let mut turn = 0;
+        let block_end = loop {
+            turn += 1;
+            if turn % every == 0 {
+                match source.next_row() {
+                    Ok(Some(row)) => {
+                        let mut values: Vec<String> = row.values.iter().map(|v| format!("{v:?}")).collect();
+                        values.push("None".to_owned());
+                        by_blocks.push((row.position, values));
+                    }
+                    Ok(None) => break None,
+                    Err(e) => break Some(e),
+                }
+                continue;
+            }
+            match source.next_rows() {
+                Ok(Some(block)) => {
+                    for row in block.iter() {
+                        let mut values: Vec<String> = row.values.iter().map(|v| format!("{v:?}")).collect();
+                        values.push("None".to_owned());
+                        by_blocks.push((row.position, values));
+                    }
+                }
+                Ok(None) => break None,
+                Err(e) => break Some(e),
+            }
+        };
+        prop_assert_eq!(&by_rows, &by_blocks);
+        prop_assert_eq!(
+            row_end.map(|e| (e.message, e.row)),
+            block_end.map(|e| (e.message, e.row))
+        );
+        if cut.is_none() {
+            let blocks = read_blocks(schemas, chunked(&bytes, &sizes), buffer, every + 1).unwrap();
+            prop_assert_eq!(&blocks, &by_rows);
+        }
+    }
+}
+
+#[test]
+fn a_block_holds_the_rows_buffered_and_ends_at_a_table_switch() {
+    let schema = TableSchema::new(vec![
+        ColumnSchema::new("a", Type::Primitive(PrimitiveType::Int64)),
+        ColumnSchema::new("b", Type::Primitive(PrimitiveType::String)),
+    ]);
+    let schemas = [schema.clone(), schema.clone()];
+    let mut rows = Vec::new();
+    for i in 0..10 {
+        rows.push((
+            RowPosition {
+                table_index: usize::from(i >= 6),
+                ..RowPosition::default()
+            },
+            vec![
+                Value::Int64(i),
+                Value::String(format!("row {i}").into_bytes()),
+            ],
+        ));
+    }
+    for text in [false, true] {
+        #[derive(Clone, Default)]
+        struct Shared(std::rc::Rc<std::cell::RefCell<Vec<u8>>>);
+        impl std::io::Write for Shared {
+            fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+                self.0.borrow_mut().extend_from_slice(buf);
+                Ok(buf.len())
+            }
+            fn flush(&mut self) -> std::io::Result<()> {
+                Ok(())
+            }
+        }
+        let out = Shared::default();
+        let mut sink = sink(&schemas, Box::new(out.clone()), text).unwrap();
+        for (position, values) in &rows {
+            sink.write_owned_row(position, values).unwrap();
+        }
+        sink.finish().unwrap();
+        drop(sink);
+        let bytes = out.0.take();
+        let mut source = YsonRowSource::new(
+            &schemas,
+            Box::new(std::io::Cursor::new(bytes)),
+            1 << 16,
+            LIMIT,
+        );
+        let block = source.next_rows().unwrap().unwrap();
+        assert_eq!(
+            (block.rows, block.columns, block.first.table_index),
+            (6, 2, 0)
+        );
+        assert_eq!(
+            block.row(5).values[1],
+            shapeshift_types::ValueRef::String(b"row 5")
+        );
+        // The switch is a control entity: the parser path reads it with the next row.
+        let block = source.next_rows().unwrap().unwrap();
+        assert_eq!((block.rows, block.first.table_index), (1, 1));
+        let block = source.next_rows().unwrap().unwrap();
+        assert_eq!((block.rows, block.first.table_index), (3, 1));
+        assert!(source.next_rows().unwrap().is_none());
+    }
+}
+
 #[test]
 fn a_row_longer_than_the_limit_is_an_error_naming_its_first_byte() {
     let schema = TableSchema::new(vec![ColumnSchema::new(
