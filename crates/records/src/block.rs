@@ -161,10 +161,16 @@ pub(crate) fn chunk_end(begin: u64, data_size: u64, num_records: u64) -> Option<
     Some(content_end.max(record_end))
 }
 
-/// Appends a chunk to `out`, which holds the file from byte `base` on; block headers and
-/// padding included. Returns the chunk's end position.
-pub(crate) fn append_chunk(out: &mut Vec<u8>, base: u64, header: &ChunkHeader, data: &[u8]) -> u64 {
-    let begin = base + out.len() as u64;
+/// Appends a chunk beginning at file position `begin` to `out` (whose last byte, if any, is
+/// the one before `begin`); block headers and padding included. Returns the chunk's end
+/// position. (`out` may hold bytes that are not part of the file before its tail: the
+/// writer keeps its output buffer's file data at an aligned address behind a few of them.)
+pub(crate) fn append_chunk(
+    out: &mut Vec<u8>,
+    begin: u64,
+    header: &ChunkHeader,
+    data: &[u8],
+) -> u64 {
     let end = chunk_end(begin, header.data_size, header.num_records)
         .expect("a chunk built in memory has a representable end");
     let mut pos = begin;
@@ -194,10 +200,10 @@ pub(crate) fn append_chunk(out: &mut Vec<u8>, base: u64, header: &ChunkHeader, d
     end
 }
 
-/// Appends a padding chunk bringing the position to a block boundary (nothing if already
-/// there); a gap too short for a chunk header extends into the next block.
-pub(crate) fn append_padding_to_block_boundary(out: &mut Vec<u8>, base: u64) -> u64 {
-    let pos = base + out.len() as u64;
+/// Appends a padding chunk at file position `pos` bringing the position to a block boundary
+/// (nothing if already there); a gap too short for a chunk header extends into the next
+/// block. Returns the position after it.
+pub(crate) fn append_padding_to_block_boundary(out: &mut Vec<u8>, pos: u64) -> u64 {
     let mut length = remaining_in_block(pos);
     if length == 0 {
         return pos;
@@ -207,7 +213,7 @@ pub(crate) fn append_padding_to_block_boundary(out: &mut Vec<u8>, base: u64) -> 
     }
     let zeros = vec![0u8; (length - CHUNK_HEADER_SIZE) as usize];
     let header = ChunkHeader::for_data(&zeros, ChunkType::Padding, 0, 0);
-    append_chunk(out, base, &header, &zeros)
+    append_chunk(out, pos, &header, &zeros)
 }
 
 /// A chunk read from a file: verified header and verified data.
@@ -348,7 +354,7 @@ mod tests {
         let chunk = read_chunk(&out, 0).unwrap();
         assert_eq!(chunk.header, header);
         assert_eq!(chunk.data.as_ref(), &data[..]);
-        let end = append_padding_to_block_boundary(&mut out, 0);
+        let end = append_padding_to_block_boundary(&mut out, end);
         assert_eq!(end % BLOCK_SIZE, 0);
         assert_eq!(end, out.len() as u64);
     }
