@@ -27,6 +27,7 @@
 //! is sized by a length read from the input: strings are borrowed, and the stream reader's
 //! buffer grows only by bytes actually read.
 
+mod binary_yson;
 mod convert;
 mod error;
 mod mapping;
@@ -39,6 +40,7 @@ mod wire_type;
 mod writer;
 mod yson_bridge;
 
+pub(crate) use binary_yson::lazy_to_binary_yson;
 pub use error::{SkiffError, SkiffErrorKind};
 pub use mapping::{skiff_schema_for_table, skiff_schema_for_type, MappingOptions};
 pub use plan::{Codec, FieldPlan, TablePlan, ValueShape};

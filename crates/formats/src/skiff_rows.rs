@@ -15,16 +15,16 @@
 
 use std::io::{Read, Write};
 
-use shapeshift_types::{TableSchema, Type, Value, ValueRef};
+use shapeshift_types::{TableSchema, Value, ValueRef};
 
 use crate::skiff::{
-    Codec, FieldRef, MappingOptions, RowWriter, SkiffError, StreamReader, SystemFields,
+    lazy_to_binary_yson, Codec, FieldRef, MappingOptions, RowView, RowWriter, SkiffError,
+    StreamReader, SystemFields,
 };
 use crate::table::other_columns;
 use crate::table::row_refs::RefsBuffer;
 use crate::table::values::{owned_row, ColumnKind};
-use crate::table::yson_binary;
-use crate::table::{FormatError, RowPosition, RowRef, RowSink, RowSource};
+use crate::table::{FormatError, RowBlock, RowPosition, RowRef, RowSink, RowSource};
 
 const FORMAT: &str = "skiff";
 
@@ -69,7 +69,9 @@ pub(crate) fn source(
             })
         })
         .collect();
+    let widest = schemas.iter().map(|s| s.columns.len()).max().unwrap_or(0);
     Ok(Box::new(SkiffRowSource {
+        max_block_rows: (BLOCK_VALUES / widest.max(1)).max(1),
         every_table_borrowed: all_borrowed.iter().all(|&b| b),
         all_borrowed,
         reader: codec.stream_reader(input),
@@ -82,10 +84,13 @@ pub(crate) fn source(
         spans: Vec::new(),
         others: Vec::new(),
         refs: RefsBuffer::default(),
+        pending: None,
     }))
 }
 
 struct SkiffRowSource {
+    /// Rows per block: about [`BLOCK_VALUES`] values of the widest table, at least one.
+    max_block_rows: usize,
     /// Every table's columns read as borrowed values: rows take [`SkiffRowSource::next_borrowed_row`].
     every_table_borrowed: bool,
     /// Per table: every column reads as a borrowed value (no composites, decimals or wide
@@ -100,7 +105,14 @@ struct SkiffRowSource {
     /// The row's `$other_columns`, checked, as a binary YSON map (empty: none).
     others: Vec<u8>,
     refs: RefsBuffer,
+    /// The error of a row a block stopped before (its good rows went out first): the next
+    /// call reports it.
+    pending: Option<FormatError>,
 }
+
+/// About how many values a block holds: enough to amortize the call per block, few enough
+/// that the values written are still in L1 when the caller reads them.
+const BLOCK_VALUES: usize = 1024;
 
 #[derive(Clone, Copy)]
 enum LazyKind {
@@ -115,6 +127,9 @@ enum LazyKind {
 impl RowSource for SkiffRowSource {
     #[inline]
     fn next_row(&mut self) -> Result<Option<RowRef<'_>>, FormatError> {
+        if let Some(error) = self.pending.take() {
+            return Err(error);
+        }
         if self.every_table_borrowed {
             return self.next_borrowed_row();
         }
@@ -124,7 +139,82 @@ impl RowSource for SkiffRowSource {
     fn next_row_with_other_columns(
         &mut self,
     ) -> Result<Option<(RowRef<'_>, Option<&[u8]>)>, FormatError> {
+        if let Some(error) = self.pending.take() {
+            return Err(error);
+        }
         self.read::<true>()
+    }
+
+    /// The rows scanned in the reader's buffer at once ([`StreamReader::scan_run`]): one
+    /// call, one values buffer and one position per block instead of per row.
+    fn next_rows(&mut self) -> Result<Option<RowBlock<'_>>, FormatError> {
+        if let Some(error) = self.pending.take() {
+            return Err(error);
+        }
+        let max_rows = self.max_block_rows;
+        let rows = self.reader.scan_run(max_rows).map_err(boxed_skiff_error)?;
+        if rows == 0 {
+            return Ok(None);
+        }
+        let first = self.reader.run_row(0);
+        let table = usize::from(first.table_index());
+        let position = RowPosition {
+            table_index: table,
+            row_index: first.row_index(),
+            range_index: first.range_index(),
+            key_switch: first.key_switch(),
+        };
+        let columns = first.len();
+        let mut good = rows;
+        if !self.all_borrowed[table] {
+            // First pass: every row's lazy fields into the one scratch. A row that fails
+            // ends the block before it; its error is reported by the next call.
+            self.scratch.clear();
+            self.spans.clear();
+            let first_number = self.reader.rows_read() - rows as u64;
+            for i in 0..rows {
+                let view = self.reader.run_row(i);
+                let decoded = lazy_fields(
+                    &view,
+                    &self.schemas[table],
+                    &self.kinds[table],
+                    first_number + i as u64,
+                    &mut self.scratch,
+                    &mut self.spans,
+                );
+                if let Err(error) = decoded {
+                    if i == 0 {
+                        self.reader.unread_run_from(1);
+                        return Err(error);
+                    }
+                    self.reader.unread_run_from(i + 1);
+                    self.pending = Some(error);
+                    good = i;
+                    break;
+                }
+            }
+        }
+        let refs = self.refs.loan();
+        refs.reserve(good * columns);
+        if self.all_borrowed[table] {
+            for i in 0..good {
+                self.reader
+                    .run_row(i)
+                    .for_each_value(|_, value| refs.push(value));
+            }
+        } else {
+            let mut spans = self.spans.as_slice();
+            for i in 0..good {
+                let taken = push_values(&self.reader.run_row(i), &self.scratch, spans, refs);
+                spans = &spans[taken..];
+            }
+        }
+        Ok(Some(RowBlock {
+            first: position,
+            rows: good,
+            columns,
+            values: refs,
+        }))
     }
 }
 
@@ -198,70 +288,18 @@ impl SkiffRowSource {
                 others,
             )));
         }
-        // First pass: lazy fields into the scratch. Composites are walked in place and
-        // written as binary YSON (no value tree); decimals and wide integers are decoded.
         self.scratch.clear();
         self.spans.clear();
-        for (column, field) in view.fields().enumerate() {
-            let FieldRef::Lazy(lazy) = field else {
-                continue;
-            };
-            let spec = &self.schemas[table].columns[column];
-            let kind = self.kinds[table][column];
-            let fail = |m: String| {
-                FormatError::new(FORMAT, format!("column \"{}\": {m}", spec.name))
-                    .at(view.offset())
-                    .in_row(rows)
-            };
-            let start = self.scratch.len();
-            let lazy_kind = if kind == ColumnKind::Scalar {
-                match lazy
-                    .to_value()
-                    .map_err(|e| skiff_error(e).at(view.offset()).in_row(rows))?
-                {
-                    Value::Null => LazyKind::Null,
-                    Value::Int64(v) => LazyKind::Int64(v),
-                    Value::Uint64(v) => LazyKind::Uint64(v),
-                    Value::String(bytes) => {
-                        self.scratch.extend_from_slice(&bytes);
-                        LazyKind::String
-                    }
-                    other => {
-                        return Err(fail(format!(
-                            "unexpected value {other:?} of a scalar column"
-                        )))
-                    }
-                }
-            } else if matches!(lazy.variant(), Some((0, _))) && spec.ty.is_nullable() {
-                // An absent optional: the common row's null.
-                LazyKind::Null
-            } else {
-                transcode(field, &spec.ty, &mut self.scratch).map_err(fail)?;
-                if kind == ColumnKind::Yson {
-                    LazyKind::Any
-                } else {
-                    LazyKind::Composite
-                }
-            };
-            self.spans.push((start, self.scratch.len(), lazy_kind));
-        }
-        // Second pass: the refs, borrowed from the row or the scratch.
-        let scratch = &self.scratch;
-        let mut lazy = self.spans.iter();
+        lazy_fields(
+            &view,
+            &self.schemas[table],
+            &self.kinds[table],
+            rows,
+            &mut self.scratch,
+            &mut self.spans,
+        )?;
         let refs = self.refs.loan();
-        refs.extend(view.fields().map(|field| match field {
-            FieldRef::Value(value) => value,
-            FieldRef::Lazy(_) => match lazy.next() {
-                Some(&(_, _, LazyKind::Null)) | None => ValueRef::Null,
-                Some(&(_, _, LazyKind::Int64(v))) => ValueRef::Int64(v),
-                Some(&(_, _, LazyKind::Uint64(v))) => ValueRef::Uint64(v),
-                Some(&(start, end, LazyKind::String)) => ValueRef::String(&scratch[start..end]),
-                Some(&(start, end, LazyKind::Any)) => ValueRef::Any(&scratch[start..end]),
-                Some(&(start, end, LazyKind::Composite)) => {
-                    ValueRef::Composite(&scratch[start..end])
-                }
-            },
-        }));
+        push_values(&view, &self.scratch, &self.spans, refs);
         Ok(Some((
             RowRef {
                 position,
@@ -272,119 +310,89 @@ impl SkiffRowSource {
     }
 }
 
-/// Writes a field of type `ty` as binary YSON, walking its Skiff bytes in place.
-fn transcode(field: FieldRef<'_>, ty: &Type, out: &mut Vec<u8>) -> Result<(), String> {
-    let lazy = match field {
-        FieldRef::Value(value) => {
-            match value {
-                ValueRef::Null => out.push(b'#'),
-                ValueRef::Bool(v) => yson_binary::boolean(out, v),
-                ValueRef::Int64(v) => yson_binary::int64(out, v),
-                ValueRef::Uint64(v) => yson_binary::uint64(out, v),
-                ValueRef::Double(v) => yson_binary::double(out, v),
-                ValueRef::String(v) => yson_binary::string(out, v),
-                // yson32 payloads may be text YSON: re-spelled as binary.
-                ValueRef::Any(bytes) | ValueRef::Composite(bytes) => {
-                    let node =
-                        crate::yson::from_slice(bytes).map_err(|e| format!("yson value: {e}"))?;
-                    yson_binary::node(out, &node);
+/// The row's lazy fields (composites, decimals, wide integers) decoded into `scratch`, one
+/// span per lazy field in column order, appended to `spans`. Composites are walked in place
+/// and written as binary YSON (no value tree).
+///
+/// # Errors
+/// A value that does not fit its column type, or a bad yson32 payload inside; the error
+/// names the column, the row's byte offset and its number `row`.
+fn lazy_fields(
+    view: &RowView<'_>,
+    schema: &TableSchema,
+    kinds: &[ColumnKind],
+    row: u64,
+    scratch: &mut Vec<u8>,
+    spans: &mut Vec<(usize, usize, LazyKind)>,
+) -> Result<(), FormatError> {
+    for (column, field) in view.fields().enumerate() {
+        let FieldRef::Lazy(lazy) = field else {
+            continue;
+        };
+        let spec = &schema.columns[column];
+        let kind = kinds[column];
+        let fail = |m: String| {
+            FormatError::new(FORMAT, format!("column \"{}\": {m}", spec.name))
+                .at(view.offset())
+                .in_row(row)
+        };
+        let start = scratch.len();
+        let lazy_kind = if kind == ColumnKind::Scalar {
+            match lazy
+                .to_value()
+                .map_err(|e| skiff_error(e).at(view.offset()).in_row(row))?
+            {
+                Value::Null => LazyKind::Null,
+                Value::Int64(v) => LazyKind::Int64(v),
+                Value::Uint64(v) => LazyKind::Uint64(v),
+                Value::String(bytes) => {
+                    scratch.extend_from_slice(&bytes);
+                    LazyKind::String
+                }
+                other => {
+                    return Err(fail(format!(
+                        "unexpected value {other:?} of a scalar column"
+                    )))
                 }
             }
-            return Ok(());
-        }
-        FieldRef::Lazy(lazy) => lazy,
-    };
-    let shape = |what: &str| format!("the skiff field does not have the shape of {what}");
-    match ty.untagged() {
-        Type::Optional(item) => {
-            let (tag, child) = lazy.variant().ok_or_else(|| shape("an optional"))?;
-            if tag == 0 {
-                out.push(b'#');
-            } else if item.is_nullable() {
-                out.push(b'[');
-                transcode(child, item, out)?;
-                out.extend_from_slice(b";]");
+        } else if matches!(lazy.variant(), Some((0, _))) && spec.ty.is_nullable() {
+            // An absent optional: the common row's null.
+            LazyKind::Null
+        } else {
+            lazy_to_binary_yson(&lazy, &spec.ty, scratch).map_err(fail)?;
+            if kind == ColumnKind::Yson {
+                LazyKind::Any
             } else {
-                transcode(child, item, out)?;
+                LazyKind::Composite
             }
-        }
-        Type::List(item) => {
-            out.push(b'[');
-            for (_, child) in lazy.repeated() {
-                transcode(child, item, out)?;
-                out.push(b';');
-            }
-            out.push(b']');
-        }
-        Type::Dict { key, value } => {
-            out.push(b'[');
-            for (_, pair) in lazy.repeated() {
-                let FieldRef::Lazy(pair) = pair else {
-                    return Err(shape("a dict entry"));
-                };
-                let mut fields = pair.tuple_fields();
-                let (Some(k), Some(v)) = (fields.next(), fields.next()) else {
-                    return Err(shape("a dict entry"));
-                };
-                out.push(b'[');
-                transcode(k, key, out)?;
-                out.push(b';');
-                transcode(v, value, out)?;
-                out.extend_from_slice(b";];");
-            }
-            out.push(b']');
-        }
-        Type::Struct(members) => {
-            out.push(b'{');
-            let mut fields = lazy.tuple_fields();
-            for member in members {
-                let child = fields.next().ok_or_else(|| shape("a struct"))?;
-                yson_binary::string(out, member.name.as_bytes());
-                out.push(b'=');
-                transcode(child, &member.ty, out)?;
-                out.push(b';');
-            }
-            out.push(b'}');
-        }
-        Type::Tuple(elements) => {
-            out.push(b'[');
-            let mut fields = lazy.tuple_fields();
-            for element in elements {
-                let child = fields.next().ok_or_else(|| shape("a tuple"))?;
-                transcode(child, element, out)?;
-                out.push(b';');
-            }
-            out.push(b']');
-        }
-        Type::VariantStruct(members) => {
-            let (tag, child) = lazy.variant().ok_or_else(|| shape("a variant"))?;
-            let member = members
-                .get(usize::from(tag))
-                .ok_or_else(|| shape("a variant"))?;
-            out.push(b'[');
-            yson_binary::string(out, member.name.as_bytes());
-            out.push(b';');
-            transcode(child, &member.ty, out)?;
-            out.extend_from_slice(b";]");
-        }
-        Type::VariantTuple(elements) => {
-            let (tag, child) = lazy.variant().ok_or_else(|| shape("a variant"))?;
-            let element = elements
-                .get(usize::from(tag))
-                .ok_or_else(|| shape("a variant"))?;
-            out.push(b'[');
-            yson_binary::int64(out, i64::from(tag));
-            out.push(b';');
-            transcode(child, element, out)?;
-            out.extend_from_slice(b";]");
-        }
-        // Decimals, wide integers and anything else read whole: a scalar at most.
-        _ => {
-            let value = lazy.to_value().map_err(|e| e.to_string())?;
-            yson_binary::value(out, &value, ty)?;
-        }
+        };
+        spans.push((start, scratch.len(), lazy_kind));
     }
     Ok(())
+}
+
+/// Appends the row's values to `refs`: borrowed from the row, or (lazy fields, in column
+/// order) from the spans of `scratch` that [`lazy_fields`] wrote, taken from the front of
+/// `spans`; returns how many spans the row took.
+fn push_values<'a>(
+    view: &RowView<'a>,
+    scratch: &'a [u8],
+    spans: &[(usize, usize, LazyKind)],
+    refs: &mut Vec<ValueRef<'a>>,
+) -> usize {
+    let mut lazy = spans.iter();
+    refs.extend(view.fields().map(|field| match field {
+        FieldRef::Value(value) => value,
+        FieldRef::Lazy(_) => match lazy.next() {
+            Some(&(_, _, LazyKind::Null)) | None => ValueRef::Null,
+            Some(&(_, _, LazyKind::Int64(v))) => ValueRef::Int64(v),
+            Some(&(_, _, LazyKind::Uint64(v))) => ValueRef::Uint64(v),
+            Some(&(start, end, LazyKind::String)) => ValueRef::String(&scratch[start..end]),
+            Some(&(start, end, LazyKind::Any)) => ValueRef::Any(&scratch[start..end]),
+            Some(&(start, end, LazyKind::Composite)) => ValueRef::Composite(&scratch[start..end]),
+        },
+    }));
+    spans.len() - lazy.len()
 }
 
 /// A Skiff row writer into `output`.

@@ -181,6 +181,9 @@ impl Codec {
             variable_offsets: Vec::new(),
             previous_row_index: None,
             current: (0, 0, 0),
+            run: Vec::new(),
+            run_offsets: Vec::new(),
+            run_table: 0,
         }
     }
 
@@ -259,6 +262,21 @@ pub struct StreamReader<R: Read> {
     /// The last row scanned: table index, and its bytes `buffer[start..end]` (valid until
     /// the next scan moves or refills the buffer).
     current: (u16, usize, usize),
+    /// The rows of the last [`StreamReader::scan_run`], all of table `run_table`, with their
+    /// variable offsets one row after another in `run_offsets`.
+    run: Vec<RunRow>,
+    run_offsets: Vec<u32>,
+    run_table: u16,
+}
+
+/// One row of a run: its bytes `buffer[start..end]`, the end of its offsets in
+/// `run_offsets` (they start where the previous row's end), its resolved row index.
+#[derive(Clone, Copy, Debug)]
+struct RunRow {
+    start: usize,
+    end: usize,
+    offsets_end: usize,
+    row_index: Option<i64>,
 }
 
 const READ_CHUNK: usize = 1 << 16;
@@ -389,6 +407,154 @@ impl<R: Read> StreamReader<R> {
     /// Rows read so far.
     pub fn rows_read(&self) -> u64 {
         self.rows
+    }
+
+    /// Scans a run of up to `max_rows` rows (at least one) for a block read: the next row,
+    /// refilling the buffer as [`StreamReader::advance`] does, then the rows after it that are
+    /// complete in the buffer already and continue its position (same table and range, no key
+    /// switch, each row index the previous plus one, or none when the first has none).
+    /// Returns the number of rows scanned, 0 at the end of the stream; read them with
+    /// [`StreamReader::run_row`].
+    ///
+    /// The run stops before a row that is cut off by the end of the buffer or malformed
+    /// without reporting it: the next call scans that row again, refilling or failing then.
+    /// The buffer is neither moved nor refilled after the first row, so the views of all rows
+    /// of the run stay valid together until the next call on the reader.
+    ///
+    /// # Errors
+    /// As [`StreamReader::next_row`], for the first row only.
+    pub(crate) fn scan_run(&mut self, max_rows: usize) -> Result<usize, Box<SkiffError>> {
+        self.run.clear();
+        if !self.advance()? {
+            return Ok(0);
+        }
+        let (table_index, start, end) = self.current;
+        let table = &self.codec.tables[usize::from(table_index)];
+        self.run.push(RunRow {
+            start,
+            end,
+            offsets_end: 0,
+            row_index: self.previous_row_index,
+        });
+        self.run_offsets.clear();
+        self.run_offsets.extend_from_slice(&self.variable_offsets);
+        self.run[0].offsets_end = self.run_offsets.len();
+        self.run_table = table_index;
+        let first_range = self.current_row().range_index();
+        // Rows of a table without variable children need no offsets; rows of one without
+        // system fields always continue the position.
+        let fixed = table.fixed_row_size.is_some();
+        let plain = table.system.key_switch.is_none()
+            && table.system.row_index.is_none()
+            && table.system.range_index.is_none();
+        let buffered = &self.buffer[..self.end];
+        let tables: &[TablePlan] = &self.codec.tables;
+        while self.run.len() < max_rows && self.start < self.end {
+            let Ok((next_table, end)) =
+                scan_row(tables, buffered, self.start, &mut self.variable_offsets)
+            else {
+                break;
+            };
+            if next_table != table_index {
+                break;
+            }
+            let row = &buffered[self.start..end];
+            let row_index = if plain {
+                None
+            } else {
+                let view = RowView {
+                    row,
+                    table,
+                    table_index,
+                    variable_offsets: &self.variable_offsets,
+                    row_index: None,
+                    stream_offset: 0,
+                };
+                let row_index =
+                    resolve_row_index(table, row, &self.variable_offsets, self.previous_row_index);
+                let continues = !view.key_switch()
+                    && view.range_index() == first_range
+                    && row_index
+                        == self
+                            .previous_row_index
+                            .and_then(|previous| previous.checked_add(1));
+                if !continues {
+                    break;
+                }
+                row_index
+            };
+            if !fixed {
+                self.run_offsets.extend_from_slice(&self.variable_offsets);
+            }
+            self.run.push(RunRow {
+                start: self.start,
+                end,
+                offsets_end: self.run_offsets.len(),
+                row_index,
+            });
+            self.previous_row_index = row_index;
+            self.current = (table_index, self.start, end);
+            self.start = end;
+            self.rows += 1;
+        }
+        if self.run.len() > 1 && !fixed {
+            // `current_row` reads the offsets of the last row scanned.
+            let last = self.run.len() - 1;
+            let from = self.run[last - 1].offsets_end;
+            self.variable_offsets.clear();
+            self.variable_offsets
+                .extend_from_slice(&self.run_offsets[from..]);
+        }
+        Ok(self.run.len())
+    }
+
+    /// Row `i` of the run the last [`StreamReader::scan_run`] scanned.
+    ///
+    /// # Panics
+    /// When `i` is not below the number it returned.
+    #[inline]
+    pub(crate) fn run_row(&self, i: usize) -> RowView<'_> {
+        let row = &self.run[i];
+        let offsets_start = if i == 0 {
+            0
+        } else {
+            self.run[i - 1].offsets_end
+        };
+        RowView {
+            row: &self.buffer[row.start..row.end],
+            table: &self.codec.tables[usize::from(self.run_table)],
+            table_index: self.run_table,
+            variable_offsets: &self.run_offsets[offsets_start..row.offsets_end],
+            row_index: row.row_index,
+            stream_offset: self.buffer_offset + row.start as u64,
+        }
+    }
+
+    /// Gives back the rows of the last run from row `keep` on, as if they had not been read:
+    /// the next call scans row `keep` again (a caller that cannot use a row of a run stops
+    /// there and lets the row-by-row path report it).
+    ///
+    /// # Panics
+    /// When `keep` is 0 or past the run.
+    pub(crate) fn unread_run_from(&mut self, keep: usize) {
+        let given_back = self.run.len() - keep;
+        if given_back == 0 {
+            return;
+        }
+        let last_kept = &self.run[keep - 1];
+        self.start = self.run[keep].start;
+        self.rows -= given_back as u64;
+        self.previous_row_index = last_kept.row_index;
+        self.current = (self.run_table, last_kept.start, last_kept.end);
+        let from = if keep == 1 {
+            0
+        } else {
+            self.run[keep - 2].offsets_end
+        };
+        let offsets: Vec<u32> = self.run_offsets[from..last_kept.offsets_end].to_vec();
+        self.variable_offsets.clear();
+        self.variable_offsets.extend_from_slice(&offsets);
+        self.run.truncate(keep);
     }
 
     /// Reads every remaining row, owned.

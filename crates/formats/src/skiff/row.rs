@@ -105,6 +105,12 @@ pub struct LazyField<'a> {
 }
 
 impl<'a> LazyField<'a> {
+    /// The plan, the validated bytes and where the value starts in them.
+    #[inline]
+    pub(crate) fn parts(&self) -> (&'a FieldPlan, &'a [u8], usize) {
+        (self.plan, self.data, self.pos)
+    }
+
     /// The compiled schema node of this value.
     pub fn plan(&self) -> &'a FieldPlan {
         self.plan
