@@ -24,8 +24,9 @@ impl From<Fail> for RowFail {
     }
 }
 
-/// Scans the row at `data[start..]`; returns its table index and end, and fills
-/// `variable_offsets` (row-relative offsets of the children after the fixed prefix + the end).
+/// Scans the row at `data[start..]`; returns its table index and end, and appends to
+/// `variable_offsets` the row-relative offsets of the children after the fixed prefix and the
+/// row end (nothing for a table of fixed-size rows; on failure, possibly some of them).
 #[inline]
 fn scan_row(
     tables: &[TablePlan],
@@ -61,7 +62,6 @@ fn scan_row(
             });
         }
     }
-    variable_offsets.clear();
     if table.fixed_row_size.is_some() {
         return Ok((table_index, start + prefix_end));
     }
@@ -215,6 +215,7 @@ impl<'a> SliceReader<'a> {
         }
         let start = self.pos;
         let tables: &[TablePlan] = &self.codec.tables;
+        self.variable_offsets.clear();
         let (table_index, end) = scan_row(tables, self.data, start, &mut self.variable_offsets)
             .map_err(|fail| to_error(tables, fail, 0, self.rows))?;
         let table = &tables[table_index as usize];
@@ -314,6 +315,7 @@ impl<R: Read> StreamReader<R> {
                 self.fill(false).map_err(Box::new)?;
                 continue;
             }
+            self.variable_offsets.clear();
             let scanned = scan_row(
                 &self.codec.tables,
                 &self.buffer[..self.end],
@@ -441,37 +443,37 @@ impl<R: Read> StreamReader<R> {
         self.run[0].offsets_end = self.run_offsets.len();
         self.run_table = table_index;
         let first_range = self.current_row().range_index();
-        // Rows of a table without variable children need no offsets; rows of one without
-        // system fields always continue the position.
-        let fixed = table.fixed_row_size.is_some();
+        // Rows of a table without system fields always continue the position.
         let plain = table.system.key_switch.is_none()
             && table.system.row_index.is_none()
             && table.system.range_index.is_none();
         let buffered = &self.buffer[..self.end];
         let tables: &[TablePlan] = &self.codec.tables;
         while self.run.len() < max_rows && self.start < self.end {
-            let Ok((next_table, end)) =
-                scan_row(tables, buffered, self.start, &mut self.variable_offsets)
-            else {
-                break;
+            // The row's offsets go straight after the previous row's (no copy per row).
+            let mark = self.run_offsets.len();
+            let scanned = scan_row(tables, buffered, self.start, &mut self.run_offsets);
+            let end = match scanned {
+                Ok((next_table, end)) if next_table == table_index => end,
+                _ => {
+                    self.run_offsets.truncate(mark);
+                    break;
+                }
             };
-            if next_table != table_index {
-                break;
-            }
             let row = &buffered[self.start..end];
             let row_index = if plain {
                 None
             } else {
+                let offsets = &self.run_offsets[mark..];
                 let view = RowView {
                     row,
                     table,
                     table_index,
-                    variable_offsets: &self.variable_offsets,
+                    variable_offsets: offsets,
                     row_index: None,
                     stream_offset: 0,
                 };
-                let row_index =
-                    resolve_row_index(table, row, &self.variable_offsets, self.previous_row_index);
+                let row_index = resolve_row_index(table, row, offsets, self.previous_row_index);
                 let continues = !view.key_switch()
                     && view.range_index() == first_range
                     && row_index
@@ -479,13 +481,11 @@ impl<R: Read> StreamReader<R> {
                             .previous_row_index
                             .and_then(|previous| previous.checked_add(1));
                 if !continues {
+                    self.run_offsets.truncate(mark);
                     break;
                 }
                 row_index
             };
-            if !fixed {
-                self.run_offsets.extend_from_slice(&self.variable_offsets);
-            }
             self.run.push(RunRow {
                 start: self.start,
                 end,
@@ -497,10 +497,9 @@ impl<R: Read> StreamReader<R> {
             self.start = end;
             self.rows += 1;
         }
-        if self.run.len() > 1 && !fixed {
+        if self.run.len() > 1 {
             // `current_row` reads the offsets of the last row scanned.
-            let last = self.run.len() - 1;
-            let from = self.run[last - 1].offsets_end;
+            let from = self.run[self.run.len() - 2].offsets_end;
             self.variable_offsets.clear();
             self.variable_offsets
                 .extend_from_slice(&self.run_offsets[from..]);

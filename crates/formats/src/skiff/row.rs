@@ -367,6 +367,30 @@ impl<'a> RowView<'a> {
         }
     }
 
+    /// Every data column as a borrowed value, in order, for a row whose columns are all
+    /// borrowable (a lazy column gives `Null`). The iterator has an exact, trusted length,
+    /// so `Vec::extend` writes the values without a capacity check per value.
+    #[inline]
+    pub(crate) fn borrowed_values(&self) -> impl Iterator<Item = ValueRef<'a>> + '_ {
+        let table = self.table;
+        table
+            .fast
+            .iter()
+            .zip(&table.columns)
+            .map(move |(fast, &child)| {
+                if fast.direct {
+                    read_direct(fast.kind, self.row, fast.offset as usize)
+                } else {
+                    let plan = &table.fields[child];
+                    if plan.borrowable {
+                        scalar_ref(plan, self.row, self.child_offset(child))
+                    } else {
+                        ValueRef::Null
+                    }
+                }
+            })
+    }
+
     #[inline]
     pub fn key_switch(&self) -> bool {
         self.table
