@@ -243,6 +243,31 @@ pub(crate) fn gather_logical(file: &[u8], mut pos: u64, len: u64, out: &mut Vec<
     pos
 }
 
+/// Fills `out` with the logical bytes that begin `logical` bytes into the data starting at
+/// physical position `data_start` (the first data byte, after any block header), skipping
+/// block headers: a part of a chunk's data copied without gathering the rest. The caller
+/// has checked that the bytes lie inside `file` (they belong to a chunk read before).
+pub(crate) fn copy_logical(file: &[u8], data_start: u64, logical: u64, out: &mut [u8]) {
+    debug_assert!(data_start % BLOCK_SIZE >= BLOCK_HEADER_SIZE);
+    let block_start = data_start - data_start % BLOCK_SIZE;
+    // Index among the usable (non-header) bytes counted from `block_start`.
+    let usable = data_start % BLOCK_SIZE - BLOCK_HEADER_SIZE + logical;
+    let mut pos = block_start
+        + usable / USABLE_BLOCK_SIZE * BLOCK_SIZE
+        + BLOCK_HEADER_SIZE
+        + usable % USABLE_BLOCK_SIZE;
+    let mut done = 0;
+    while done < out.len() {
+        if is_block_boundary(pos) {
+            pos += BLOCK_HEADER_SIZE;
+        }
+        let take = (remaining_in_block(pos) as usize).min(out.len() - done);
+        out[done..done + take].copy_from_slice(&file[pos as usize..pos as usize + take]);
+        pos += take as u64;
+        done += take;
+    }
+}
+
 /// Reads `len` logical bytes at physical position `pos`, skipping block headers: borrowed
 /// from `file` when they lie inside one block, otherwise gathered into `scratch` (cleared
 /// first; reused by the caller) or, without one, into a new buffer.
@@ -357,5 +382,27 @@ mod tests {
         let end = append_padding_to_block_boundary(&mut out, end);
         assert_eq!(end % BLOCK_SIZE, 0);
         assert_eq!(end, out.len() as u64);
+    }
+
+    #[test]
+    fn copied_parts_of_chunk_data_equal_the_gathered_data() {
+        let mut out = Vec::new();
+        // Start mid-block, so that the data crosses several block headers.
+        out.resize(1000, 0);
+        let data: Vec<u8> = (0..300_000u32).map(|i| (i * 13 + i / 251) as u8).collect();
+        let header = ChunkHeader::for_data(&data, ChunkType::Simple, 1, data.len() as u64);
+        append_chunk(&mut out, 1000, &header, &data);
+        let chunk = read_chunk(&out, 1000).unwrap();
+        assert_eq!(chunk.data.as_ref(), &data[..]);
+        let starts = [0usize, 1, 64_000, 64_535, 64_536, 65_000, 131_000, 299_999];
+        let lengths = [0usize, 1, 23, 24, 25, 65_512, 65_536, 140_000];
+        for &start in &starts {
+            for &length in &lengths {
+                let length = length.min(data.len() - start);
+                let mut part = vec![0u8; length];
+                copy_logical(&out, chunk.data_offset, start as u64, &mut part);
+                assert!(part == data[start..start + length], "{start} + {length}");
+            }
+        }
     }
 }

@@ -23,7 +23,7 @@ use std::sync::Mutex;
 
 use rayon::prelude::*;
 
-use crate::block::{gather_logical, remaining_in_block};
+use crate::block::{copy_logical, gather_logical, remaining_in_block};
 use crate::error::{Error, Result};
 use crate::reader::Reader;
 use crate::simple_chunk::{self, PreparedSimpleChunk};
@@ -307,6 +307,12 @@ impl<'r> PreparedBatch<'r> {
     fn fill_slot(&self, slot: usize, destinations: &Destinations, run: usize) -> Result<()> {
         match self.chunks[slot].data {
             ChunkData::InFile(data) => self.fill_slot_from(slot, data, destinations, run),
+            ChunkData::SpansBlocks { offset, .. }
+                if self.chunks[slot].simple.stored_values_start().is_some() =>
+            {
+                self.fill_slot_stored(slot, offset, destinations, run);
+                Ok(())
+            }
             ChunkData::SpansBlocks { offset, size } => GATHER.with(|gather| {
                 let mut gather = gather.borrow_mut();
                 gather.clear();
@@ -317,6 +323,40 @@ impl<'r> PreparedBatch<'r> {
                 }
                 result
             }),
+        }
+    }
+
+    /// [`PreparedBatch::fill_slot`] for an uncompressed chunk spanning blocks, whose data
+    /// begins at file position `data_start`: each requested record is copied straight from
+    /// the file's blocks (verified while preparing), without gathering the chunk first —
+    /// one copy of every byte instead of two.
+    fn fill_slot_stored(
+        &self,
+        slot: usize,
+        data_start: u64,
+        destinations: &Destinations,
+        run: usize,
+    ) {
+        let chunk = &self.chunks[slot];
+        let values_start = chunk
+            .simple
+            .stored_values_start()
+            .expect("called for stored values only") as u64;
+        let positions =
+            &self.by_chunk[self.chunk_starts[slot] as usize..self.chunk_starts[slot + 1] as usize];
+        let file = self.reader.file_bytes();
+        for (j, &position) in positions.iter().enumerate() {
+            let range = chunk.record_range(self.items[position as usize].1 as usize);
+            // SAFETY: entries `run..run + positions.len()` belong to this slot only.
+            let destination = unsafe { destinations.get(run + j) };
+            // The lengths were checked against the records before filling started.
+            assert_eq!(destination.len(), range.len(), "destination length");
+            copy_logical(
+                file,
+                data_start,
+                values_start + range.start as u64,
+                destination,
+            );
         }
     }
 

@@ -297,6 +297,12 @@ impl PreparedSimpleChunk {
         }
     }
 
+    /// Where the values start in the chunk data when they are stored uncompressed (so that
+    /// records can be copied straight from the file); `None` if they need decoding.
+    pub fn stored_values_start(&self) -> Option<usize> {
+        (self.predecoded.is_none() && self.compression_byte == 0).then_some(self.payload_start)
+    }
+
     /// Decompresses the values into `out`, whose length must be the chunk's decoded size
     /// (`ends.last()`); the payload must decode to exactly that many bytes.
     pub fn decompress_values_into(
