@@ -309,3 +309,136 @@ fn truncation_and_read_errors_name_their_offsets() {
         assert!(e.message.contains("disk on fire"), "{kind}: {e}");
     }
 }
+
+/// A row as comparable text: its position and the debug form of its values (borrowed rows
+/// of the same bytes decode alike, so their debug forms compare; NaN equals NaN this way).
+fn comparable(position: RowPosition, values: &[shapeshift_types::ValueRef<'_>]) -> String {
+    format!("{position:?} {values:?}")
+}
+
+/// Every row by `next_row`: the rows and the error (message, offset, row) that ended them.
+fn rows_one_by_one(
+    kind: FormatKind,
+    schemas: &[TableSchema],
+    input: Box<dyn Read>,
+) -> (Vec<String>, Option<String>) {
+    let mut source = open_source(kind, schemas, input).unwrap();
+    let mut rows = Vec::new();
+    loop {
+        match source.next_row() {
+            Ok(Some(row)) => rows.push(comparable(row.position, row.values)),
+            Ok(None) => return (rows, None),
+            Err(e) => return (rows, Some(format!("{e:?}"))),
+        }
+    }
+}
+
+/// Every row by `next_rows` blocks (with `mixed`, every third call by `next_row`), checking
+/// each block's shape and that its rows count on from its first.
+fn rows_by_blocks(
+    kind: FormatKind,
+    schemas: &[TableSchema],
+    input: Box<dyn Read>,
+    mixed: bool,
+) -> (Vec<String>, Option<String>) {
+    let mut source = open_source(kind, schemas, input).unwrap();
+    let mut rows = Vec::new();
+    for call in 1usize.. {
+        if mixed && call % 3 == 0 {
+            match source.next_row() {
+                Ok(Some(row)) => rows.push(comparable(row.position, row.values)),
+                Ok(None) => return (rows, None),
+                Err(e) => return (rows, Some(format!("{e:?}"))),
+            }
+            continue;
+        }
+        match source.next_rows() {
+            Ok(Some(block)) => {
+                assert!(block.rows >= 1, "{kind}: an empty block");
+                assert_eq!(block.values.len(), block.rows * block.columns, "{kind}");
+                for (i, row) in block.iter().enumerate() {
+                    if i > 0 {
+                        assert!(
+                            !row.position.key_switch,
+                            "{kind}: key switch inside a block"
+                        );
+                    }
+                    rows.push(comparable(row.position, row.values));
+                }
+            }
+            Ok(None) => return (rows, None),
+            Err(e) => return (rows, Some(format!("{e:?}"))),
+        }
+    }
+    unreachable!()
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(96))]
+
+    /// Blocks (`next_rows`, alone or mixed with `next_row`) give the rows, positions and
+    /// failure of single reads, for a stream intact, cut or with a byte changed, read in one
+    /// piece or a few bytes at a time: a block ends before a bad record, whose error comes
+    /// on the next call, as row by row.
+    #[test]
+    fn blocks_give_the_rows_and_errors_of_single_reads(
+        (schemas, rows) in arb_stream(),
+        sizes in arb_sizes(),
+        kind in select(TREE_FORMATS.to_vec()),
+        damage in prop::option::of((any::<prop::sample::Index>(), prop::option::of(1u8..=255))),
+        mixed in any::<bool>(),
+    ) {
+        // More rows than one block holds: the rows repeated.
+        let rows: Rows = rows.iter().cycle().take(rows.len() * 40).cloned().collect();
+        let mut bytes = write(kind, &schemas, &rows);
+        match damage {
+            Some((at, Some(mask))) if !bytes.is_empty() => {
+                let at = at.index(bytes.len());
+                bytes[at] ^= mask;
+            }
+            Some((cut, None)) if !bytes.is_empty() => bytes.truncate(cut.index(bytes.len())),
+            _ => {}
+        }
+        let single = rows_one_by_one(kind, &schemas, Box::new(Cursor::new(bytes.clone())));
+        let blocks = rows_by_blocks(kind, &schemas, Box::new(Cursor::new(bytes.clone())), mixed);
+        prop_assert_eq!(&single, &blocks);
+        let split = rows_by_blocks(kind, &schemas, chunked(&bytes, &sizes), mixed);
+        prop_assert_eq!(&single, &split);
+    }
+}
+
+/// Blocks stop at table switches and at row index jumps, and run on otherwise: the block
+/// boundaries of a stream with two tables, and of one long plain run.
+#[test]
+fn blocks_break_at_position_changes_only() {
+    let schema =
+        |name: &str| TableSchema::new(vec![ColumnSchema::new(name, Type::Primitive(P::Int64))]);
+    let schemas = [schema("a"), schema("b")];
+    let at = |table_index: usize, row_index: i64| RowPosition {
+        table_index,
+        row_index: Some(row_index),
+        ..RowPosition::default()
+    };
+    let mut rows: Rows = Vec::new();
+    rows.extend((0..5).map(|i| (at(0, i), vec![Value::Int64(i)])));
+    rows.extend((0..3).map(|i| (at(1, 100 + i), vec![Value::Int64(i)])));
+    rows.extend((0..4).map(|i| (at(1, 200 + i), vec![Value::Int64(i)])));
+    rows.extend((0..3000).map(|i| (at(0, 1000 + i), vec![Value::Int64(i)])));
+    for kind in TREE_FORMATS {
+        let bytes = write(kind, &schemas, &rows);
+        let mut source = open_source(kind, &schemas, Box::new(Cursor::new(bytes))).unwrap();
+        let mut blocks = Vec::new();
+        while let Some(block) = source.next_rows().unwrap() {
+            blocks.push((block.first.table_index, block.first.row_index, block.rows));
+        }
+        let (head, tail) = blocks.split_at(3);
+        assert_eq!(
+            head,
+            [(0, Some(0), 5), (1, Some(100), 3), (1, Some(200), 4)],
+            "{kind}"
+        );
+        assert!(tail.len() >= 2, "{kind}: 3000 rows in one block");
+        assert_eq!(tail.iter().map(|b| b.2).sum::<usize>(), 3000, "{kind}");
+        assert_eq!(tail[0].1, Some(1000), "{kind}");
+    }
+}

@@ -30,6 +30,7 @@
 //! which is finite, never the input; no allocation is sized by a length read from the input
 //! beyond the bytes that remain.
 
+use std::collections::HashMap;
 use std::marker::PhantomData;
 
 use shapeshift_types::{
@@ -41,7 +42,7 @@ use super::position::{Control, PositionReader, PositionWriter};
 use super::row_refs::RefsBuffer;
 use super::values::{value_from_ref, ColumnCheck, ColumnKind};
 use super::yson_binary;
-use super::{FormatError, RowPosition, RowRef, RowSink, RowSource};
+use super::{FormatError, RowBlock, RowPosition, RowRef, RowSink, RowSource};
 
 /// One item header or scalar of a tree format (MessagePack, CBOR): what the lowest-level
 /// reader ([`ItemReader`]) yields.
@@ -583,8 +584,10 @@ impl<'a, D: Dialect> TreeDecoder<'a, D> {
                     (PhysicalType::String, Item::Bytes(v) | Item::Text(v)) => ValueRef::String(v),
                     _ => return wrong(item),
                 };
-                super::values::check_ref(value, ty)
-                    .map_err(|e| TreeError::new(start, e.to_string()))?;
+                if !plainly_fits(*p, value) {
+                    super::values::check_ref(value, ty)
+                        .map_err(|e| TreeError::new(start, e.to_string()))?;
+                }
                 match value {
                     ValueRef::Bool(v) => yson_binary::boolean(out, v),
                     ValueRef::Int64(v) => yson_binary::int64(out, v),
@@ -695,6 +698,30 @@ impl<'a, D: Dialect> TreeDecoder<'a, D> {
     }
 }
 
+/// Whether `value` fits primitive `p` by a test cheaper than the general check (which is
+/// the judge, and gives the error, whenever this says no): the types whose physical kind is
+/// the whole check, narrow integers in their native range, UTF-8 text. Never true for a value
+/// the general check refuses.
+#[inline(always)]
+fn plainly_fits(p: PrimitiveType, value: ValueRef<'_>) -> bool {
+    use PrimitiveType as P;
+    match (p, value) {
+        (P::Int64, ValueRef::Int64(_))
+        | (P::Uint64, ValueRef::Uint64(_))
+        | (P::Double, ValueRef::Double(_))
+        | (P::Bool, ValueRef::Bool(_))
+        | (P::String, ValueRef::String(_)) => true,
+        (P::Int32, ValueRef::Int64(v)) => i32::try_from(v).is_ok(),
+        (P::Int16, ValueRef::Int64(v)) => i16::try_from(v).is_ok(),
+        (P::Int8, ValueRef::Int64(v)) => i8::try_from(v).is_ok(),
+        (P::Uint32, ValueRef::Uint64(v)) => u32::try_from(v).is_ok(),
+        (P::Uint16, ValueRef::Uint64(v)) => u16::try_from(v).is_ok(),
+        (P::Uint8, ValueRef::Uint64(v)) => u8::try_from(v).is_ok(),
+        (P::Utf8 | P::Json, ValueRef::String(v)) => std::str::from_utf8(v).is_ok(),
+        _ => false,
+    }
+}
+
 fn type_name(ty: &Type) -> String {
     let node = ty.to_node();
     String::from_utf8_lossy(&crate::yson::to_vec(&node, crate::yson::YsonFormat::Text)).into_owned()
@@ -782,27 +809,32 @@ impl TreeStream {
     fn new(format: &'static str, schemas: &[TableSchema]) -> TreeStream {
         TreeStream {
             format,
-            tables: schemas
-                .iter()
-                .map(|schema| {
-                    let checks: Vec<ColumnCheck> = schema
-                        .columns
-                        .iter()
-                        .map(|c| ColumnCheck::new(&c.ty))
-                        .collect();
-                    let plans = schema
-                        .columns
-                        .iter()
-                        .zip(&checks)
-                        .map(|(c, check)| ScalarPlan::of(&c.ty, check))
-                        .collect();
-                    TreeTable {
-                        checks,
-                        plans,
-                        schema: schema.clone(),
-                    }
-                })
-                .collect(),
+            tables: {
+                // Compiling a check bisects the type's bounds through `check_value` (dozens
+                // of trial checks, each failure a formatted message): done once per distinct
+                // type, wide tables repeat a few types over many columns (BM1: 10 over 1000).
+                let mut compiled: HashMap<&Type, (ColumnCheck, ScalarPlan)> = HashMap::new();
+                schemas
+                    .iter()
+                    .map(|schema| {
+                        let (checks, plans) = schema
+                            .columns
+                            .iter()
+                            .map(|c| {
+                                *compiled.entry(&c.ty).or_insert_with(|| {
+                                    let check = ColumnCheck::new(&c.ty);
+                                    (check, ScalarPlan::of(&c.ty, &check))
+                                })
+                            })
+                            .unzip();
+                        TreeTable {
+                            checks,
+                            plans,
+                            schema: schema.clone(),
+                        }
+                    })
+                    .collect()
+            },
             positions: PositionReader::default(),
             pos: 0,
             rows: 0,
@@ -861,6 +893,20 @@ impl TreeStream {
                 }
             }
         }
+    }
+
+    /// Reads the next record of the current table (see [`TreeDecoder::record`]).
+    #[inline(always)]
+    fn record<D: Dialect>(&self, decoder: &mut TreeDecoder<'_, D>) -> Result<Record, TreeError> {
+        let tables = &self.tables;
+        decoder.record(
+            |t| {
+                tables
+                    .get(t)
+                    .map(|t| (t.schema.columns.len(), !t.schema.strict))
+            },
+            self.positions.table(),
+        )
     }
 
     /// Reads the other-columns item that ends a row of `table` into `out` (binary YSON map).
@@ -1117,16 +1163,7 @@ impl<D: Dialect> TreeSource<D> {
         } = self;
         let input: &[u8] = &window.buffer[..window.filled];
         let mut decoder = TreeDecoder::<D>::new(input, window.consumed);
-        let tables = &stream.tables;
-        let record = decoder.record(
-            |t| {
-                tables
-                    .get(t)
-                    .map(|t| (t.schema.columns.len(), !t.schema.strict))
-            },
-            stream.positions.table(),
-        )?;
-        let has_others = match record {
+        let has_others = match stream.record(&mut decoder)? {
             Record::Row { other_columns } => other_columns,
             Record::Control(controls) => {
                 for control in controls {
@@ -1143,80 +1180,7 @@ impl<D: Dialect> TreeSource<D> {
         scratch.clear();
         spans.clear();
         let refs = refs.loan();
-        let spec = &stream.tables[table];
-        let columns = spec
-            .schema
-            .columns
-            .iter()
-            .zip(&spec.checks)
-            .zip(&spec.plans);
-        for (column, ((def, check), plan)) in columns.enumerate() {
-            let start = decoder.pos;
-            let item = decoder.item().map_err(|e| e.in_column(&def.name))?;
-            // The common scalars by the column's plan; anything else (and every value the
-            // plan refuses, for its error) by the general path below.
-            let value = match (*plan, item) {
-                (ScalarPlan::Signed { lo, hi }, Item::Int(v)) if lo <= v && v <= hi => {
-                    ValueRef::Int64(v)
-                }
-                (ScalarPlan::Signed { lo: _, hi }, Item::Uint(v)) if hi >= 0 && v <= hi as u64 => {
-                    ValueRef::Int64(v as i64)
-                }
-                (ScalarPlan::Unsigned { hi }, Item::Uint(v)) if v <= hi => ValueRef::Uint64(v),
-                (ScalarPlan::Unsigned { hi }, Item::Int(v)) if v >= 0 && v as u64 <= hi => {
-                    ValueRef::Uint64(v as u64)
-                }
-                (ScalarPlan::Double, Item::Double(v)) => ValueRef::Double(v),
-                (ScalarPlan::Bool, Item::Bool(v)) => ValueRef::Bool(v),
-                (ScalarPlan::Bytes, Item::Bytes(v) | Item::Text(v)) => ValueRef::String(v),
-                (ScalarPlan::Utf8, Item::Bytes(v) | Item::Text(v))
-                    if std::str::from_utf8(v).is_ok() =>
-                {
-                    ValueRef::String(v)
-                }
-                _ => match check.kind {
-                    ColumnKind::Scalar => {
-                        let value = match item {
-                            Item::Nil => ValueRef::Null,
-                            Item::Bool(v) => ValueRef::Bool(v),
-                            Item::Int(v) => ValueRef::Int64(v),
-                            Item::Uint(v) => ValueRef::Uint64(v),
-                            Item::Double(v) => ValueRef::Double(v),
-                            Item::Bytes(v) | Item::Text(v) => ValueRef::String(v),
-                            other => {
-                                return Err(wrong_item(start, &def.ty, other).in_column(&def.name))
-                            }
-                        };
-                        check.read(value, &def.ty).map_err(|e| {
-                            TreeError::new(start, e.to_string()).in_column(&def.name)
-                        })?
-                    }
-                    _ if matches!(item, Item::Nil) && check.nullable => ValueRef::Null,
-                    ColumnKind::Composite => {
-                        let at = scratch.len();
-                        decoder
-                            .transcode_from(item, start, &def.ty, scratch)
-                            .map_err(|e| e.in_column(&def.name))?;
-                        spans.push((column, at, scratch.len(), false));
-                        ValueRef::Null
-                    }
-                    ColumnKind::Yson => {
-                        decoder.pos = start;
-                        let value = decoder
-                            .column(&def.ty)
-                            .map_err(|e| e.in_column(&def.name))?;
-                        if !matches!(value, Value::Null) {
-                            let at = scratch.len();
-                            yson_binary::value(scratch, &value, &def.ty)
-                                .map_err(|m| TreeError::new(start, m).in_column(&def.name))?;
-                            spans.push((column, at, scratch.len(), true));
-                        }
-                        ValueRef::Null
-                    }
-                },
-            };
-            refs.push(value);
-        }
+        decode_columns(&mut decoder, &stream.tables[table], refs, scratch, spans)?;
         others.clear();
         if has_others {
             stream.other_columns(&mut decoder, table, others)?;
@@ -1224,15 +1188,7 @@ impl<D: Dialect> TreeSource<D> {
         window.consumed = decoder.pos;
         stream.rows += 1;
         let position = stream.positions.next_row();
-        let scratch: &[u8] = scratch;
-        for &(column, start, end, yson) in spans.iter() {
-            let bytes = &scratch[start..end];
-            refs[column] = if yson {
-                ValueRef::Any(bytes)
-            } else {
-                ValueRef::Composite(bytes)
-            };
-        }
+        place_spans(refs, scratch, spans);
         let others = (!others.is_empty()).then_some(others.as_slice());
         Ok(Some((
             RowRef {
@@ -1241,6 +1197,93 @@ impl<D: Dialect> TreeSource<D> {
             },
             others,
         )))
+    }
+
+    /// Decodes a run of rows from the window's `consumed` offset into one block: `None` for
+    /// a control record before the first row (applied). The run ends before a control record
+    /// (the next block starts with it, so every row after a block's first counts on from it:
+    /// same table and range, no key switch, the row index plus one), at the window's end, at
+    /// [`BLOCK_VALUES`] values, and before a record that fails to decode: the rows before it
+    /// are returned, and the next call decodes the bad record again, first, and fails on it.
+    /// The window moves past each complete row only, so an error reads as it does row by row.
+    fn step_block(&mut self) -> Result<Option<RowBlock<'_>>, TreeError> {
+        let TreeSource {
+            window,
+            stream,
+            scratch,
+            spans,
+            others,
+            refs,
+            ..
+        } = self;
+        let input: &[u8] = &window.buffer[..window.filled];
+        let mut decoder = TreeDecoder::<D>::new(input, window.consumed);
+        let has_others = match stream.record(&mut decoder)? {
+            Record::Row { other_columns } => other_columns,
+            Record::Control(controls) => {
+                for control in controls {
+                    stream.positions.control(control);
+                }
+                window.consumed = decoder.pos;
+                return Ok(None);
+            }
+            Record::End => {
+                return Err(TreeError::end_of_input(decoder.pos, "the input ends"));
+            }
+        };
+        let table = stream.positions.table();
+        let spec = &stream.tables[table];
+        let columns = spec.schema.columns.len();
+        let max_rows = (BLOCK_VALUES / columns.max(1)).max(1);
+        scratch.clear();
+        spans.clear();
+        let refs = refs.loan();
+        // The first row: its errors are the block's.
+        decode_columns(&mut decoder, spec, refs, scratch, spans)?;
+        if has_others {
+            others.clear();
+            stream.other_columns(&mut decoder, table, others)?;
+        }
+        window.consumed = decoder.pos;
+        stream.rows += 1;
+        let first = stream.positions.next_row();
+        let mut rows = 1;
+        // The rows after it, while they are whole rows of the same table.
+        while rows < max_rows && decoder.pos < input.len() {
+            let (values_before, scratch_before, spans_before) =
+                (refs.len(), scratch.len(), spans.len());
+            let row = match stream.record(&mut decoder) {
+                Ok(Record::Row { other_columns }) => {
+                    decode_columns(&mut decoder, spec, refs, scratch, spans).and_then(|()| {
+                        if other_columns {
+                            others.clear();
+                            stream.other_columns(&mut decoder, table, others)
+                        } else {
+                            Ok(())
+                        }
+                    })
+                }
+                // A control record, the end or an error: the next block starts there.
+                _ => Err(TreeError::new(decoder.pos, "")),
+            };
+            if row.is_err() {
+                refs.truncate(values_before);
+                scratch.truncate(scratch_before);
+                spans.truncate(spans_before);
+                break;
+            }
+            window.consumed = decoder.pos;
+            stream.rows += 1;
+            stream.positions.next_row();
+            rows += 1;
+        }
+        place_spans(refs, scratch, spans);
+        Ok(Some(RowBlock {
+            first,
+            rows,
+            columns,
+            values: refs,
+        }))
     }
 
     /// The next row, refilling the window as records need; `None` at the end of the stream.
@@ -1267,6 +1310,159 @@ impl<D: Dialect> TreeSource<D> {
             }
         }
     }
+
+    /// The next block of rows, refilling the window as records need; `None` at the end.
+    fn read_block(&mut self) -> Result<Option<RowBlock<'_>>, FormatError> {
+        loop {
+            if self.window.consumed == self.window.filled {
+                if self.window.eof {
+                    return Ok(None);
+                }
+                self.window.refill(D::NAME)?;
+                continue;
+            }
+            let this: *mut Self = self;
+            // SAFETY: as in `read`.
+            match unsafe { &mut *this }.step_block() {
+                Ok(Some(block)) => return Ok(Some(block)),
+                Ok(None) => {}
+                Err(e) if e.end_of_input && !self.window.eof => self.window.refill(D::NAME)?,
+                Err(e) => return Err(self.stream.fail_at(self.window.base, e)),
+            }
+        }
+    }
+}
+
+/// The most values a block of [`TreeSource::next_rows`] holds (but at least one row): enough
+/// to spread the call over many rows, few enough for the refs to stay in the L1/L2 caches.
+const BLOCK_VALUES: usize = 2048;
+
+/// Decodes the column values of one row of `spec` (its array header read) and appends them
+/// to `refs`: scalars checked by their column's plan (or compiled check), strings borrowed
+/// from the input, composite and `yson` values transcoded into `scratch` (their refs are
+/// placeholders until [`place_spans`], recorded in `spans` as value index, span, `yson`).
+///
+/// # Errors
+/// The first value that does not decode or fit its column, named; the buffers may then hold
+/// part of the row (the caller truncates or clears them).
+#[inline(always)]
+fn decode_columns<'a, D: Dialect>(
+    decoder: &mut TreeDecoder<'a, D>,
+    spec: &TreeTable,
+    refs: &mut Vec<ValueRef<'a>>,
+    scratch: &mut Vec<u8>,
+    spans: &mut Vec<(usize, usize, usize, bool)>,
+) -> Result<(), TreeError> {
+    let columns = spec
+        .schema
+        .columns
+        .iter()
+        .zip(&spec.checks)
+        .zip(&spec.plans);
+    refs.reserve(spec.schema.columns.len());
+    for ((def, check), plan) in columns {
+        let start = decoder.pos;
+        let item = decoder.item().map_err(|e| e.in_column(&def.name))?;
+        // The common scalars by the column's plan; anything else (and every value the plan
+        // refuses, for its error) by the general path below.
+        let value = match (*plan, item) {
+            (ScalarPlan::Signed { lo, hi }, Item::Int(v)) if lo <= v && v <= hi => {
+                ValueRef::Int64(v)
+            }
+            (ScalarPlan::Signed { lo: _, hi }, Item::Uint(v)) if hi >= 0 && v <= hi as u64 => {
+                ValueRef::Int64(v as i64)
+            }
+            (ScalarPlan::Unsigned { hi }, Item::Uint(v)) if v <= hi => ValueRef::Uint64(v),
+            (ScalarPlan::Unsigned { hi }, Item::Int(v)) if v >= 0 && v as u64 <= hi => {
+                ValueRef::Uint64(v as u64)
+            }
+            (ScalarPlan::Double, Item::Double(v)) => ValueRef::Double(v),
+            (ScalarPlan::Bool, Item::Bool(v)) => ValueRef::Bool(v),
+            (ScalarPlan::Bytes, Item::Bytes(v) | Item::Text(v)) => ValueRef::String(v),
+            (ScalarPlan::Utf8, Item::Bytes(v) | Item::Text(v))
+                if std::str::from_utf8(v).is_ok() =>
+            {
+                ValueRef::String(v)
+            }
+            // What the general path makes of nil in a nullable column of any kind.
+            (_, Item::Nil) if check.nullable => ValueRef::Null,
+            _ => general_value(decoder, item, start, def, check, refs.len(), scratch, spans)?,
+        };
+        refs.push(value);
+    }
+    Ok(())
+}
+
+/// A column value the plan did not take: other scalars through the compiled check (with
+/// its error), composite and `yson` values into `scratch` (a `Null` placeholder ref and a
+/// span for value `index`).
+#[inline(never)]
+#[allow(clippy::too_many_arguments)]
+fn general_value<'a, D: Dialect>(
+    decoder: &mut TreeDecoder<'a, D>,
+    item: Item<'a>,
+    start: usize,
+    def: &shapeshift_types::ColumnSchema,
+    check: &ColumnCheck,
+    index: usize,
+    scratch: &mut Vec<u8>,
+    spans: &mut Vec<(usize, usize, usize, bool)>,
+) -> Result<ValueRef<'a>, TreeError> {
+    Ok(match check.kind {
+        ColumnKind::Scalar => {
+            let value = match item {
+                Item::Nil => ValueRef::Null,
+                Item::Bool(v) => ValueRef::Bool(v),
+                Item::Int(v) => ValueRef::Int64(v),
+                Item::Uint(v) => ValueRef::Uint64(v),
+                Item::Double(v) => ValueRef::Double(v),
+                Item::Bytes(v) | Item::Text(v) => ValueRef::String(v),
+                other => return Err(wrong_item(start, &def.ty, other).in_column(&def.name)),
+            };
+            check
+                .read(value, &def.ty)
+                .map_err(|e| TreeError::new(start, e.to_string()).in_column(&def.name))?
+        }
+        _ if matches!(item, Item::Nil) && check.nullable => ValueRef::Null,
+        ColumnKind::Composite => {
+            let at = scratch.len();
+            decoder
+                .transcode_from(item, start, &def.ty, scratch)
+                .map_err(|e| e.in_column(&def.name))?;
+            spans.push((index, at, scratch.len(), false));
+            ValueRef::Null
+        }
+        ColumnKind::Yson => {
+            decoder.pos = start;
+            let value = decoder
+                .column(&def.ty)
+                .map_err(|e| e.in_column(&def.name))?;
+            if !matches!(value, Value::Null) {
+                let at = scratch.len();
+                yson_binary::value(scratch, &value, &def.ty)
+                    .map_err(|m| TreeError::new(start, m).in_column(&def.name))?;
+                spans.push((index, at, scratch.len(), true));
+            }
+            ValueRef::Null
+        }
+    })
+}
+
+/// Points the placeholder refs of the values held in `scratch` at their bytes.
+#[inline]
+fn place_spans<'a>(
+    refs: &mut [ValueRef<'a>],
+    scratch: &'a [u8],
+    spans: &[(usize, usize, usize, bool)],
+) {
+    for &(index, start, end, yson) in spans {
+        let bytes = &scratch[start..end];
+        refs[index] = if yson {
+            ValueRef::Any(bytes)
+        } else {
+            ValueRef::Composite(bytes)
+        };
+    }
 }
 
 /// The error of an item that cannot start a value of `ty`.
@@ -1285,6 +1481,10 @@ fn wrong_item(start: usize, ty: &Type, item: Item<'_>) -> TreeError {
 impl<D: Dialect> RowSource for TreeSource<D> {
     fn next_row(&mut self) -> Result<Option<RowRef<'_>>, FormatError> {
         Ok(self.read()?.map(|(row, _)| row))
+    }
+
+    fn next_rows(&mut self) -> Result<Option<RowBlock<'_>>, FormatError> {
+        self.read_block()
     }
 
     fn next_row_with_other_columns(
