@@ -36,7 +36,7 @@ use arrow_schema::{ArrowError, DataType, Field, Schema, SchemaRef};
 use shapeshift_types::{PrimitiveType, TableSchema, Type, Value, ValueRef};
 
 use crate::row_bridge::check_row;
-use crate::table::{FormatError, RowPosition, RowRef, RowSink, RowSource};
+use crate::table::{FormatError, RowBlock, RowPosition, RowRef, RowSink, RowSource};
 use crate::yson::{self, YsonFormat};
 
 mod columns;
@@ -688,43 +688,93 @@ impl BatchReader {
     }
 }
 
-impl RowSource for BatchReader {
-    fn next_row(&mut self) -> Result<Option<RowRef<'_>>, FormatError> {
+impl BatchReader {
+    /// Makes the current batch one with a row left to read (reading batches as needed);
+    /// `false` at the end of the input.
+    fn have_row(&mut self) -> Result<bool, FormatError> {
         loop {
             if let Some(batch) = &self.batch {
                 if self.next_row < batch.num_rows() {
-                    break;
+                    return Ok(true);
                 }
             }
             match self.next_batch()? {
                 Some((_, batch)) => self.start_batch(batch),
-                None => return Ok(None),
+                None => return Ok(false),
             }
         }
+    }
+
+    /// Fills the chunk with up to `len` rows of the batch from row `first`. When a value
+    /// is bad, the chunk is cut before its row, so the good rows come out first and the bad
+    /// one starts the next chunk (whose fill then fails at its first row: the error).
+    fn fill_chunk(&mut self, first: usize, len: usize) -> Result<(), FormatError> {
+        let mut len = len;
+        loop {
+            match self.views.fill(first, len) {
+                Ok(()) => return Ok(()),
+                Err(e) if e.row > first && e.row < first + len => len = e.row - first,
+                Err(e) => return Err(self.view_error(e, first)),
+            }
+        }
+    }
+
+    /// A [`ViewError`](row_views::ViewError) of the current batch, whose row `first` is the
+    /// stream's row `self.rows`.
+    #[cold]
+    fn view_error(&self, e: row_views::ViewError, first: usize) -> FormatError {
+        let table_index = self.layout.as_ref().map_or(0, |l| l.table_index);
+        let name = self.schemas[table_index]
+            .columns
+            .get(e.column)
+            .map_or("?", |c| c.name.as_str());
+        FormatError {
+            format: FORMAT,
+            offset: None,
+            row: Some(self.rows + e.row.saturating_sub(first) as u64),
+            message: format!("column {name:?}: {}", e.message),
+        }
+    }
+
+    /// The rows `first..end` of the batch cut where the rows' positions stop counting on
+    /// (a range switch, a key switch, a row index that is not the previous one's plus one):
+    /// the first row's position and the block's end.
+    fn positioned_block(&self, first: usize, end: usize) -> (RowPosition, usize) {
         let (Some(batch), Some(layout)) = (&self.batch, &self.layout) else {
             unreachable!("a batch is read with its layout")
         };
-        let i = self.next_row;
-        let filled = if self.views.width() <= ROW_AT_A_TIME_MAX_COLUMNS {
-            self.views.fill_row(i)
-        } else if !self.views.holds(i) {
-            let len = self.views.chunk_rows().min(batch.num_rows() - i);
-            self.views.fill(i, len)
-        } else {
-            Ok(())
-        };
-        {
-            if let Err(e) = filled {
-                let table = &self.schemas[layout.table_index];
-                return Err(FormatError {
-                    format: FORMAT,
-                    offset: None,
-                    row: Some(self.rows + (e.row - i) as u64),
-                    message: format!("column {:?}: {}", table.columns[e.column].name, e.message),
-                });
+        let head = layout.position(batch, first);
+        let mut previous = head.row_index;
+        for i in first + 1..end {
+            let p = layout.position(batch, i);
+            let next = previous.and_then(|index| index.checked_add(1));
+            if p.key_switch || p.range_index != head.range_index || p.row_index != next {
+                return (head, i);
             }
+            previous = p.row_index;
+        }
+        (head, end)
+    }
+}
+
+impl RowSource for BatchReader {
+    fn next_row(&mut self) -> Result<Option<RowRef<'_>>, FormatError> {
+        if !self.have_row()? {
+            return Ok(None);
+        }
+        let i = self.next_row;
+        if self.views.width() <= ROW_AT_A_TIME_MAX_COLUMNS {
+            if let Err(e) = self.views.fill_row(i) {
+                return Err(self.view_error(e, i));
+            }
+        } else if !self.views.holds(i) {
+            let rows = self.batch.as_ref().map_or(0, RecordBatch::num_rows);
+            self.fill_chunk(i, self.views.chunk_rows().min(rows - i))?;
         }
         if self.positioned {
+            let (Some(batch), Some(layout)) = (&self.batch, &self.layout) else {
+                unreachable!("a batch is read with its layout")
+            };
             self.position = layout.position(batch, i);
         }
         self.next_row += 1;
@@ -732,6 +782,33 @@ impl RowSource for BatchReader {
         Ok(Some(RowRef {
             position: self.position,
             values: self.views.row(i),
+        }))
+    }
+
+    /// The rows of one transposed chunk at once (cut at position changes when the stream
+    /// carries positions): the chunk's views are already a block, row after row.
+    fn next_rows(&mut self) -> Result<Option<RowBlock<'_>>, FormatError> {
+        if !self.have_row()? {
+            return Ok(None);
+        }
+        let i = self.next_row;
+        if !self.views.holds(i) {
+            let rows = self.batch.as_ref().map_or(0, RecordBatch::num_rows);
+            self.fill_chunk(i, self.views.chunk_rows().min(rows - i))?;
+        }
+        let (first, end) = if self.positioned {
+            self.positioned_block(i, self.views.end())
+        } else {
+            (self.position, self.views.end())
+        };
+        let rows = end - i;
+        self.next_row = end;
+        self.rows += rows as u64;
+        Ok(Some(RowBlock {
+            first,
+            rows,
+            columns: self.views.width(),
+            values: self.views.rows(i, rows),
         }))
     }
 }

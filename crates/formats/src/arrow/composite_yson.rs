@@ -266,6 +266,56 @@ impl YsonPlan {
         self.write_at(i, out)
     }
 
+    /// Writes the values of `rows` one after another into `out`, pushing the end of each
+    /// value (`out.len()` after it) onto `ends`. A null of a nullable type is written as
+    /// nothing (an empty range: every value's YSON has at least one byte), for the caller to
+    /// view as a null. The shape is matched once for the whole run, so each shape's loop is
+    /// monomorphic (the per-batch column of a transposed chunk).
+    ///
+    /// # Errors
+    /// The row and message of the first value that cannot be written (rows past the array,
+    /// a null where the type has none).
+    pub(super) fn write_rows(
+        &self,
+        rows: Range<usize>,
+        out: &mut Vec<u8>,
+        ends: &mut Vec<usize>,
+    ) -> Result<(), (usize, String)> {
+        if rows.end > self.len {
+            return Err((rows.start, format!("rows past an array of {}", self.len)));
+        }
+        ends.reserve(rows.len());
+        let nulls = self.nulls.as_ref();
+        macro_rules! each {
+            ($write:expr) => {
+                for i in rows {
+                    if nulls.is_some_and(|n| n.is_null(i)) {
+                        if !self.nullable {
+                            return Err((i, format!("null where type {} has no null", self.ty)));
+                        }
+                    } else {
+                        $write(i, &mut *out).map_err(|e| (i, e))?;
+                    }
+                    ends.push(out.len());
+                }
+            };
+        }
+        match &self.shape {
+            Shape::List { offsets, item } => each!(|i, out| write_list(offsets, item, i, out)),
+            Shape::Struct { keys, members } => {
+                each!(|i, out| write_struct(keys, members, i, out))
+            }
+            Shape::Tuple { elements } => each!(|i, out| write_tuple(elements, i, out)),
+            Shape::Dict {
+                offsets,
+                key,
+                value,
+            } => each!(|i, out| write_dict(offsets, key, value, i, out)),
+            Shape::Leaf(_) | Shape::Null => each!(|i, out| self.write_at(i, out)),
+        }
+        Ok(())
+    }
+
     /// As [`YsonPlan::write`], `i` known to be below `len`.
     fn write_at(&self, i: usize, out: &mut Vec<u8>) -> Result<(), String> {
         if let Some(nulls) = &self.nulls {
@@ -276,44 +326,14 @@ impl YsonPlan {
         match &self.shape {
             Shape::Leaf(leaf) => write_leaf(leaf, i, out),
             Shape::Null => out.push(b'#'),
-            Shape::List { offsets, item } => {
-                let range = offsets[i] as usize..offsets[i + 1] as usize;
-                out.push(b'[');
-                item.write_run(range, out)?;
-                out.push(b']');
-            }
-            Shape::Struct { keys, members } => {
-                out.push(b'{');
-                for (key, member) in keys.iter().zip(members) {
-                    append_short(out, key, 0..key.len() - KEY_PADDING);
-                    member.write_item(i, out)?;
-                    out.push(b';');
-                }
-                out.push(b'}');
-            }
-            Shape::Tuple { elements } => {
-                out.push(b'[');
-                for element in elements {
-                    element.write_item(i, out)?;
-                    out.push(b';');
-                }
-                out.push(b']');
-            }
+            Shape::List { offsets, item } => write_list(offsets, item, i, out)?,
+            Shape::Struct { keys, members } => write_struct(keys, members, i, out)?,
+            Shape::Tuple { elements } => write_tuple(elements, i, out)?,
             Shape::Dict {
                 offsets,
                 key,
                 value,
-            } => {
-                out.push(b'[');
-                for j in offsets[i] as usize..offsets[i + 1] as usize {
-                    out.push(b'[');
-                    key.write_item(j, out)?;
-                    out.push(b';');
-                    value.write_item(j, out)?;
-                    out.extend_from_slice(b";];");
-                }
-                out.push(b']');
-            }
+            } => write_dict(offsets, key, value, i, out)?,
         }
         Ok(())
     }
@@ -365,6 +385,68 @@ impl YsonPlan {
         }
         Ok(())
     }
+}
+
+#[inline(always)]
+fn write_list(
+    offsets: &OffsetBuffer<i32>,
+    item: &YsonPlan,
+    i: usize,
+    out: &mut Vec<u8>,
+) -> Result<(), String> {
+    let range = offsets[i] as usize..offsets[i + 1] as usize;
+    out.push(b'[');
+    item.write_run(range, out)?;
+    out.push(b']');
+    Ok(())
+}
+
+#[inline(always)]
+fn write_struct(
+    keys: &[Vec<u8>],
+    members: &[YsonPlan],
+    i: usize,
+    out: &mut Vec<u8>,
+) -> Result<(), String> {
+    out.push(b'{');
+    for (key, member) in keys.iter().zip(members) {
+        append_short(out, key, 0..key.len() - KEY_PADDING);
+        member.write_item(i, out)?;
+        out.push(b';');
+    }
+    out.push(b'}');
+    Ok(())
+}
+
+#[inline(always)]
+fn write_tuple(elements: &[YsonPlan], i: usize, out: &mut Vec<u8>) -> Result<(), String> {
+    out.push(b'[');
+    for element in elements {
+        element.write_item(i, out)?;
+        out.push(b';');
+    }
+    out.push(b']');
+    Ok(())
+}
+
+#[inline(always)]
+fn write_dict(
+    offsets: &OffsetBuffer<i32>,
+    key: &YsonPlan,
+    value: &YsonPlan,
+    i: usize,
+    out: &mut Vec<u8>,
+) -> Result<(), String> {
+    out.push(b'[');
+    for j in offsets[i] as usize..offsets[i + 1] as usize {
+        out.push(b'[');
+        key.write_item(j, out)?;
+        out.push(b';');
+        value.write_item(j, out)?;
+        out.extend_from_slice(b";];");
+    }
+    out.push(b']');
+    Ok(())
 }
 
 /// A member's plan, which must cover the `len` rows of its parent.
@@ -515,6 +597,42 @@ mod tests {
             for (by_plan, by_value) in both_spellings(&ty, &values).unwrap_or_default() {
                 prop_assert_eq!(by_plan, by_value);
             }
+        }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
+
+        /// `write_rows` (a chunk's column in one run) gives each row's `write` bytes, a null
+        /// row as an empty range, over any sub-range of rows.
+        #[test]
+        fn a_run_spells_what_single_writes_spell(
+            (ty, values) in arb_type(3).prop_flat_map(|ty| {
+                let values = vec(arb_value(&ty), 0..8);
+                (Just(ty), values)
+            }),
+            cut in 0usize..8,
+        ) {
+            let slots: Vec<Option<&Value>> = values.iter().map(Some).collect();
+            let array = columns::build(&ty, &slots).unwrap();
+            let Some(plan) = YsonPlan::new(&ty, array.as_ref()) else { return Ok(()) };
+            let from = cut.min(values.len());
+            let (mut out, mut ends) = (vec![0xAA], Vec::new());
+            plan.write_rows(from..values.len(), &mut out, &mut ends).unwrap();
+            prop_assert_eq!(ends.len(), values.len() - from);
+            let mut at = 1;
+            for (i, end) in (from..values.len()).zip(&ends) {
+                let mut single = Vec::new();
+                plan.write(i, &mut single).unwrap();
+                if array.is_null(i) {
+                    prop_assert_eq!(*end, at, "a null row adds nothing");
+                } else {
+                    prop_assert_eq!(&out[at..*end], &single[..]);
+                }
+                at = *end;
+            }
+            prop_assert_eq!(at, out.len());
+            prop_assert!(plan.write_rows(0..values.len() + 1, &mut out, &mut ends).is_err());
         }
     }
 

@@ -17,6 +17,9 @@
 //! - A child of a nested builder holds one slot per slot of its parent (structs) or per
 //!   item (lists, dicts); below a null struct the children get masked null slots, whatever
 //!   their type's nullability (Arrow masks them with the parent's validity).
+//! - A builder's validity may lag behind its rows: the rows past `validity.len()` are all
+//!   valid, and the bitmap is brought up to date before a null and at the cut, so a valid
+//!   value costs no bitmap update.
 //! - Buffers are taken (not copied) into the arrays when a batch is cut, and the builders
 //!   start the next batch with the same capacity.
 
@@ -99,6 +102,9 @@ enum Kind {
 /// The builder of one column of the table being written.
 pub(super) struct ColumnBuilder {
     kind: Kind,
+    /// The validity of the first `validity.len()` rows; the rows after them (up to `len`)
+    /// are all valid. Kept lagging so a non-null value costs no validity update; caught up
+    /// before a null is appended and when the column is cut.
     validity: NullBufferBuilder,
     ty: Type,
     nullable: bool,
@@ -270,6 +276,15 @@ impl ColumnBuilder {
         }
     }
 
+    /// Brings the validity up to `len` rows (the lagging rows are valid).
+    #[inline]
+    fn catch_up_validity(&mut self) {
+        let lag = self.len - self.validity.len();
+        if lag > 0 {
+            self.validity.append_n_non_nulls(lag);
+        }
+    }
+
     fn append_null(&mut self) -> Result<(), String> {
         if !self.nullable {
             return Err(format!("null where type {} has no null", self.ty));
@@ -303,6 +318,7 @@ impl ColumnBuilder {
             Kind::Struct { members, .. } => members.iter_mut().for_each(|m| m.append_masked()),
             Kind::Owned(values) => values.push(Value::Null),
         }
+        self.catch_up_validity();
         self.validity.append_null();
         self.len += 1;
     }
@@ -382,7 +398,6 @@ impl ColumnBuilder {
             }
             _ => return Err(mismatch(&self.ty, value.kind())),
         }
-        self.validity.append_non_null();
         self.len += 1;
         Ok(())
     }
@@ -393,18 +408,49 @@ impl ColumnBuilder {
     /// When the value does not fit the type (kind, range, UTF-8), as `check_value` says.
     #[inline]
     pub(super) fn append_owned(&mut self, value: &Value) -> Result<(), String> {
-        // The common pairs of a column kind and its value, without the general dispatch.
-        match (&mut self.kind, value) {
-            (Kind::I64(v), Value::Int64(x)) => v.push(*x),
-            (Kind::F64(v), Value::Double(x)) => v.push(*x),
-            (Kind::I32(v), Value::Int64(x)) => match i32::try_from(*x) {
-                Ok(x) => v.push(x),
-                Err(_) => return Err(out_of_range(&self.ty, Scalar::Int64(*x))),
-            },
-            (Kind::U32(v), Value::Uint64(x)) => match u32::try_from(*x) {
-                Ok(x) => v.push(x),
-                Err(_) => return Err(out_of_range(&self.ty, Scalar::Uint64(*x))),
-            },
+        // Every scalar kind with the value it takes, in one match (no further dispatch on the
+        // type): `false` is a value out of range, which the general path appends or refuses
+        // with the message (so errors are worded in one place).
+        #[inline(always)]
+        fn narrow<T: TryFrom<X>, X>(v: &mut Vec<T>, x: X) -> bool {
+            match T::try_from(x) {
+                Ok(x) => {
+                    v.push(x);
+                    true
+                }
+                Err(_) => false,
+            }
+        }
+        let appended = match (&mut self.kind, value) {
+            (Kind::I64(v), Value::Int64(x)) => {
+                v.push(*x);
+                true
+            }
+            (Kind::F64(v), Value::Double(x)) => {
+                v.push(*x);
+                true
+            }
+            (Kind::I32(v), Value::Int64(x)) => narrow(v, *x),
+            (Kind::I16(v), Value::Int64(x)) => narrow(v, *x),
+            (Kind::I8(v), Value::Int64(x)) => narrow(v, *x),
+            (Kind::U64(v), Value::Uint64(x)) => {
+                v.push(*x);
+                true
+            }
+            (Kind::U32(v), Value::Uint64(x)) => narrow(v, *x),
+            (Kind::U16(v), Value::Uint64(x)) => narrow(v, *x),
+            (Kind::U8(v), Value::Uint64(x)) => narrow(v, *x),
+            (Kind::F32(v), Value::Double(x)) => {
+                let fits = !x.is_finite() || x.abs() <= f64::from(f32::MAX);
+                if fits {
+                    v.push(*x as f32);
+                }
+                fits
+            }
+            (Kind::Bool(b), Value::Bool(x)) => {
+                b.append(*x);
+                true
+            }
             (
                 Kind::Bytes {
                     offsets,
@@ -420,10 +466,27 @@ impl ColumnBuilder {
                     .map_err(|_| "more than 2 GiB of strings in one batch column")?;
                 data.extend_from_slice(bytes);
                 offsets.push(end);
+                true
             }
-            _ => return self.append_owned_in_general(value),
+            (Kind::Time64 { values, range, .. }, Value::Int64(_) | Value::Uint64(_)) => {
+                let scalar = match value {
+                    Value::Int64(x) => Scalar::Int64(*x),
+                    Value::Uint64(x) => Scalar::Uint64(*x),
+                    _ => unreachable!("matched above"),
+                };
+                match range.check(scalar) {
+                    Some(x) => {
+                        values.push(x);
+                        true
+                    }
+                    None => false,
+                }
+            }
+            _ => false,
+        };
+        if !appended {
+            return self.append_owned_in_general(value);
         }
-        self.validity.append_non_null();
         self.len += 1;
         Ok(())
     }
@@ -439,7 +502,6 @@ impl ColumnBuilder {
                 v.push(*x);
                 done += 1;
             }
-            self.validity.append_n_non_nulls(done);
             self.len += done;
         }
         for (i, item) in items.iter().enumerate().skip(done) {
@@ -457,7 +519,6 @@ impl ColumnBuilder {
             }
             shapeshift_types::check_value(value, &self.ty).map_err(|e| e.to_string())?;
             values.push(value.clone());
-            self.validity.append_non_null();
             self.len += 1;
             return Ok(());
         }
@@ -509,7 +570,6 @@ impl ColumnBuilder {
             }
             _ => return Err(mismatch(&self.ty, value_kind(value))),
         }
-        self.validity.append_non_null();
         self.len += 1;
         Ok(())
     }
@@ -525,7 +585,6 @@ impl ColumnBuilder {
             }
             let value = owned_value(view, &self.ty, super::FORMAT).map_err(|e| e.message)?;
             values.push(value);
-            self.validity.append_non_null();
             self.len += 1;
             return Ok(());
         }
@@ -599,6 +658,7 @@ impl ColumnBuilder {
     /// # Errors
     /// When an owned column's values cannot form its Arrow array.
     pub(super) fn cut(&mut self) -> Result<ArrayRef, String> {
+        self.catch_up_validity();
         let nulls = self.validity.finish();
         let capacity = self.capacity;
         let len = self.len;

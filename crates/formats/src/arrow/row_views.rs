@@ -31,6 +31,7 @@ use arrow_array::types::{
     UInt64Type, UInt8Type,
 };
 use arrow_array::{Array, ArrayRef, ArrowPrimitiveType, GenericByteArray};
+use arrow_buffer::bit_chunk_iterator::BitChunks;
 use arrow_buffer::{BooleanBuffer, Buffer, NullBuffer, OffsetBuffer, ScalarBuffer};
 use arrow_schema::DataType;
 use shapeshift_types::{PrimitiveType, Type, Value, ValueRef};
@@ -301,6 +302,24 @@ pub(super) struct ChunkViews {
     views: Vec<ValueRef<'static>>,
     arena: Vec<u8>,
     pending: Vec<(usize, Range<usize>, ArenaSlot)>,
+    composites: CompositeRuns,
+}
+
+/// The composite columns of a chunk, each written into the arena in one run: where each
+/// value ends, so the views are made once the arena is complete.
+#[derive(Default)]
+struct CompositeRuns {
+    /// For each run, the arena offset after each of its rows (a null row adds no bytes).
+    ends: Vec<usize>,
+    runs: Vec<CompositeRun>,
+}
+
+struct CompositeRun {
+    column: usize,
+    /// Where the run's first value starts in the arena.
+    arena_from: usize,
+    /// Where the run's ends start in `ends`.
+    ends_from: usize,
 }
 
 /// An error in row `row` of the batch (0-based), column `column` (table order).
@@ -337,6 +356,18 @@ impl ChunkViews {
         (CHUNK_VALUES / self.width.max(1)).max(1)
     }
 
+    /// The row after the chunk's last (batch numbering).
+    pub(super) fn end(&self) -> usize {
+        self.start + self.len
+    }
+
+    /// The views of `count` rows of the batch from row `first`, which must be in the chunk,
+    /// row after row.
+    pub(super) fn rows(&self, first: usize, count: usize) -> &[ValueRef<'_>] {
+        let at = (first - self.start) * self.width;
+        &self.views[at..at + count * self.width]
+    }
+
     /// The views of row `row` of the batch, which must be in the chunk.
     pub(super) fn row(&self, row: usize) -> &[ValueRef<'_>] {
         let at = (row - self.start) * self.width;
@@ -349,13 +380,19 @@ impl ChunkViews {
     /// A value that does not fit its type (a null where none is allowed, a time out of
     /// range, malformed composite data).
     pub(super) fn fill(&mut self, start: usize, len: usize) -> Result<(), ViewError> {
-        self.views.clear();
         self.arena.clear();
         self.pending.clear();
+        self.composites.ends.clear();
+        self.composites.runs.clear();
         self.start = start;
         self.len = 0;
         let width = self.width;
-        self.views.resize(len * width, ValueRef::Null);
+        // Every column writes each of its slots below, so the views are only resized (not
+        // cleared and refilled with nulls first: a pass over the whole chunk).
+        if self.views.len() != len * width {
+            self.views.clear();
+            self.views.resize(len * width, ValueRef::Null);
+        }
         if width == 0 {
             self.len = len;
             return Ok(());
@@ -370,12 +407,28 @@ impl ChunkViews {
                 &mut self.views,
                 &mut self.arena,
                 &mut self.pending,
+                &mut self.composites,
             )
             .map_err(|(row, message)| ViewError {
                 row,
                 column: c,
                 message,
             })?;
+        }
+        for run in &self.composites.runs {
+            let ends = &self.composites.ends[run.ends_from..run.ends_from + len];
+            let mut from = run.arena_from;
+            for (r, end) in ends.iter().enumerate() {
+                let bytes: &[u8] = &self.arena[from..*end];
+                // SAFETY: as for `pending` below.
+                let bytes: &'static [u8] = unsafe { std::mem::transmute::<&[u8], &[u8]>(bytes) };
+                self.views[r * width + run.column] = if bytes.is_empty() {
+                    ValueRef::Null
+                } else {
+                    ValueRef::Composite(bytes)
+                };
+                from = *end;
+            }
         }
         for (at, range, slot) in self.pending.drain(..) {
             let bytes: &[u8] = &self.arena[range];
@@ -551,7 +604,7 @@ fn row_view(
     })
 }
 
-/// Writes `f(value)` of each row into column `c` of the views.
+/// Writes `f(value)` of each row into column `c` of the views (see [`scatter_rows`]).
 #[inline(always)]
 fn scatter<T: Copy>(
     views: &mut [ValueRef<'static>],
@@ -562,20 +615,68 @@ fn scatter<T: Copy>(
     nulls: Option<&NullBuffer>,
     mut f: impl FnMut(T) -> Result<ValueRef<'static>, String>,
 ) -> Result<(), (usize, String)> {
-    let rows = views.chunks_exact_mut(width);
+    let len = values.len();
+    scatter_rows(views, c, width, start, len, nulls, |r| f(values[r]))
+}
+
+/// Writes `f(r)` for each row `r` of the chunk (`0..len`) into column `c` of the views, and
+/// `Null` where the validity bitmap says so: `f` never sees a row under a null, whose bytes
+/// Arrow leaves undefined.
+///
+/// The validity is taken 64 rows at a time: a word with every row valid runs the plain loop,
+/// so a column without nulls (or with few) costs one conversion and one store per value.
+#[inline(always)]
+fn scatter_rows(
+    views: &mut [ValueRef<'static>],
+    c: usize,
+    width: usize,
+    start: usize,
+    len: usize,
+    nulls: Option<&NullBuffer>,
+    mut f: impl FnMut(usize) -> Result<ValueRef<'static>, String>,
+) -> Result<(), (usize, String)> {
+    // One check for the whole column instead of one per row: every `r * width + c` below
+    // is then within `views`.
+    assert!(c < width && views.len() >= len * width, "chunk shape");
+    let base = views.as_mut_ptr();
+    let put = |r: usize, view: ValueRef<'static>| {
+        debug_assert!(r < len);
+        // SAFETY: r < len and c < width, so r * width + c < len * width <= views.len().
+        unsafe { base.add(r * width + c).write(view) }
+    };
     match nulls.filter(|n| n.null_count() > 0) {
         None => {
-            for (r, (row, v)) in rows.zip(values).enumerate() {
-                row[c] = f(*v).map_err(|e| (start + r, e))?;
+            for r in 0..len {
+                put(r, f(r).map_err(|e| (start + r, e))?);
             }
         }
         Some(nulls) => {
-            for (r, (row, v)) in rows.zip(values).enumerate() {
-                row[c] = if nulls.is_valid(start + r) {
-                    f(*v).map_err(|e| (start + r, e))?
+            if nulls.len() < start + len {
+                return Err((start, format!("validity of {} rows", nulls.len())));
+            }
+            let words = BitChunks::new(nulls.validity(), nulls.offset() + start, len);
+            for (k, word) in words.iter_padded().enumerate() {
+                let from = k * 64;
+                let to = (from + 64).min(len);
+                let all = if to - from == 64 {
+                    u64::MAX
                 } else {
-                    ValueRef::Null
+                    (1u64 << (to - from)) - 1
                 };
+                if word & all == all {
+                    for r in from..to {
+                        put(r, f(r).map_err(|e| (start + r, e))?);
+                    }
+                } else {
+                    for r in from..to {
+                        let view = if word >> (r - from) & 1 == 1 {
+                            f(r).map_err(|e| (start + r, e))?
+                        } else {
+                            ValueRef::Null
+                        };
+                        put(r, view);
+                    }
+                }
             }
         }
     }
@@ -617,6 +718,7 @@ fn fill_column(
     views: &mut [ValueRef<'static>],
     arena: &mut Vec<u8>,
     pending: &mut Vec<(usize, Range<usize>, ArenaSlot)>,
+    composites: &mut CompositeRuns,
 ) -> Result<(), (usize, String)> {
     let nulls = column.nulls.as_ref();
     if !column.nullable {
@@ -652,33 +754,29 @@ fn fill_column(
             if start + len > bits.len() {
                 return Err((start, "boolean column shorter than the batch".into()));
             }
-            let rows = views.chunks_exact_mut(width);
-            for (r, row) in rows.enumerate() {
-                let i = start + r;
-                row[c] = match nulls {
-                    Some(n) if n.is_null(i) => ValueRef::Null,
-                    _ => ValueRef::Bool(bits.value(i)),
-                };
-            }
-            Ok(())
+            let bits = bits.slice(start, len);
+            let bytes = bits.values();
+            let offset = bits.offset();
+            scatter_rows(views, c, width, start, len, nulls, |r| {
+                let at = offset + r;
+                Ok(ValueRef::Bool(bytes[at / 8] >> (at % 8) & 1 == 1))
+            })
         }
         Kind::Bytes { offsets, values } => {
             let bytes = widen(values.as_slice());
             let offsets: &[i32] = offsets;
-            let rows = views.chunks_exact_mut(width);
-            let has_nulls = nulls.is_some_and(|n| n.null_count() > 0);
-            for (r, row) in rows.enumerate() {
-                let i = start + r;
-                row[c] = if has_nulls && nulls.is_some_and(|n| n.is_null(i)) {
-                    ValueRef::Null
-                } else {
-                    ValueRef::String(
-                        bytes_at(offsets, bytes, i)
-                            .ok_or_else(|| (i, "string offsets out of bounds".to_owned()))?,
-                    )
-                };
-            }
-            Ok(())
+            let Some(ends) = offsets.get(start..start + len + 1) else {
+                return Err((start, "string offsets shorter than the batch".into()));
+            };
+            scatter_rows(views, c, width, start, len, nulls, |r| {
+                // Arrow's offsets are non-negative and ascending (OffsetBuffer's invariant);
+                // the end is checked against the bytes.
+                let (from, to) = (ends[r] as usize, ends[r + 1] as usize);
+                bytes
+                    .get(from..to)
+                    .map(ValueRef::String)
+                    .ok_or_else(|| "string offsets out of bounds".to_owned())
+            })
         }
         Kind::DictionaryBytes {
             keys,
@@ -771,21 +869,16 @@ fn fill_column(
                 }
             },
         ),
-        Kind::AlwaysNull => Ok(()),
+        Kind::AlwaysNull => scatter_rows(views, c, width, start, len, None, |_| Ok(ValueRef::Null)),
         Kind::Composite(plan) => {
-            let has_nulls = nulls.is_some_and(|n| n.null_count() > 0);
-            for r in 0..len {
-                let i = start + r;
-                let at = r * width + c;
-                if has_nulls && nulls.is_some_and(|n| n.is_null(i)) {
-                    views[at] = ValueRef::Null;
-                    continue;
-                }
-                let from = arena.len();
-                plan.write(i, arena).map_err(|e| (i, e))?;
-                pending.push((at, from..arena.len(), ArenaSlot::Composite));
-            }
-            Ok(())
+            // The plan's validity is the column's: a null row adds no bytes and is viewed
+            // as a null (a null where the type has none was refused above).
+            composites.runs.push(CompositeRun {
+                column: c,
+                arena_from: arena.len(),
+                ends_from: composites.ends.len(),
+            });
+            plan.write_rows(start..start + len, arena, &mut composites.ends)
         }
         Kind::Transcoded { ty, array } => {
             if start + len > array.len() {
