@@ -10,8 +10,11 @@
 //! so its sink refuses other columns, naming the first.
 //!
 //! Reading borrows scalars and strings from the reader's buffer; composite fields (and wide
-//! integers, decimals) are decoded and re-encoded as binary YSON into one per-row scratch
-//! buffer.
+//! integers, decimals) are re-spelled as binary YSON into one scratch buffer (one pass over
+//! the Skiff bytes, `skiff::binary_yson`). [`RowSource::next_rows`] hands out the rows already
+//! scanned in the reader's buffer as one block (`StreamReader::scan_run`), cut at every
+//! position change; a row whose composite cannot be decoded ends its block and is reported
+//! by the next call.
 
 use std::io::{Read, Write};
 
