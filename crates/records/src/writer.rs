@@ -269,7 +269,12 @@ impl FileAppender {
             // here; direct writes need whole units.
             self.leave_direct_mode()?;
         }
-        if self.direct && self.output[self.lead..].as_ptr() as usize % DIRECT_ALIGNMENT != 0 {
+        if self.direct
+            && self.output[self.lead..]
+                .as_ptr()
+                .align_offset(DIRECT_ALIGNMENT)
+                != 0
+        {
             // The buffer grew past its capacity (a chunk larger than the flush size) and
             // moved: put the data at an aligned address again.
             let (mut realigned, lead) = aligned_output(pending.max(OUTPUT_FLUSH_BYTES));
