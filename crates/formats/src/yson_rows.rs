@@ -213,9 +213,11 @@ struct YsonRowSource {
     /// The row's columns outside a non-strict schema, as a binary YSON map (empty: none).
     others: Vec<u8>,
     refs: RefsBuffer,
-    /// The cells of the rows of a block, row after row, and each row's place in the buffer
-    /// (index, length).
+    /// The cells of the rows of a block, row after row (the first `block_filled`; the rest is
+    /// room kept from earlier blocks, so a row is scanned straight into its place without
+    /// initialising it first), and each row's place in the buffer (index, length).
     block_cells: Vec<Cell>,
+    block_filled: usize,
     block_rows: Vec<(usize, usize)>,
     rows: u64,
     /// The fast path is tried (off only in tests, to compare it with the parser path).
@@ -248,6 +250,7 @@ impl YsonRowSource {
             others: Vec::new(),
             refs: RefsBuffer::default(),
             block_cells: Vec::new(),
+            block_filled: 0,
             block_rows: Vec::new(),
             rows: 0,
             scan_rows: true,
@@ -637,7 +640,9 @@ impl FormatError {
 
 impl YsonRowSource {
     /// Scans a binary row in place at the parser's position when it can; the row's length
-    /// (with its `;`) in the window, its cells in `self.cells`. `None`: the parser reads it.
+    /// (with its `;`) in the window, its cells in `self.cells`, or with `into_block` in
+    /// `self.block_cells` after the block's `self.block_filled` cells (the caller counts them
+    /// in). `None`: the parser reads it.
     /// With `may_fill` false it never refills (a row past the buffered bytes is `None`), so
     /// rows scanned before stay where they are in the buffer. Text composites are appended to
     /// `self.scratch` (the caller clears it per row or per block).
@@ -646,6 +651,7 @@ impl YsonRowSource {
         &mut self,
         table: usize,
         may_fill: bool,
+        into_block: bool,
     ) -> Result<Option<usize>, FormatError> {
         if !self.scan_rows || !self.parser.at_list_fragment_item() {
             return Ok(None);
@@ -653,7 +659,14 @@ impl YsonRowSource {
         let scratch_base = self.scratch.len();
         let max_depth = self.parser.max_depth();
         let columns = self.tables[table].checks.len();
-        if self.cells.len() != columns {
+        // Every cell of the row's slice is written by a successful scan (a missing column
+        // as null), so the slice needs no initialising per row: only growth fills it.
+        let cells_start = self.block_filled;
+        if into_block {
+            if self.block_cells.len() < cells_start + columns {
+                self.block_cells.resize(cells_start + columns, Cell::Null);
+            }
+        } else if self.cells.len() != columns {
             self.cells.clear();
             self.cells.resize(columns, Cell::Null);
         }
@@ -683,11 +696,16 @@ impl YsonRowSource {
             // short by the buffer's end may have left part of a text composite.
             self.scratch.truncate(scratch_base);
             let table = &self.tables[table];
+            let cells = if into_block {
+                &mut self.block_cells[cells_start..cells_start + columns]
+            } else {
+                &mut self.cells[..]
+            };
             let scanned = if window.get(1) == Some(&b'"') {
                 row_scan::scan_row::<true>(
                     window,
                     table,
-                    &mut self.cells,
+                    cells,
                     &mut self.scan,
                     &mut self.scratch,
                     max_depth,
@@ -696,7 +714,7 @@ impl YsonRowSource {
                 row_scan::scan_row::<false>(
                     window,
                     table,
-                    &mut self.cells,
+                    cells,
                     &mut self.scan,
                     &mut self.scratch,
                     max_depth,
@@ -727,7 +745,7 @@ impl YsonRowSource {
         let table = self.positions.table();
         self.scratch.clear();
         if let Some(length) = self
-            .scan_in_place(table, true)
+            .scan_in_place(table, true, false)
             .map_err(|e| e.in_row(self.rows))?
         {
             let source = self.parser.source_mut();
@@ -829,18 +847,18 @@ impl RowSource for YsonRowSource {
         let table = self.positions.table();
         let columns = self.tables[table].checks.len();
         self.scratch.clear();
-        self.block_cells.clear();
+        self.block_filled = 0;
         self.block_rows.clear();
         let mut first = None;
-        while self.block_cells.len() < BLOCK_VALUES {
+        while self.block_filled < BLOCK_VALUES {
             let scanned = self
-                .scan_in_place(table, first.is_none())
+                .scan_in_place(table, first.is_none(), true)
                 .map_err(|e| e.in_row(self.rows))?;
             let Some(length) = scanned else { break };
             let source = self.parser.source_mut();
             self.block_rows.push((source.window_index(), length));
             source.consume(length);
-            self.block_cells.extend_from_slice(&self.cells);
+            self.block_filled += columns;
             self.rows += 1;
             let position = self.positions.next_row();
             // No control entity is scanned, so the rows after the first count on in its
@@ -856,7 +874,7 @@ impl RowSource for YsonRowSource {
         for (&(index, length), cells) in self
             .block_rows
             .iter()
-            .zip(self.block_cells.chunks_exact(columns.max(1)))
+            .zip(self.block_cells[..self.block_filled].chunks_exact(columns.max(1)))
         {
             let row = source.buffered(index, length);
             refs.extend(cells.iter().map(|cell| cell.to_ref(row, &self.scratch)));
