@@ -18,8 +18,8 @@
 //! - Views are stored with a widened lifetime but handed out only through a borrow of the
 //!   [`ChunkViews`] (see [`ChunkViews::row`]); everything they point into is replaced only
 //!   through `&mut self`, after that borrow has ended.
-//! - A chunk holds about [`CHUNK_VALUES`] values (at least one row), so the views stay in
-//!   cache between being written and being read.
+//! - A chunk holds about [`CHUNK_VALUES`] values and at least `CHUNK_MIN_ROWS` rows, so the
+//!   views stay in cache between being written and being read.
 //! - Values are range-checked where the Arrow type is wider than the YT type (dates, times);
 //!   a null in a column whose type has none is an error naming the row.
 
@@ -40,8 +40,13 @@ use super::columns;
 use super::composite_yson::YsonPlan;
 use crate::table::yson_binary;
 
-/// Values per chunk of transposed rows.
-pub(super) const CHUNK_VALUES: usize = 16 * 1024;
+/// Values per chunk of transposed rows: small enough that a narrow table's views stay in L1
+/// between being written and being read.
+pub(super) const CHUNK_VALUES: usize = 4 * 1024;
+
+/// Rows per chunk at least: a wide table (BM1, 1000 columns) pays each column's setup once
+/// per chunk, so a chunk of a few rows costs more in setup than it saves in cache.
+const CHUNK_MIN_ROWS: usize = 16;
 
 /// The concrete data of one column of the current batch.
 enum Kind {
@@ -353,7 +358,7 @@ impl ChunkViews {
 
     /// Rows per chunk for this batch's width.
     pub(super) fn chunk_rows(&self) -> usize {
-        (CHUNK_VALUES / self.width.max(1)).max(1)
+        (CHUNK_VALUES / self.width.max(1)).max(CHUNK_MIN_ROWS)
     }
 
     /// The row after the chunk's last (batch numbering).
