@@ -850,7 +850,8 @@ impl RowSource for YsonRowSource {
         self.block_filled = 0;
         self.block_rows.clear();
         let mut first = None;
-        while self.block_filled < BLOCK_VALUES {
+        // Rows are capped too, for tables of no columns.
+        while self.block_filled < BLOCK_VALUES && self.block_rows.len() < BLOCK_VALUES {
             let scanned = self
                 .scan_in_place(table, first.is_none(), true)
                 .map_err(|e| e.in_row(self.rows))?;

@@ -127,15 +127,10 @@ type EncodedBatch = std::result::Result<(Vec<(ChunkHeader, Vec<u8>)>, Batch), St
 /// the largest logical block size of common devices.
 const DIRECT_ALIGNMENT: usize = 4096;
 
-/// `O_DIRECT` of the platforms where we use it (its value differs between architectures).
-#[cfg(all(target_os = "linux", target_arch = "x86_64"))]
-const O_DIRECT: Option<i32> = Some(0o40000);
-#[cfg(all(target_os = "linux", target_arch = "aarch64"))]
-const O_DIRECT: Option<i32> = Some(0o200000);
-#[cfg(not(all(
-    target_os = "linux",
-    any(target_arch = "x86_64", target_arch = "aarch64")
-)))]
+/// `O_DIRECT` where we use it (Linux; elsewhere files are written through the page cache).
+#[cfg(target_os = "linux")]
+const O_DIRECT: Option<i32> = Some(libc::O_DIRECT);
+#[cfg(not(target_os = "linux"))]
 const O_DIRECT: Option<i32> = None;
 
 /// Creates (truncates) the output file, with direct I/O where the file system allows it.
@@ -183,8 +178,8 @@ fn aligned_output(capacity: usize) -> (Vec<u8>, usize) {
 /// bytes before them only put them at an address aligned for direct writes. In direct mode
 /// only whole multiples of [`DIRECT_ALIGNMENT`] are written before the end (the rest stays
 /// at the front of the buffer); the whole file is a multiple of 64 KiB, so the last write
-/// is aligned too. If the file system refuses a direct write, the file is reopened without
-/// direct I/O and writing goes on at the same position.
+/// is aligned too. If the file system refuses a direct write, direct I/O is turned off on
+/// the open file and writing goes on at the same position.
 struct FileAppender {
     file: File,
     direct: bool,
@@ -310,16 +305,19 @@ impl FileAppender {
         Ok(())
     }
 
-    /// Reopens the file without direct I/O, positioned after the bytes written so far.
+    /// Turns direct I/O off on the open file (Linux allows it through `F_SETFL`), so the
+    /// rest goes into the same file at the same offset whatever happened to its name.
     fn leave_direct_mode(&mut self) -> Result<()> {
-        use std::io::{Seek, SeekFrom};
-        let mut file = std::fs::OpenOptions::new()
-            .write(true)
-            .open(&self.temp_path)
-            .map_err(|error| io_error(&self.temp_path, error))?;
-        file.seek(SeekFrom::Start(self.written))
-            .map_err(|error| io_error(&self.temp_path, error))?;
-        self.file = file;
+        #[cfg(target_os = "linux")]
+        {
+            use std::os::fd::AsRawFd;
+            let fd = self.file.as_raw_fd();
+            // SAFETY: fcntl on a descriptor this appender owns, with integer arguments only.
+            let flags = unsafe { libc::fcntl(fd, libc::F_GETFL) };
+            if flags < 0 || unsafe { libc::fcntl(fd, libc::F_SETFL, flags & !libc::O_DIRECT) } < 0 {
+                return Err(io_error(&self.temp_path, std::io::Error::last_os_error()));
+            }
+        }
         self.direct = false;
         Ok(())
     }

@@ -369,12 +369,18 @@ impl ChunkViews {
     /// The views of `count` rows of the batch from row `first`, which must be in the chunk,
     /// row after row.
     pub(super) fn rows(&self, first: usize, count: usize) -> &[ValueRef<'_>] {
+        // The views of a chunk whose fill failed still point into its cleared arena.
+        assert!(
+            first >= self.start && first + count <= self.end(),
+            "rows outside the chunk"
+        );
         let at = (first - self.start) * self.width;
         &self.views[at..at + count * self.width]
     }
 
     /// The views of row `row` of the batch, which must be in the chunk.
     pub(super) fn row(&self, row: usize) -> &[ValueRef<'_>] {
+        assert!(self.holds(row), "a row outside the chunk");
         let at = (row - self.start) * self.width;
         &self.views[at..at + self.width]
     }

@@ -417,6 +417,64 @@ fn a_text_row_that_fails_its_check_leaves_no_bytes_and_no_position() {
     assert_eq!(written, written_by_events(&schema, &[good(5), good(6)]));
 }
 
+/// An output that takes `room` bytes, part of a write if need be, then fails every write.
+#[derive(Clone)]
+struct FailingOutput {
+    taken: std::rc::Rc<std::cell::RefCell<Vec<u8>>>,
+    room: usize,
+}
+
+impl std::io::Write for FailingOutput {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let mut taken = self.taken.borrow_mut();
+        let n = buf.len().min(self.room - taken.len());
+        if n == 0 {
+            return Err(std::io::Error::other("disk full"));
+        }
+        taken.extend_from_slice(&buf[..n]);
+        Ok(n)
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+#[test]
+fn a_text_sink_whose_output_fails_takes_nothing_more_and_repeats_no_byte() {
+    let schema = TableSchema::new(vec![ColumnSchema::new(
+        "s",
+        Type::Primitive(PrimitiveType::String),
+    )]);
+    let out = FailingOutput {
+        taken: Default::default(),
+        room: 100_000,
+    };
+    let mut sink = sink(std::slice::from_ref(&schema), Box::new(out.clone()), true).unwrap();
+    let row = vec![Value::String(vec![b'x'; 1000])];
+    let mut error = None;
+    for _ in 0..1000 {
+        if let Err(e) = sink.write_owned_row(&RowPosition::default(), &row) {
+            error = Some(e);
+            break;
+        }
+    }
+    let error = error.expect("the output fills up within 1000 rows of 1 KB");
+    assert!(error.message.contains("disk full"), "{error}");
+    let after = sink
+        .write_owned_row(&RowPosition::default(), &row)
+        .unwrap_err();
+    assert!(after.message.contains("earlier write"), "{after}");
+    assert!(sink.finish().is_err(), "finish reports the failure");
+    // What reached the output is a prefix of the rows as written, never a byte twice.
+    let taken = out.taken.borrow().clone();
+    assert_eq!(taken.len(), out.room);
+    let rows: Vec<_> = (0..200)
+        .map(|_| (RowPosition::default(), row.clone()))
+        .collect();
+    let whole = written_by_events(&schema, &rows);
+    assert_eq!(&taken[..], &whole[..taken.len()]);
+}
+
 /// Reads by blocks (`next_rows`), one block in `every` read by `next_row` instead; the rows
 /// as `read_all_with` gives them (other columns left out, as blocks leave them out).
 fn read_blocks(

@@ -46,6 +46,9 @@ pub(super) struct YsonTextSink {
     positions: PositionWriter,
     rows: u64,
     finished: bool,
+    /// A write to the output failed: how much of the buffer went out is unknown, so the
+    /// stream takes nothing more (writing the buffer again could repeat bytes).
+    failed: bool,
 }
 
 impl YsonTextSink {
@@ -58,6 +61,7 @@ impl YsonTextSink {
             positions: PositionWriter::default(),
             rows: 0,
             finished: false,
+            failed: false,
         }
     }
 
@@ -72,7 +76,12 @@ impl YsonTextSink {
     ) -> Result<(), FormatError> {
         let rows = self.rows;
         if self.finished {
-            return Err(FormatError::new(FORMAT, "the stream is finished").in_row(rows));
+            let why = if self.failed {
+                "an earlier write to the output failed"
+            } else {
+                "the stream is finished"
+            };
+            return Err(FormatError::new(FORMAT, why).in_row(rows));
         }
         let table = check_table(&self.tables, position, count).map_err(|e| e.in_row(rows))?;
         let start = self.buffer.len();
@@ -101,12 +110,20 @@ impl YsonTextSink {
         }
         self.rows += 1;
         if self.buffer.len() >= FLUSH_BYTES {
-            self.output
-                .write_all(&self.buffer)
-                .map_err(|e| FormatError::io(FORMAT, &e))?;
-            self.buffer.clear();
+            self.write_buffer()?;
         }
         Ok(())
+    }
+
+    /// Writes the buffer out; on failure the stream is closed for good (see `failed`).
+    fn write_buffer(&mut self) -> Result<(), FormatError> {
+        let written = self.output.write_all(&self.buffer);
+        self.buffer.clear();
+        written.map_err(|e| {
+            self.finished = true;
+            self.failed = true;
+            FormatError::io(FORMAT, &e)
+        })
     }
 }
 
@@ -351,13 +368,18 @@ impl RowSink for YsonTextSink {
     }
 
     fn finish(&mut self) -> Result<(), FormatError> {
+        if self.failed {
+            return Err(FormatError::new(
+                FORMAT,
+                "an earlier write to the output failed",
+            ));
+        }
         if !self.finished {
+            self.write_buffer()?;
             self.finished = true;
             self.output
-                .write_all(&self.buffer)
-                .and_then(|()| self.output.flush())
+                .flush()
                 .map_err(|e| FormatError::io(FORMAT, &e))?;
-            self.buffer.clear();
         }
         Ok(())
     }
