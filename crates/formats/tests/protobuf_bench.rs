@@ -1,6 +1,6 @@
 //! Ad-hoc throughput figures for the Protobuf and Arrow row paths against prost and arrow-rs
 //! used directly, on BM3 rows (prints; asserts only correctness).
-//! Run: `cargo test --release -p shapeshift-formats --test protobuf_bench -- --ignored --nocapture`
+//! Run: `cargo test --release -p shapeshift-formats --test formats protobuf_bench:: -- --ignored --nocapture`
 
 use std::hint::black_box;
 use std::io::Cursor;

@@ -2,6 +2,7 @@
 //! every format: the same rows, the same positions (table switches, row and range indexes,
 //! key switches), and on a cut-off stream the same good rows before the same failure.
 
+#[path = "row_formats_support/mod.rs"]
 mod row_formats_support;
 
 use std::io::Cursor;

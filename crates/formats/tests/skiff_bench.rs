@@ -1,5 +1,5 @@
 //! Ad-hoc throughput figures (not a test of speed: it prints, asserts only correctness).
-//! Run: `cargo test --release -p shapeshift-formats --test skiff_bench -- --ignored --nocapture`
+//! Run: `cargo test --release -p shapeshift-formats --test formats skiff_bench:: -- --ignored --nocapture`
 
 use std::time::Instant;
 

@@ -2,7 +2,7 @@
 //! asserts only that both sides read the same rows). The interface's `next_row` over a
 //! `Box<dyn Read>` against the format's `ItemReader` over the slice (no schema, no checks),
 //! on tables shaped like the lab's BM1/BM2/BM3/BM5, best wall time of alternating runs.
-//! Run: `cargo test --release -p shapeshift-formats --test tree_codec_bench -- --ignored --nocapture`
+//! Run: `cargo test --release -p shapeshift-formats --test formats tree_codec_bench:: -- --ignored --nocapture`
 
 use std::io::Cursor;
 use std::rc::Rc;
