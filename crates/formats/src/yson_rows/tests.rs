@@ -186,18 +186,21 @@ fn arb_case() -> impl Strategy<Value = (TableSchema, Vec<(RowPosition, Vec<Value
     })
 }
 
-fn write(schema: &TableSchema, rows: &[(RowPosition, Vec<Value>)], text: bool) -> Vec<u8> {
-    #[derive(Clone, Default)]
-    struct Shared(std::rc::Rc<std::cell::RefCell<Vec<u8>>>);
-    impl std::io::Write for Shared {
-        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-            self.0.borrow_mut().extend_from_slice(buf);
-            Ok(buf.len())
-        }
-        fn flush(&mut self) -> std::io::Result<()> {
-            Ok(())
-        }
+/// An output whose bytes the test reads back after the sink that owns it is gone.
+#[derive(Clone, Default)]
+struct Shared(std::rc::Rc<std::cell::RefCell<Vec<u8>>>);
+
+impl std::io::Write for Shared {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0.borrow_mut().extend_from_slice(buf);
+        Ok(buf.len())
     }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+fn write(schema: &TableSchema, rows: &[(RowPosition, Vec<Value>)], text: bool) -> Vec<u8> {
     let out = Shared::default();
     let mut sink = sink(std::slice::from_ref(schema), Box::new(out.clone()), text).unwrap();
     for (position, values) in rows {
@@ -372,17 +375,6 @@ fn a_text_row_that_fails_its_check_leaves_no_bytes_and_no_position() {
             vec![Value::Int64(1), Value::List(vec![Value::Int64(2)])],
         )
     };
-    #[derive(Clone, Default)]
-    struct Shared(std::rc::Rc<std::cell::RefCell<Vec<u8>>>);
-    impl std::io::Write for Shared {
-        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-            self.0.borrow_mut().extend_from_slice(buf);
-            Ok(buf.len())
-        }
-        fn flush(&mut self) -> std::io::Result<()> {
-            Ok(())
-        }
-    }
     let out = Shared::default();
     let mut sink = sink(std::slice::from_ref(&schema), Box::new(out.clone()), true).unwrap();
     let (position, values) = good(5);
@@ -598,17 +590,6 @@ fn a_block_holds_the_rows_buffered_and_ends_at_a_table_switch() {
         ));
     }
     for text in [false, true] {
-        #[derive(Clone, Default)]
-        struct Shared(std::rc::Rc<std::cell::RefCell<Vec<u8>>>);
-        impl std::io::Write for Shared {
-            fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-                self.0.borrow_mut().extend_from_slice(buf);
-                Ok(buf.len())
-            }
-            fn flush(&mut self) -> std::io::Result<()> {
-                Ok(())
-            }
-        }
         let out = Shared::default();
         let mut sink = sink(&schemas, Box::new(out.clone()), text).unwrap();
         for (position, values) in &rows {
