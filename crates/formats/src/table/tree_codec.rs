@@ -897,6 +897,29 @@ impl TreeStream {
 
     /// Reads the next record of the current table (see [`TreeDecoder::record`]).
     #[inline(always)]
+    /// Reads the next record up to a row's columns: `Some(whether other columns follow)` for
+    /// a row, `None` for control records, which are applied and stepped over (`consumed`).
+    ///
+    /// # Errors
+    /// A malformed record, or the end of the input.
+    fn row_head<D: Dialect>(
+        &mut self,
+        decoder: &mut TreeDecoder<'_, D>,
+        consumed: &mut usize,
+    ) -> Result<Option<bool>, TreeError> {
+        match self.record(decoder)? {
+            Record::Row { other_columns } => Ok(Some(other_columns)),
+            Record::Control(controls) => {
+                for control in controls {
+                    self.positions.control(control);
+                }
+                *consumed = decoder.pos;
+                Ok(None)
+            }
+            Record::End => Err(TreeError::end_of_input(decoder.pos, "the input ends")),
+        }
+    }
+
     fn record<D: Dialect>(&self, decoder: &mut TreeDecoder<'_, D>) -> Result<Record, TreeError> {
         let tables = &self.tables;
         decoder.record(
@@ -1163,18 +1186,8 @@ impl<D: Dialect> TreeSource<D> {
         } = self;
         let input: &[u8] = &window.buffer[..window.filled];
         let mut decoder = TreeDecoder::<D>::new(input, window.consumed);
-        let has_others = match stream.record(&mut decoder)? {
-            Record::Row { other_columns } => other_columns,
-            Record::Control(controls) => {
-                for control in controls {
-                    stream.positions.control(control);
-                }
-                window.consumed = decoder.pos;
-                return Ok(None);
-            }
-            Record::End => {
-                return Err(TreeError::end_of_input(decoder.pos, "the input ends"));
-            }
+        let Some(has_others) = stream.row_head(&mut decoder, &mut window.consumed)? else {
+            return Ok(None);
         };
         let table = stream.positions.table();
         scratch.clear();
@@ -1218,18 +1231,8 @@ impl<D: Dialect> TreeSource<D> {
         } = self;
         let input: &[u8] = &window.buffer[..window.filled];
         let mut decoder = TreeDecoder::<D>::new(input, window.consumed);
-        let has_others = match stream.record(&mut decoder)? {
-            Record::Row { other_columns } => other_columns,
-            Record::Control(controls) => {
-                for control in controls {
-                    stream.positions.control(control);
-                }
-                window.consumed = decoder.pos;
-                return Ok(None);
-            }
-            Record::End => {
-                return Err(TreeError::end_of_input(decoder.pos, "the input ends"));
-            }
+        let Some(has_others) = stream.row_head(&mut decoder, &mut window.consumed)? else {
+            return Ok(None);
         };
         let table = stream.positions.table();
         let spec = &stream.tables[table];
