@@ -915,8 +915,39 @@ pub(crate) fn sink(
             tables,
             positions: PositionWriter::default(),
             rows: 0,
+            failed: false,
         })
     })
+}
+
+/// Writes a sink's buffer to its output and empties it. When the write fails, how much of
+/// the buffer went out is unknown, so `failed` is set and the sink takes nothing more:
+/// writing the buffer again could repeat bytes.
+///
+/// # Errors
+/// The output's I/O error.
+fn write_out(
+    output: &mut dyn Write,
+    buffer: &mut Vec<u8>,
+    failed: &mut bool,
+) -> Result<(), FormatError> {
+    let written = output.write_all(buffer);
+    buffer.clear();
+    written.map_err(|e| {
+        *failed = true;
+        FormatError::io(FORMAT, &e)
+    })
+}
+
+/// The error of a sink whose output failed before (see [`write_out`]).
+fn refuse_after_failure(failed: bool) -> Result<(), FormatError> {
+    if failed {
+        return Err(FormatError::new(
+            FORMAT,
+            "an earlier write to the output failed",
+        ));
+    }
+    Ok(())
 }
 
 fn check_table<'t>(
@@ -986,6 +1017,8 @@ struct YsonBinarySink {
     tables: Vec<Table>,
     positions: PositionWriter,
     rows: u64,
+    /// A write to the output failed (see [`write_out`]).
+    failed: bool,
 }
 
 impl YsonBinarySink {
@@ -1000,10 +1033,7 @@ impl YsonBinarySink {
         }
         self.rows += 1;
         if self.buffer.len() >= 1 << 16 {
-            self.output
-                .write_all(&self.buffer)
-                .map_err(|e| FormatError::io(FORMAT, &e))?;
-            self.buffer.clear();
+            write_out(&mut *self.output, &mut self.buffer, &mut self.failed)?;
         }
         Ok(())
     }
@@ -1096,6 +1126,7 @@ impl RowSink for YsonBinarySink {
         position: &RowPosition,
         values: &[ValueRef<'_>],
     ) -> Result<(), FormatError> {
+        refuse_after_failure(self.failed).map_err(|e| e.in_row(self.rows))?;
         let start = self.buffer.len();
         self.others.clear();
         let result = self.write_refs(position, values);
@@ -1108,6 +1139,7 @@ impl RowSink for YsonBinarySink {
         values: &[ValueRef<'_>],
         other_columns: Option<&[u8]>,
     ) -> Result<(), FormatError> {
+        refuse_after_failure(self.failed).map_err(|e| e.in_row(self.rows))?;
         let start = self.buffer.len();
         self.others.clear();
         let result = match (other_columns, self.tables.get(position.table_index)) {
@@ -1130,6 +1162,7 @@ impl RowSink for YsonBinarySink {
         position: &RowPosition,
         values: &[Value],
     ) -> Result<(), FormatError> {
+        refuse_after_failure(self.failed).map_err(|e| e.in_row(self.rows))?;
         let start = self.buffer.len();
         let result = (|| {
             let table = open_row(
@@ -1175,12 +1208,9 @@ impl RowSink for YsonBinarySink {
     }
 
     fn finish(&mut self) -> Result<(), FormatError> {
-        self.output
-            .write_all(&self.buffer)
-            .and_then(|()| self.output.flush())
-            .map_err(|e| FormatError::io(FORMAT, &e))?;
-        self.buffer.clear();
-        Ok(())
+        refuse_after_failure(self.failed)?;
+        write_out(&mut *self.output, &mut self.buffer, &mut self.failed)?;
+        self.output.flush().map_err(|e| FormatError::io(FORMAT, &e))
     }
 }
 

@@ -432,39 +432,51 @@ impl std::io::Write for FailingOutput {
 }
 
 #[test]
-fn a_text_sink_whose_output_fails_takes_nothing_more_and_repeats_no_byte() {
+fn a_sink_whose_output_fails_takes_nothing_more_and_repeats_no_byte() {
     let schema = TableSchema::new(vec![ColumnSchema::new(
         "s",
         Type::Primitive(PrimitiveType::String),
     )]);
-    let out = FailingOutput {
-        taken: Default::default(),
-        room: 100_000,
-    };
-    let mut sink = sink(std::slice::from_ref(&schema), Box::new(out.clone()), true).unwrap();
     let row = vec![Value::String(vec![b'x'; 1000])];
-    let mut error = None;
-    for _ in 0..1000 {
-        if let Err(e) = sink.write_owned_row(&RowPosition::default(), &row) {
-            error = Some(e);
-            break;
-        }
-    }
-    let error = error.expect("the output fills up within 1000 rows of 1 KB");
-    assert!(error.message.contains("disk full"), "{error}");
-    let after = sink
-        .write_owned_row(&RowPosition::default(), &row)
-        .unwrap_err();
-    assert!(after.message.contains("earlier write"), "{after}");
-    assert!(sink.finish().is_err(), "finish reports the failure");
-    // What reached the output is a prefix of the rows as written, never a byte twice.
-    let taken = out.taken.borrow().clone();
-    assert_eq!(taken.len(), out.room);
     let rows: Vec<_> = (0..200)
         .map(|_| (RowPosition::default(), row.clone()))
         .collect();
-    let whole = written_by_events(&schema, &rows);
-    assert_eq!(&taken[..], &whole[..taken.len()]);
+    for text in [true, false] {
+        let out = FailingOutput {
+            taken: Default::default(),
+            room: 100_000,
+        };
+        let mut sink = sink(std::slice::from_ref(&schema), Box::new(out.clone()), text).unwrap();
+        let mut error = None;
+        for _ in 0..1000 {
+            if let Err(e) = sink.write_owned_row(&RowPosition::default(), &row) {
+                error = Some(e);
+                break;
+            }
+        }
+        let error = error.expect("the output fills up within 1000 rows of 1 KB");
+        assert!(error.message.contains("disk full"), "text {text}: {error}");
+        let after = sink
+            .write_owned_row(&RowPosition::default(), &row)
+            .unwrap_err();
+        assert!(
+            after.message.contains("earlier write"),
+            "text {text}: {after}"
+        );
+        assert!(
+            sink.finish().is_err(),
+            "text {text}: finish reports the failure"
+        );
+        // What reached the output is a prefix of the rows as written, never a byte twice.
+        let taken = out.taken.borrow().clone();
+        assert_eq!(taken.len(), out.room, "text {text}");
+        let whole = if text {
+            written_by_events(&schema, &rows)
+        } else {
+            write(&schema, &rows, false)
+        };
+        assert_eq!(&taken[..], &whole[..taken.len()], "text {text}");
+    }
 }
 
 /// Reads by blocks (`next_rows`), one block in `every` read by `next_row` instead; the rows

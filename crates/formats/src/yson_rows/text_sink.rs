@@ -117,12 +117,8 @@ impl YsonTextSink {
 
     /// Writes the buffer out; on failure the stream is closed for good (see `failed`).
     fn write_buffer(&mut self) -> Result<(), FormatError> {
-        let written = self.output.write_all(&self.buffer);
-        self.buffer.clear();
-        written.map_err(|e| {
+        super::write_out(&mut *self.output, &mut self.buffer, &mut self.failed).inspect_err(|_| {
             self.finished = true;
-            self.failed = true;
-            FormatError::io(FORMAT, &e)
         })
     }
 }
