@@ -1154,6 +1154,36 @@ pub(crate) struct TreeSource<D> {
 /// A decoded row and the columns it carries outside its schema.
 type RowWithOthers<'a> = (RowRef<'a>, Option<&'a [u8]>);
 
+/// Calls `$step` (a method of the source that decodes from the window) until it yields a
+/// result or the stream ends, refilling the window whenever a record runs past its end: the
+/// one driver of `read` and `read_block`.
+macro_rules! refilling {
+    ($source:ident, $step:ident) => {
+        loop {
+            if $source.window.consumed == $source.window.filled {
+                if $source.window.eof {
+                    return Ok(None);
+                }
+                $source.window.refill(D::NAME)?;
+                continue;
+            }
+            let this: *mut Self = $source;
+            // SAFETY: the borrow of `*this` leaves the loop only in the returned value; on
+            // every other path its result is dropped (the error owns nothing borrowed) before
+            // the source is used again. This is NLL's "problem case #3" (a conditional return
+            // of a borrow in a loop), which the borrow checker refuses and Polonius accepts.
+            match unsafe { &mut *this }.$step() {
+                Ok(Some(found)) => return Ok(Some(found)),
+                Ok(None) => {}
+                Err(e) if e.end_of_input && !$source.window.eof => {
+                    $source.window.refill(D::NAME)?
+                }
+                Err(e) => return Err($source.stream.fail_at($source.window.base, e)),
+            }
+        }
+    };
+}
+
 impl<D: Dialect> TreeSource<D> {
     pub(crate) fn open(
         schemas: &[TableSchema],
@@ -1292,47 +1322,12 @@ impl<D: Dialect> TreeSource<D> {
     /// The next row, refilling the window as records need; `None` at the end of the stream.
     #[inline(always)]
     fn read(&mut self) -> Result<Option<RowWithOthers<'_>>, FormatError> {
-        loop {
-            if self.window.consumed == self.window.filled {
-                if self.window.eof {
-                    return Ok(None);
-                }
-                self.window.refill(D::NAME)?;
-                continue;
-            }
-            let this: *mut Self = self;
-            // SAFETY: the borrow of `*this` leaves the loop only in the returned row; on every
-            // other path its result is dropped (the error owns nothing borrowed) before
-            // `self` is used again. This is NLL's "problem case #3" (a conditional return of a
-            // borrow in a loop), which the borrow checker refuses and Polonius accepts.
-            match unsafe { &mut *this }.step() {
-                Ok(Some(row)) => return Ok(Some(row)),
-                Ok(None) => {}
-                Err(e) if e.end_of_input && !self.window.eof => self.window.refill(D::NAME)?,
-                Err(e) => return Err(self.stream.fail_at(self.window.base, e)),
-            }
-        }
+        refilling!(self, step)
     }
 
     /// The next block of rows, refilling the window as records need; `None` at the end.
     fn read_block(&mut self) -> Result<Option<RowBlock<'_>>, FormatError> {
-        loop {
-            if self.window.consumed == self.window.filled {
-                if self.window.eof {
-                    return Ok(None);
-                }
-                self.window.refill(D::NAME)?;
-                continue;
-            }
-            let this: *mut Self = self;
-            // SAFETY: as in `read`.
-            match unsafe { &mut *this }.step_block() {
-                Ok(Some(block)) => return Ok(Some(block)),
-                Ok(None) => {}
-                Err(e) if e.end_of_input && !self.window.eof => self.window.refill(D::NAME)?,
-                Err(e) => return Err(self.stream.fail_at(self.window.base, e)),
-            }
-        }
+        refilling!(self, step_block)
     }
 }
 
