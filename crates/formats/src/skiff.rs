@@ -28,6 +28,7 @@
 //! buffer grows only by bytes actually read.
 
 mod binary_yson;
+mod block_scan;
 mod convert;
 mod error;
 mod mapping;

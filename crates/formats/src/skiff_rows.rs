@@ -11,10 +11,12 @@
 //!
 //! Reading borrows scalars and strings from the reader's buffer; composite fields (and wide
 //! integers, decimals) are re-spelled as binary YSON into one scratch buffer (one pass over
-//! the Skiff bytes, `skiff::binary_yson`). [`RowSource::next_rows`] hands out the rows already
-//! scanned in the reader's buffer as one block (`StreamReader::scan_run`), cut at every
-//! position change; a row whose composite cannot be decoded ends its block and is reported
-//! by the next call.
+//! the Skiff bytes, `skiff::binary_yson`). [`RowSource::next_rows`] hands out the rows
+//! complete in the reader's buffer as one block: for a table of borrowed values whose rows
+//! carry no position, scanned and read in one pass (`StreamReader::scan_block_values`, a
+//! block scan compiled once per table); otherwise scanned as a run (`StreamReader::extend_run`)
+//! cut at every position change, then read. A row whose composite cannot be decoded ends its
+//! block and is reported by the next call.
 
 use std::io::{Read, Write};
 
@@ -148,17 +150,34 @@ impl RowSource for SkiffRowSource {
         self.read::<true>()
     }
 
-    /// The rows scanned in the reader's buffer at once ([`StreamReader::scan_run`]): one
+    /// The rows complete in the reader's buffer at once ([`StreamReader::scan_block_values`]
+    /// or [`StreamReader::extend_run`]): one
     /// call, one values buffer and one position per block instead of per row.
     fn next_rows(&mut self) -> Result<Option<RowBlock<'_>>, FormatError> {
         if let Some(error) = self.pending.take() {
             return Err(error);
         }
         let max_rows = self.max_block_rows;
-        let rows = self.reader.scan_run(max_rows).map_err(boxed_skiff_error)?;
-        if rows == 0 {
+        if !self.reader.advance().map_err(boxed_skiff_error)? {
             return Ok(None);
         }
+        if self.reader.current_has_block_scan() {
+            // Rows of borrowed values and no position: scanned and read in one pass.
+            let (table_index, columns) = self.reader.current_table();
+            let refs = self.refs.loan();
+            refs.reserve(max_rows * columns);
+            let rows = self.reader.scan_block_values(max_rows, refs);
+            return Ok(Some(RowBlock {
+                first: RowPosition {
+                    table_index: usize::from(table_index),
+                    ..RowPosition::default()
+                },
+                rows,
+                columns,
+                values: refs,
+            }));
+        }
+        let rows = self.reader.extend_run(max_rows);
         let first = self.reader.run_row(0);
         let table = usize::from(first.table_index());
         let position = RowPosition {

@@ -59,6 +59,13 @@ fn arb_table() -> impl Strategy<Value = TableSchema> {
         Type::Primitive(P::Bool),
         Type::optional(Type::Primitive(P::Utf8)),
         Type::optional(Type::Primitive(P::Int8)),
+        Type::Primitive(P::Int16),
+        Type::Primitive(P::Uint8),
+        Type::Primitive(P::Uint16),
+        Type::Primitive(P::Yson),
+        Type::optional(Type::Primitive(P::Double)),
+        Type::optional(Type::Primitive(P::Bool)),
+        Type::optional(Type::Primitive(P::Uint64)),
     ]);
     let column = prop_oneof![3 => scalar.boxed(), 1 => arb_type(2)];
     prop::collection::vec(column, 1..5).prop_map(|types| {
@@ -290,6 +297,39 @@ proptest! {
         let cut = cut.index(bytes.len() + 1);
         bytes.truncate(cut);
         bytes.extend_from_slice(&garbage);
+        let (by_rows, _) = read_bytes(&schemas, &bytes, system, Way::Rows, chunk, 1);
+        for way in [Way::Blocks, Way::Mixed] {
+            let (by_blocks, _) = read_bytes(&schemas, &bytes, system, way, chunk, 1);
+            prop_assert_eq!(&by_blocks, &by_rows, "{:?}", way);
+        }
+    }
+
+    /// Blocks of borrowed values are scanned and read in one pass (a block scan compiled per
+    /// table), rows one by one by the general scanner: the two must accept exactly the same
+    /// bytes. One byte changed anywhere (a length, an optional's tag, a boolean, a table
+    /// index, inside `$other_columns` of a non-strict table) gives the same good rows, then
+    /// the same error (offset, row, message), and the same rows after it where the reader
+    /// goes on.
+    #[test]
+    fn a_corrupt_byte_anywhere_gives_the_same_rows_then_the_same_error(
+        (schemas, rows, system) in arb_case(),
+        strict in any::<bool>(),
+        at in any::<prop::sample::Index>(),
+        byte in any::<u8>(),
+        chunk in prop::option::of(1usize..9),
+    ) {
+        let schemas: Vec<TableSchema> = schemas
+            .into_iter()
+            .map(|mut schema| {
+                schema.strict = strict;
+                schema
+            })
+            .collect();
+        let mut bytes = write(&schemas, &rows, system);
+        if !bytes.is_empty() {
+            let at = at.index(bytes.len());
+            bytes[at] = byte;
+        }
         let (by_rows, _) = read_bytes(&schemas, &bytes, system, Way::Rows, chunk, 1);
         for way in [Way::Blocks, Way::Mixed] {
             let (by_blocks, _) = read_bytes(&schemas, &bytes, system, way, chunk, 1);

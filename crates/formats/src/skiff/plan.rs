@@ -12,6 +12,7 @@ use std::sync::Arc;
 
 use shapeshift_types::{PhysicalType, PrimitiveType, TableSchema, Type};
 
+use super::block_scan::BlockScan;
 use super::error::SkiffError;
 use super::schema::{SkiffFormat, SkiffSchema};
 use super::wire_type::WireType;
@@ -437,6 +438,9 @@ pub struct TablePlan {
     /// Per data column, the compact form the hot loops read: 8 bytes instead of a whole
     /// [`FieldPlan`], so walking a 1000-column row touches 8 KB of plan, not 100 KB.
     pub(crate) fast: Vec<FastColumn>,
+    /// The one-pass scan of row blocks, when every data column is borrowed and the rows
+    /// carry no position (see `block_scan.rs`).
+    pub(crate) block_scan: Option<BlockScan>,
 }
 
 /// A data column as the fast paths see it: a simple non-optional scalar in the fixed prefix
@@ -609,7 +613,7 @@ impl TablePlan {
                 }
             })
             .collect();
-        Ok(TablePlan {
+        let mut plan = TablePlan {
             schema: schema.clone(),
             fields,
             columns,
@@ -619,7 +623,10 @@ impl TablePlan {
             prefix_booleans,
             fixed_row_size,
             fast,
-        })
+            block_scan: None,
+        };
+        plan.block_scan = BlockScan::compile(&plan);
+        Ok(plan)
     }
 
     /// The table's Skiff schema.

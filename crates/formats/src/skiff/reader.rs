@@ -7,6 +7,8 @@
 
 use std::io::Read;
 
+use shapeshift_types::ValueRef;
+
 use super::error::{SkiffError, SkiffErrorKind};
 use super::plan::{Codec, TablePlan};
 use super::row::{OwnedRow, RowView};
@@ -260,10 +262,11 @@ pub struct StreamReader<R: Read> {
     rows: u64,
     variable_offsets: Vec<u32>,
     previous_row_index: Option<i64>,
-    /// The last row scanned: table index, and its bytes `buffer[start..end]` (valid until
-    /// the next scan moves or refills the buffer).
+    /// The last row scanned by [`StreamReader::advance`] or [`StreamReader::extend_run`]: table
+    /// index, and its bytes `buffer[start..end]` (valid until the next scan moves or refills
+    /// the buffer).
     current: (u16, usize, usize),
-    /// The rows of the last [`StreamReader::scan_run`], all of table `run_table`, with their
+    /// The rows of the last [`StreamReader::extend_run`], all of table `run_table`, with their
     /// variable offsets one row after another in `run_offsets`.
     run: Vec<RunRow>,
     run_offsets: Vec<u32>,
@@ -411,25 +414,19 @@ impl<R: Read> StreamReader<R> {
         self.rows
     }
 
-    /// Scans a run of up to `max_rows` rows (at least one) for a block read: the next row,
-    /// refilling the buffer as [`StreamReader::advance`] does, then the rows after it that are
-    /// complete in the buffer already and continue its position (same table and range, no key
-    /// switch, each row index the previous plus one, or none when the first has none).
-    /// Returns the number of rows scanned, 0 at the end of the stream; read them with
+    /// A run of up to `max_rows` rows (at least one) for a block read, from the current row
+    /// (the one the last successful [`StreamReader::advance`] scanned): that row, then the
+    /// rows after it that are complete in the buffer already and continue its position (same
+    /// table and range, no key switch, each row index the previous plus one, or none when the
+    /// first has none). Returns the number of rows in the run; read them with
     /// [`StreamReader::run_row`].
     ///
     /// The run stops before a row that is cut off by the end of the buffer or malformed
-    /// without reporting it: the next call scans that row again, refilling or failing then.
-    /// The buffer is neither moved nor refilled after the first row, so the views of all rows
-    /// of the run stay valid together until the next call on the reader.
-    ///
-    /// # Errors
-    /// As [`StreamReader::next_row`], for the first row only.
-    pub(crate) fn scan_run(&mut self, max_rows: usize) -> Result<usize, Box<SkiffError>> {
+    /// without reporting it: the next [`StreamReader::advance`] scans that row again,
+    /// refilling or failing then. The buffer is neither moved nor refilled, so the views of
+    /// all rows of the run stay valid together until the next call on the reader.
+    pub(crate) fn extend_run(&mut self, max_rows: usize) -> usize {
         self.run.clear();
-        if !self.advance()? {
-            return Ok(0);
-        }
         let (table_index, start, end) = self.current;
         let table = &self.codec.tables[usize::from(table_index)];
         self.run.push(RunRow {
@@ -504,10 +501,97 @@ impl<R: Read> StreamReader<R> {
             self.variable_offsets
                 .extend_from_slice(&self.run_offsets[from..]);
         }
-        Ok(self.run.len())
+        self.run.len()
     }
 
-    /// Row `i` of the run the last [`StreamReader::scan_run`] scanned.
+    /// The current row's (see [`StreamReader::current_row`]) table index and its number of
+    /// data columns.
+    #[inline]
+    pub(crate) fn current_table(&self) -> (u16, usize) {
+        let table_index = self.current.0;
+        (
+            table_index,
+            self.codec.tables[usize::from(table_index)].columns.len(),
+        )
+    }
+
+    /// Whether the current row's table (the row of the last successful
+    /// [`StreamReader::advance`]) is read by [`StreamReader::scan_block_values`].
+    #[inline]
+    pub(crate) fn current_has_block_scan(&self) -> bool {
+        self.codec.tables[usize::from(self.current.0)]
+            .block_scan
+            .is_some()
+    }
+
+    /// The values of a block of up to `max_rows` rows (at least one) in one pass, appended to
+    /// `out` row after row: the current row (the one the last successful
+    /// [`StreamReader::advance`] scanned, which the block re-reads) and the rows after it that
+    /// are complete in the buffer and of the same table. Returns the number of rows. Only for
+    /// a table with a block scan ([`StreamReader::current_has_block_scan`]); its rows carry no
+    /// position, so every row continues the first one's.
+    ///
+    /// Like [`StreamReader::extend_run`], the block ends before a row that is cut off by the end
+    /// of the buffer, malformed or of another table, without reporting it: the next
+    /// [`StreamReader::advance`] scans it again, refilling or failing with its offset. The
+    /// buffer is not moved, so the values stay valid until the next call on the reader.
+    /// [`StreamReader::current_row`] stays at the block's first row.
+    pub(crate) fn scan_block_values<'s>(
+        &'s mut self,
+        max_rows: usize,
+        out: &mut Vec<ValueRef<'s>>,
+    ) -> usize {
+        self.run.clear();
+        let StreamReader {
+            codec,
+            buffer,
+            start,
+            end,
+            rows,
+            current,
+            variable_offsets,
+            previous_row_index,
+            buffer_offset,
+            ..
+        } = self;
+        let (table_index, first_start, first_end) = *current;
+        let data: &'s [u8] = &buffer[..*end];
+        let table = &codec.tables[usize::from(table_index)];
+        let Some(scan) = table.block_scan.as_ref() else {
+            return 0;
+        };
+        let mut pos = first_start;
+        let mut count = 0;
+        while count < max_rows && pos < data.len() {
+            match scan.scan_row(table, table_index, data, pos, out) {
+                Some(row_end) => {
+                    pos = row_end;
+                    count += 1;
+                }
+                None => break,
+            }
+        }
+        if count == 0 {
+            // Not reached: the scanner accepted the first row, and the block scan accepts the
+            // same rows. Should it ever refuse, the row is still handed out whole.
+            let view = RowView {
+                row: &data[first_start..first_end],
+                table,
+                table_index,
+                variable_offsets,
+                row_index: *previous_row_index,
+                stream_offset: *buffer_offset + first_start as u64,
+            };
+            out.extend(view.borrowed_values());
+            return 1;
+        }
+        debug_assert!(pos >= first_end);
+        *start = pos;
+        *rows += count as u64 - 1;
+        count
+    }
+
+    /// Row `i` of the run the last [`StreamReader::extend_run`] scanned.
     ///
     /// # Panics
     /// When `i` is not below the number it returned.

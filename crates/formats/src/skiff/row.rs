@@ -71,10 +71,11 @@ fn value_ref_to_value(value: ValueRef<'_>) -> Result<Value, SkiffError> {
 ///
 /// Only called for [`FastColumn`](super::plan::FastColumn)s marked `direct`: such a column lies
 /// in the table's fixed prefix, so `at + width <= prefix end`, and a [`RowView`] exists only for
-/// a row the scanner found to be at least that long. That invariant is what makes the
+/// a row the scanner found to be at least that long (a block scan passes the prefix itself,
+/// sliced to the prefix's length). That invariant is what makes the
 /// unchecked loads below sound; it is also asserted in debug builds.
 #[inline(always)]
-fn read_direct(kind: Kind, row: &[u8], at: usize) -> ValueRef<'_> {
+pub(crate) fn read_direct(kind: Kind, row: &[u8], at: usize) -> ValueRef<'_> {
     #[inline(always)]
     fn load<const N: usize>(row: &[u8], at: usize) -> [u8; N] {
         debug_assert!(at + N <= row.len());
