@@ -42,6 +42,7 @@ mod writer;
 mod yson_bridge;
 
 pub(crate) use binary_yson::lazy_to_binary_yson;
+pub(crate) use block_scan::CompositeOut;
 pub use error::{SkiffError, SkiffErrorKind};
 pub use mapping::{skiff_schema_for_table, skiff_schema_for_type, MappingOptions};
 pub use plan::{Codec, FieldPlan, TablePlan, ValueShape};

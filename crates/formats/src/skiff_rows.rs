@@ -23,8 +23,8 @@ use std::io::{Read, Write};
 use shapeshift_types::{TableSchema, Value, ValueRef};
 
 use crate::skiff::{
-    lazy_to_binary_yson, Codec, FieldRef, MappingOptions, RowView, RowWriter, SkiffError,
-    StreamReader, SystemFields,
+    lazy_to_binary_yson, Codec, CompositeOut, FieldRef, MappingOptions, RowView, RowWriter,
+    SkiffError, StreamReader, SystemFields,
 };
 use crate::table::other_columns;
 use crate::table::row_refs::RefsBuffer;
@@ -87,6 +87,7 @@ pub(crate) fn source(
             .collect(),
         scratch: Vec::new(),
         spans: Vec::new(),
+        composite_spans: Vec::new(),
         others: Vec::new(),
         refs: RefsBuffer::default(),
         pending: None,
@@ -107,6 +108,9 @@ struct SkiffRowSource {
     scratch: Vec<u8>,
     /// The scratch spans of the row's lazy fields, in column order.
     spans: Vec<(usize, usize, LazyKind)>,
+    /// Per composite value of a block scan: its index in the block's values, its span of
+    /// `scratch`, and whether it is a yson column's (`Any`) rather than `Composite`.
+    composite_spans: Vec<(usize, usize, usize, bool)>,
     /// The row's `$other_columns`, checked, as a binary YSON map (empty: none).
     others: Vec<u8>,
     refs: RefsBuffer,
@@ -162,11 +166,33 @@ impl RowSource for SkiffRowSource {
             return Ok(None);
         }
         if self.reader.current_has_block_scan() {
-            // Rows of borrowed values and no position: scanned and read in one pass.
+            // Rows with no position: scanned and read in one pass.
             let (table_index, columns) = self.reader.current_table();
+            let offset = self.reader.current_row().offset();
+            let row_number = self.reader.rows_read() - 1;
+            self.scratch.clear();
+            self.composite_spans.clear();
             let refs = self.refs.loan();
             refs.reserve(max_rows * columns);
-            let rows = self.reader.scan_block_values(max_rows, refs);
+            let rows = self.reader.scan_block_values(
+                max_rows,
+                refs,
+                &mut CompositeOut {
+                    bytes: &mut self.scratch,
+                    spans: &mut self.composite_spans,
+                },
+            );
+            if rows == 0 {
+                return Err(refused_row(offset, row_number));
+            }
+            for &(index, start, end, yson) in &self.composite_spans {
+                let bytes = &self.scratch[start..end];
+                refs[index] = if yson {
+                    ValueRef::Any(bytes)
+                } else {
+                    ValueRef::Composite(bytes)
+                };
+            }
             return Ok(Some(RowBlock {
                 first: RowPosition {
                     table_index: usize::from(table_index),
@@ -236,6 +262,19 @@ impl RowSource for SkiffRowSource {
             values: refs,
         }))
     }
+}
+
+/// The error for a row the block scan refused after the scanner accepted it: a broken
+/// invariant of `skiff/block_scan.rs` (never seen; reported rather than looped on).
+#[cold]
+#[inline(never)]
+fn refused_row(offset: u64, row: u64) -> FormatError {
+    FormatError::new(
+        FORMAT,
+        "internal error: the block scan refused a row the scanner accepted",
+    )
+    .at(offset)
+    .in_row(row)
 }
 
 /// A boxed Skiff error as the interface's error (cold: the hot path only moves the box).

@@ -5,19 +5,20 @@
 //! value ends, so every byte is visited once. (Walking through [`LazyField`]'s iterators
 //! instead re-skips every item to find the next one: twice the work on lists and dicts.)
 //!
-//! Invariant: the bytes were accepted by `scan::skip` for the same plan (they come from a
-//! [`LazyField`] of a validated row), so tags name children and lengths fit; the loads below
-//! still go through bounds-checked indexing, so a broken invariant panics rather than reads
-//! out of bounds. The output is exactly what `table::yson_binary::value` writes for the owned
+//! The walk validates as it goes, exactly as `scan::skip` does (lengths in bounds, tags that
+//! name a child, booleans 0 or 1): a block scan (`block_scan.rs`) re-spells the composites of
+//! rows nobody has scanned yet, and ends its block before a row whose walk fails. Bytes that
+//! come from a [`LazyField`] of a scanned row always pass. The output is exactly what `table::yson_binary::value` writes for the owned
 //! value: structs as maps by member name, named variants by name, nullable optionals of a
 //! present value as a one-item list.
 
 use shapeshift_types::{Type, ValueRef};
 
-use super::convert::{decode, scalar_ref};
+use super::block_scan::read_borrowed;
+use super::convert::decode;
 use super::plan::{FieldPlan, Kind};
 use super::row::LazyField;
-use super::scan::{read_u16, read_u32, skip};
+use super::scan::{read_u16, skip};
 use crate::table::yson_binary;
 
 /// Appends the binary YSON of `field`, a value of column type `ty`.
@@ -36,7 +37,10 @@ pub(crate) fn lazy_to_binary_yson(
 }
 
 /// Appends the binary YSON of the value of `plan` at `data[pos..]`; returns where it ends.
-fn transcode(
+///
+/// # Errors
+/// As [`lazy_to_binary_yson`], and [`MALFORMED`] for bytes `scan::skip` would refuse.
+pub(crate) fn transcode(
     plan: &FieldPlan,
     ty: &Type,
     data: &[u8],
@@ -44,13 +48,14 @@ fn transcode(
     out: &mut Vec<u8>,
 ) -> Result<usize, String> {
     if plan.borrowable {
-        scalar(scalar_ref(plan, data, pos), out)?;
-        return Ok(borrowable_end(plan, data, pos));
+        let (value, end) = read_borrowed(plan, data, pos).ok_or_else(malformed)?;
+        scalar(value, out)?;
+        return Ok(end);
     }
     let shape = |what: &str| format!("the skiff field does not have the shape of {what}");
     match ty.untagged() {
         Type::Optional(item) => {
-            let (tag, at) = variant_tag(plan, data, pos).ok_or_else(|| shape("an optional"))?;
+            let (tag, at) = variant_tag(plan, data, pos).ok_or_else(|| shape("an optional"))??;
             let child = plan.children.get(tag).ok_or_else(|| shape("an optional"))?;
             if tag == 0 {
                 out.push(b'#');
@@ -136,7 +141,7 @@ fn transcode(
             Ok(at)
         }
         Type::VariantStruct(members) => {
-            let (tag, at) = variant_tag(plan, data, pos).ok_or_else(|| shape("a variant"))?;
+            let (tag, at) = variant_tag(plan, data, pos).ok_or_else(|| shape("a variant"))??;
             let (member, child) = members
                 .get(tag)
                 .zip(plan.children.get(tag))
@@ -149,7 +154,7 @@ fn transcode(
             Ok(end)
         }
         Type::VariantTuple(elements) => {
-            let (tag, at) = variant_tag(plan, data, pos).ok_or_else(|| shape("a variant"))?;
+            let (tag, at) = variant_tag(plan, data, pos).ok_or_else(|| shape("a variant"))??;
             let (element, child) = elements
                 .get(tag)
                 .zip(plan.children.get(tag))
@@ -163,6 +168,9 @@ fn transcode(
         }
         // Decimals, wide integers and anything else read whole: a scalar at most.
         _ => {
+            // `decode` trusts its bytes: check them first (only decimals and wide integers
+            // come here, rarely).
+            skip(plan, data, pos).map_err(|_| malformed())?;
             let (value, end) = decode(plan, data, pos).map_err(|e| e.to_string())?;
             yson_binary::value(out, &value, ty)?;
             Ok(end)
@@ -188,29 +196,34 @@ fn scalar(value: ValueRef<'_>, out: &mut Vec<u8>) -> Result<(), String> {
     Ok(())
 }
 
-/// Where the value of a borrowable plan (a scalar, string, yson or optional of one) ends.
-#[inline]
-fn borrowable_end(plan: &FieldPlan, data: &[u8], pos: usize) -> usize {
-    if let Some(size) = plan.fixed_size {
-        return pos + size as usize;
-    }
-    match plan.kind {
-        Kind::String32 | Kind::Yson32 => pos + 4 + read_u32(data, pos) as usize,
-        Kind::Variant8 if data[pos] == 0 => pos + 1,
-        Kind::Variant8 => borrowable_end(&plan.children[1], data, pos + 1),
-        // Not reached for borrowable plans; the general walk is still right.
-        _ => skip(plan, data, pos).unwrap_or(data.len()),
-    }
+/// What the walk reports for bytes `scan::skip` would refuse (cut off, a tag naming no
+/// child, a boolean other than 0 or 1).
+pub(crate) const MALFORMED: &str = "malformed skiff bytes inside the value";
+
+#[cold]
+fn malformed() -> String {
+    MALFORMED.to_owned()
 }
 
-/// A variant's tag and where its alternative starts; `None` when `plan` is not a variant.
+/// A variant's tag and where its alternative starts; `None` when `plan` is not a variant,
+/// an error when the tag is cut off or names no child.
 #[inline]
-fn variant_tag(plan: &FieldPlan, data: &[u8], pos: usize) -> Option<(usize, usize)> {
-    match plan.kind {
-        Kind::Variant8 => Some((usize::from(data[pos]), pos + 1)),
-        Kind::Variant16 => Some((usize::from(read_u16(data, pos)), pos + 2)),
-        _ => None,
-    }
+fn variant_tag(
+    plan: &FieldPlan,
+    data: &[u8],
+    pos: usize,
+) -> Option<Result<(usize, usize), String>> {
+    let tag = match plan.kind {
+        Kind::Variant8 => data.get(pos).map(|&tag| (usize::from(tag), pos + 1)),
+        Kind::Variant16 => data
+            .get(pos..pos + 2)
+            .map(|bytes| (usize::from(read_u16(bytes, 0)), pos + 2)),
+        _ => return None,
+    };
+    Some(match tag {
+        Some((tag, at)) if tag < plan.children.len() => Ok((tag, at)),
+        _ => Err(malformed()),
+    })
 }
 
 /// Calls `item(child plan, start, out)` for each item of a repeated variant (which returns
@@ -232,14 +245,19 @@ fn repeated(
     let mut at = pos;
     Some(loop {
         let tag = if wide_tag {
-            let tag = read_u16(data, at);
+            let Some(bytes) = data.get(at..at + 2) else {
+                break Err(malformed());
+            };
+            let tag = read_u16(bytes, 0);
             at += 2;
             if tag == u16::MAX {
                 break Ok(at);
             }
             usize::from(tag)
         } else {
-            let tag = data[at];
+            let Some(&tag) = data.get(at) else {
+                break Err(malformed());
+            };
             at += 1;
             if tag == u8::MAX {
                 break Ok(at);
@@ -247,7 +265,7 @@ fn repeated(
             usize::from(tag)
         };
         let Some(child) = plan.children.get(tag) else {
-            break Err("the skiff field has a repeated item tag out of range".to_owned());
+            break Err(malformed());
         };
         match item(child, at, out) {
             Ok(end) => at = end,

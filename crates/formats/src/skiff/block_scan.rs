@@ -2,33 +2,46 @@
 //! the common interface.
 //!
 //! The general readers scan a row first (validating it and recording where its variable-size
-//! children start, `reader.rs`) and read its fields afterwards through a [`super::RowView`].
-//! For a table whose every data column is a borrowed value (scalars, strings, yson, optionals
-//! of those) and whose rows carry no position (no `$key_switch`, `$row_index`,
-//! `$range_index`), a [`BlockScan`] compiled once per table does both at once: the fixed
-//! prefix is checked once per row and its columns read at fixed offsets, and every child
-//! after it is validated and read by one [`Step`] (no offsets are stored, no wire type is
-//! matched through the general plan tree).
+//! children start, `reader.rs`) and read its fields afterwards through a [`super::RowView`];
+//! composite fields are walked a second time to re-spell them as binary YSON. For a table
+//! whose rows carry no position (no `$key_switch`, `$row_index`, `$range_index`), a
+//! [`BlockScan`] compiled once per table does it all at once: the leading fixed-size scalars
+//! are checked once per row and read at fixed offsets, and every child after them is
+//! validated and read by one [`Step`] — a scalar or string read in place, a composite
+//! re-spelled as binary YSON by the validating walk of `binary_yson.rs`, a system field
+//! stepped over. No offsets are stored and nothing is walked twice.
 //!
-//! Invariant: [`BlockScan::scan_row`] pushes values only for a row it accepts whole, and it
+//! Invariant: [`BlockScan::scan_row`] hands out values only for a row it accepts whole, and it
 //! accepts exactly the rows the general scanner (`scan.rs`) accepts for the same table: every
-//! length in bounds, every boolean 0 or 1, every optional tag 0 or 1, other children checked
-//! by the general `skip`. A row it refuses (cut off by the end of the buffer, malformed, or of
-//! another table) leaves `out` as it was; the caller ends its block there and lets the
-//! row-by-row path refill or report the row with its offset, row and column.
+//! length in bounds, every boolean 0 or 1, every tag naming a child, system fields checked by
+//! the general `skip`. A row it refuses (cut off by the end of the buffer, malformed, or of
+//! another table) leaves its outputs as they were; the caller ends its block there and lets
+//! the row-by-row path refill or report the row with its offset, row and column. Columns
+//! whose conversion could fail on bytes the scanner accepts (a yson payload inside a
+//! composite, a decimal, a wide integer) have no step, and their tables no block scan: so a
+//! block's first row, already accepted by the scanner, is always read.
 
-use shapeshift_types::ValueRef;
+use shapeshift_types::{TableSchema, Type, ValueRef};
 
+use super::binary_yson::transcode;
 use super::plan::{FieldPlan, Kind, TablePlan, ValueShape};
 use super::row::read_direct;
 use super::scan::{read_u16, read_u32, read_u64, skip};
+use crate::table::values::ColumnKind;
 
-/// One child after the fixed prefix, as a block scan reads it.
-#[derive(Clone, Copy, Debug)]
+/// One child after the leading fixed-size scalars, as a block scan reads it.
+#[derive(Clone, Debug)]
 enum Step {
     /// A data column: a scalar, string or yson of kind `kind`; `optional` when it is a
     /// `variant8<nothing; T>` (tag 0 is null, tag 1 the value).
     Value { kind: Kind, optional: bool },
+    /// A composite data column of type `ty`, handed out as binary YSON (`Any` when the
+    /// column is `optional<yson>`-like, else `Composite`; `Null` for an absent optional).
+    Composite {
+        plan: Box<FieldPlan>,
+        ty: Type,
+        yson: bool,
+    },
     /// A system field the block does not hand out (`$other_columns`, `$sparse_columns`):
     /// validated by the general scanner and stepped over.
     Skip { child: usize },
@@ -37,57 +50,80 @@ enum Step {
 /// The compiled one-pass scan of one table (see the module docs).
 #[derive(Clone, Debug)]
 pub(crate) struct BlockScan {
-    /// Where the variable part starts (row-relative, table index included).
+    /// Where the leading fixed-size scalars end (row-relative, table index included).
     prefix_end: usize,
-    /// Row-relative offsets of the boolean bytes of the fixed prefix.
+    /// Row-relative offsets of the boolean bytes before `prefix_end`.
     prefix_booleans: Vec<u32>,
-    /// The data columns of the fixed prefix: row-relative offset and kind.
+    /// The data columns before `prefix_end`: row-relative offset and kind.
     prefix_columns: Vec<(u32, Kind)>,
-    /// The children after the fixed prefix, in order.
+    /// The children from `prefix_end` on, in order.
     steps: Vec<Step>,
 }
 
+/// Where a block scan puts a row's composite values: their binary YSON one after another in
+/// `bytes`, and per value `(index in the block's values, start, end)` in `bytes`, to be
+/// patched into the values once the block is complete (`bytes` may move as it grows).
+pub(crate) struct CompositeOut<'o> {
+    pub bytes: &'o mut Vec<u8>,
+    pub spans: &'o mut Vec<(usize, usize, usize, bool)>,
+}
+
 impl BlockScan {
-    /// The block scan of `table`, when it has one: every data column borrowed, no position
-    /// fields.
-    pub(crate) fn compile(table: &TablePlan) -> Option<BlockScan> {
+    /// The block scan of `table` (compiled with column types `types`), when it has one: no
+    /// position fields, and a step for every data column (see the module docs).
+    pub(crate) fn compile(table: &TablePlan, types: Option<&TableSchema>) -> Option<BlockScan> {
         let system = &table.system;
         if system.key_switch.is_some() || system.row_index.is_some() || system.range_index.is_some()
         {
             return None;
         }
-        let mut prefix_columns = Vec::new();
-        let mut steps = Vec::new();
-        let mut columns = table.columns.iter().peekable();
-        for (child, field) in table.fields.iter().enumerate() {
-            let is_column = columns.next_if(|&&c| c == child).is_some();
-            if child < table.fixed_prefix {
-                if is_column {
-                    let fast = table.fast[prefix_columns.len()];
-                    if !fast.direct {
-                        return None;
-                    }
-                    prefix_columns.push((fast.offset, fast.kind));
+        // The leading children that are direct scalars (or system fields) of the fixed
+        // prefix; from the first other one on, every child takes a step.
+        let mut leading = 0;
+        let mut column = 0;
+        for (child, _) in table.fields.iter().enumerate().take(table.fixed_prefix) {
+            if table.columns.get(column) == Some(&child) {
+                if !table.fast[column].direct {
+                    break;
                 }
-                continue;
+                column += 1;
             }
-            steps.push(if is_column {
-                value_step(field)?
+            leading += 1;
+        }
+        let prefix_end = table.prefix_offsets[leading];
+        let prefix_columns = table.fast[..column]
+            .iter()
+            .map(|fast| (fast.offset, fast.kind))
+            .collect();
+        let mut steps = Vec::new();
+        for (child, field) in table.fields.iter().enumerate().skip(leading) {
+            steps.push(if table.columns.get(column) == Some(&child) {
+                column += 1;
+                let ty = types
+                    .and_then(|t| t.columns.iter().find(|c| c.name == field.name))
+                    .map(|c| &c.ty);
+                value_step(field, ty)?
             } else {
                 Step::Skip { child }
             });
         }
         Some(BlockScan {
-            prefix_end: *table.prefix_offsets.last()? as usize,
-            prefix_booleans: table.prefix_booleans.clone(),
+            prefix_end: prefix_end as usize,
+            prefix_booleans: table
+                .prefix_booleans
+                .iter()
+                .copied()
+                .filter(|&offset| offset < prefix_end)
+                .collect(),
             prefix_columns,
             steps,
         })
     }
 
-    /// Scans the row of table `table_index` at `data[start..]` and appends its values to
-    /// `out`; returns the row's end. `None` (and `out` unchanged) for a row that is cut off,
-    /// malformed or of another table (see the module docs).
+    /// Scans the row of table `table_index` at `data[start..]`, appends its values to `out`
+    /// (composites as placeholders, see [`CompositeOut`]); returns the row's end. `None`, and
+    /// every output as it was, for a row that is cut off, malformed or of another table (see
+    /// the module docs).
     #[inline(always)]
     pub(crate) fn scan_row<'a>(
         &self,
@@ -96,6 +132,7 @@ impl BlockScan {
         data: &'a [u8],
         start: usize,
         out: &mut Vec<ValueRef<'a>>,
+        composites: &mut CompositeOut<'_>,
     ) -> Option<usize> {
         let row = data.get(start..start.checked_add(self.prefix_end)?)?;
         if read_u16(row, 0) != table_index {
@@ -113,16 +150,23 @@ impl BlockScan {
                 .iter()
                 .map(|&(offset, kind)| read_direct(kind, row, offset as usize)),
         );
+        let bytes_mark = composites.bytes.len();
+        let spans_mark = composites.spans.len();
         let mut pos = start + self.prefix_end;
         for step in &self.steps {
-            let next = match *step {
-                Step::Value { kind, optional } => value(kind, optional, data, pos, out),
-                Step::Skip { child } => skip(&table.fields[child], data, pos).ok(),
+            let next = match step {
+                Step::Value { kind, optional } => value(*kind, *optional, data, pos, out),
+                Step::Composite { plan, ty, yson } => {
+                    composite(plan, ty, *yson, data, pos, out, composites)
+                }
+                Step::Skip { child } => skip(&table.fields[*child], data, pos).ok(),
             };
             match next {
                 Some(next) => pos = next,
                 None => {
                     out.truncate(mark);
+                    composites.bytes.truncate(bytes_mark);
+                    composites.spans.truncate(spans_mark);
                     return None;
                 }
             }
@@ -131,11 +175,74 @@ impl BlockScan {
     }
 }
 
+/// Re-spells the composite at `data[pos..]` into `composites` and pushes its placeholder
+/// (`Null` for an absent optional, which needs none); returns where it ends.
+#[inline]
+fn composite<'a>(
+    plan: &FieldPlan,
+    ty: &Type,
+    yson: bool,
+    data: &'a [u8],
+    pos: usize,
+    out: &mut Vec<ValueRef<'a>>,
+    composites: &mut CompositeOut<'_>,
+) -> Option<usize> {
+    let start = composites.bytes.len();
+    let end = transcode(plan, ty, data, pos, composites.bytes).ok()?;
+    // An absent optional (tag 0 of a nullable column's variant) is the row's null.
+    let absent = ty.is_nullable() && plan.kind == Kind::Variant8 && data[pos] == 0;
+    if absent {
+        composites.bytes.truncate(start);
+    } else {
+        composites
+            .spans
+            .push((out.len(), start, composites.bytes.len(), yson));
+    }
+    out.push(ValueRef::Null);
+    Some(end)
+}
+
+/// Reads and pushes the value of a data column at `data[pos..]`; returns where it ends, or
+/// `None` when it is cut off or malformed.
+#[inline(always)]
+fn value<'a>(
+    kind: Kind,
+    optional: bool,
+    data: &'a [u8],
+    pos: usize,
+    out: &mut Vec<ValueRef<'a>>,
+) -> Option<usize> {
+    let pos = if optional {
+        match *data.get(pos)? {
+            0 => {
+                out.push(ValueRef::Null);
+                return Some(pos + 1);
+            }
+            1 => pos + 1,
+            _ => return None,
+        }
+    } else {
+        pos
+    };
+    let (value, end) = read_value(kind, data, pos)?;
+    out.push(value);
+    Some(end)
+}
+
 /// The step of a data column after the fixed prefix; `None` for a column a block scan does
-/// not read (composites, wide integers, decimals).
-fn value_step(field: &FieldPlan) -> Option<Step> {
+/// not read (wide integers, decimals, yson inside a composite: values whose conversion can
+/// fail on bytes the scanner accepts).
+fn value_step(field: &FieldPlan, ty: Option<&Type>) -> Option<Step> {
     if !field.borrowable {
-        return None;
+        let ty = ty?;
+        if !transcodes_surely(field, ty) {
+            return None;
+        }
+        return Some(Step::Composite {
+            plan: Box::new(field.clone()),
+            ty: ty.clone(),
+            yson: ColumnKind::of(ty) == ColumnKind::Yson,
+        });
     }
     let (kind, optional) = match field.shape {
         ValueShape::Scalar => (field.kind, false),
@@ -144,7 +251,12 @@ fn value_step(field: &FieldPlan) -> Option<Step> {
         }
         _ => return None,
     };
-    let readable = matches!(
+    readable(kind).then_some(Step::Value { kind, optional })
+}
+
+/// Whether [`read_value`] reads values of `kind`.
+fn readable(kind: Kind) -> bool {
+    matches!(
         kind,
         Kind::Nothing
             | Kind::Bool
@@ -159,31 +271,103 @@ fn value_step(field: &FieldPlan) -> Option<Step> {
             | Kind::Double
             | Kind::String32
             | Kind::Yson32
-    );
-    readable.then_some(Step::Value { kind, optional })
+    )
 }
 
-/// Reads and pushes the value of a data column at `data[pos..]`; returns where it ends, or
-/// `None` when it is cut off or malformed.
-#[inline(always)]
-fn value<'a>(
-    kind: Kind,
-    optional: bool,
-    data: &'a [u8],
-    mut pos: usize,
-    out: &mut Vec<ValueRef<'a>>,
-) -> Option<usize> {
-    if optional {
-        match *data.get(pos)? {
-            0 => {
-                out.push(ValueRef::Null);
-                return Some(pos + 1);
-            }
-            1 => pos += 1,
-            _ => return None,
-        }
+/// Whether re-spelling a value of `plan` and column type `ty` as binary YSON
+/// ([`transcode`]) can fail only on bytes the scanner refuses: every leaf a borrowed scalar
+/// or string (no yson payload to parse, no wide integer or decimal to convert), every
+/// composite of the shape its type expects. So a block's first row, which the scanner has
+/// accepted, is always read whole.
+fn transcodes_surely(plan: &FieldPlan, ty: &Type) -> bool {
+    if plan.borrowable {
+        let leaf = match plan.kind {
+            Kind::Variant8 => plan.children.get(1).map(|c| c.kind),
+            kind => Some(kind),
+        };
+        return leaf.is_some_and(|kind| readable(kind) && kind != Kind::Yson32);
     }
-    let (value, end) = match kind {
+    let children = &plan.children;
+    match ty.untagged() {
+        Type::Optional(item) => {
+            plan.kind == Kind::Variant8
+                && children.len() == 2
+                && children[0].kind == Kind::Nothing
+                && transcodes_surely(&children[1], item)
+        }
+        Type::List(item) => {
+            matches!(plan.kind, Kind::Repeated8 | Kind::Repeated16)
+                && children.len() == 1
+                && transcodes_surely(&children[0], item)
+        }
+        Type::Dict { key, value } => {
+            matches!(plan.kind, Kind::Repeated8 | Kind::Repeated16)
+                && children.len() == 1
+                && children[0].kind == Kind::Tuple
+                && children[0].children.len() == 2
+                && transcodes_surely(&children[0].children[0], key)
+                && transcodes_surely(&children[0].children[1], value)
+        }
+        Type::Struct(members) => {
+            plan.kind == Kind::Tuple
+                && children.len() == members.len()
+                && members
+                    .iter()
+                    .zip(children)
+                    .all(|(m, c)| transcodes_surely(c, &m.ty))
+        }
+        Type::Tuple(elements) => {
+            plan.kind == Kind::Tuple
+                && children.len() == elements.len()
+                && elements
+                    .iter()
+                    .zip(children)
+                    .all(|(e, c)| transcodes_surely(c, e))
+        }
+        Type::VariantStruct(members) => {
+            matches!(plan.kind, Kind::Variant8 | Kind::Variant16)
+                && children.len() == members.len()
+                && members
+                    .iter()
+                    .zip(children)
+                    .all(|(m, c)| transcodes_surely(c, &m.ty))
+        }
+        Type::VariantTuple(elements) => {
+            matches!(plan.kind, Kind::Variant8 | Kind::Variant16)
+                && children.len() == elements.len()
+                && elements
+                    .iter()
+                    .zip(children)
+                    .all(|(e, c)| transcodes_surely(c, e))
+        }
+        _ => false,
+    }
+}
+
+/// The borrowed value of a borrowable plan (a scalar, string, yson, or optional of one) at
+/// `data[pos..]` and where it ends; `None` when it is cut off or malformed (a boolean other
+/// than 0 or 1, an optional's tag other than 0 or 1).
+#[inline]
+pub(crate) fn read_borrowed<'a>(
+    plan: &FieldPlan,
+    data: &'a [u8],
+    pos: usize,
+) -> Option<(ValueRef<'a>, usize)> {
+    if plan.kind != Kind::Variant8 {
+        return read_value(plan.kind, data, pos);
+    }
+    match *data.get(pos)? {
+        0 => Some((ValueRef::Null, pos + 1)),
+        1 => read_value(plan.children.get(1)?.kind, data, pos + 1),
+        _ => None,
+    }
+}
+
+/// Reads a value of `kind` at `data[pos..]`, a data column's (see [`Step::Value`]); returns
+/// it and where it ends, or `None` when it is cut off or malformed.
+#[inline(always)]
+fn read_value(kind: Kind, data: &[u8], pos: usize) -> Option<(ValueRef<'_>, usize)> {
+    Some(match kind {
         Kind::String32 | Kind::Yson32 => {
             let body = pos.checked_add(4)?;
             let length = read_u32(data.get(pos..body)?, 0) as usize;
@@ -230,9 +414,93 @@ fn value<'a>(
             };
             (value, pos + 8)
         }
-        // `value_step` compiles no other kind.
+        // `readable` admits no other kind.
         _ => return None,
-    };
-    out.push(value);
-    Some(end)
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use shapeshift_types::{ColumnSchema, Member, PrimitiveType as P, TableSchema, Type};
+
+    use crate::skiff::{Codec, MappingOptions};
+
+    fn has_block_scan(columns: Vec<(&str, Type)>, options: &MappingOptions) -> bool {
+        let schema = TableSchema::new(
+            columns
+                .into_iter()
+                .map(|(name, ty)| ColumnSchema::new(name, ty))
+                .collect(),
+        );
+        let codec = Codec::for_table_schemas(&[schema], options).unwrap();
+        codec.table(0).unwrap().block_scan.is_some()
+    }
+
+    #[test]
+    fn tables_of_scalars_strings_and_plain_composites_have_a_block_scan() {
+        let plain = MappingOptions::default();
+        let p = Type::Primitive;
+        assert!(has_block_scan(
+            vec![("id", p(P::Uint32)), ("data", p(P::String))],
+            &plain
+        ));
+        assert!(has_block_scan(
+            vec![
+                ("maybe", Type::optional(p(P::String))),
+                ("values", Type::list(p(P::Double))),
+                (
+                    "pair",
+                    Type::Struct(vec![
+                        Member::new("foo", p(P::Int32)),
+                        Member::new("bar", p(P::String)),
+                    ])
+                ),
+                ("dict", Type::dict(p(P::Int64), p(P::String))),
+                ("any", p(P::Yson)),
+            ],
+            &plain
+        ));
+        // A fixed-size struct in the fixed prefix, before a scalar.
+        assert!(has_block_scan(
+            vec![
+                (
+                    "pair",
+                    Type::Struct(vec![
+                        Member::new("a", p(P::Int32)),
+                        Member::new("b", p(P::Bool)),
+                    ])
+                ),
+                ("n", p(P::Int64)),
+            ],
+            &plain
+        ));
+    }
+
+    #[test]
+    fn conversions_that_can_fail_and_position_fields_have_none() {
+        let plain = MappingOptions::default();
+        let p = Type::Primitive;
+        // A yson payload inside a composite must be parsed; a decimal converted.
+        assert!(!has_block_scan(
+            vec![("items", Type::list(p(P::Yson)))],
+            &plain
+        ));
+        assert!(!has_block_scan(
+            vec![(
+                "price",
+                Type::Decimal {
+                    precision: 10,
+                    scale: 2
+                }
+            )],
+            &plain
+        ));
+        let system = MappingOptions {
+            key_switch: true,
+            row_index: true,
+            range_index: true,
+            ..MappingOptions::default()
+        };
+        assert!(!has_block_scan(vec![("id", p(P::Int64))], &system));
+    }
 }

@@ -438,8 +438,8 @@ pub struct TablePlan {
     /// Per data column, the compact form the hot loops read: 8 bytes instead of a whole
     /// [`FieldPlan`], so walking a 1000-column row touches 8 KB of plan, not 100 KB.
     pub(crate) fast: Vec<FastColumn>,
-    /// The one-pass scan of row blocks, when every data column is borrowed and the rows
-    /// carry no position (see `block_scan.rs`).
+    /// The one-pass scan of row blocks, when the rows carry no position and every data
+    /// column can be read in that pass (see `block_scan.rs`).
     pub(crate) block_scan: Option<BlockScan>,
 }
 
@@ -625,7 +625,7 @@ impl TablePlan {
             fast,
             block_scan: None,
         };
-        plan.block_scan = BlockScan::compile(&plan);
+        plan.block_scan = BlockScan::compile(&plan, types);
         Ok(plan)
     }
 

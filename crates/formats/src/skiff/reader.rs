@@ -9,6 +9,7 @@ use std::io::Read;
 
 use shapeshift_types::ValueRef;
 
+use super::block_scan::CompositeOut;
 use super::error::{SkiffError, SkiffErrorKind};
 use super::plan::{Codec, TablePlan};
 use super::row::{OwnedRow, RowView};
@@ -526,20 +527,26 @@ impl<R: Read> StreamReader<R> {
 
     /// The values of a block of up to `max_rows` rows (at least one) in one pass, appended to
     /// `out` row after row: the current row (the one the last successful
-    /// [`StreamReader::advance`] scanned, which the block re-reads) and the rows after it that
-    /// are complete in the buffer and of the same table. Returns the number of rows. Only for
-    /// a table with a block scan ([`StreamReader::current_has_block_scan`]); its rows carry no
-    /// position, so every row continues the first one's.
+    /// [`StreamReader::advance`] scanned, which the block reads again) and the rows after it
+    /// that are complete in the buffer and of the same table. Composite values are written to
+    /// `composites` and stand in `out` as placeholders to patch (see [`CompositeOut`]).
+    /// Returns the number of rows. Only for a table with a block scan
+    /// ([`StreamReader::current_has_block_scan`]); its rows carry no position, so every row
+    /// continues the first one's.
     ///
-    /// Like [`StreamReader::extend_run`], the block ends before a row that is cut off by the end
-    /// of the buffer, malformed or of another table, without reporting it: the next
+    /// Like [`StreamReader::extend_run`], the block ends before a row that is cut off by the
+    /// end of the buffer, malformed or of another table, without reporting it: the next
     /// [`StreamReader::advance`] scans it again, refilling or failing with its offset. The
     /// buffer is not moved, so the values stay valid until the next call on the reader.
     /// [`StreamReader::current_row`] stays at the block's first row.
+    ///
+    /// 0 only if the block scan refused the current row, which the scanner accepted: a broken
+    /// invariant of `block_scan.rs`, for the caller to report rather than loop on.
     pub(crate) fn scan_block_values<'s>(
         &'s mut self,
         max_rows: usize,
         out: &mut Vec<ValueRef<'s>>,
+        composites: &mut CompositeOut<'_>,
     ) -> usize {
         self.run.clear();
         let StreamReader {
@@ -549,9 +556,6 @@ impl<R: Read> StreamReader<R> {
             end,
             rows,
             current,
-            variable_offsets,
-            previous_row_index,
-            buffer_offset,
             ..
         } = self;
         let (table_index, first_start, first_end) = *current;
@@ -563,7 +567,7 @@ impl<R: Read> StreamReader<R> {
         let mut pos = first_start;
         let mut count = 0;
         while count < max_rows && pos < data.len() {
-            match scan.scan_row(table, table_index, data, pos, out) {
+            match scan.scan_row(table, table_index, data, pos, out, composites) {
                 Some(row_end) => {
                     pos = row_end;
                     count += 1;
@@ -572,18 +576,7 @@ impl<R: Read> StreamReader<R> {
             }
         }
         if count == 0 {
-            // Not reached: the scanner accepted the first row, and the block scan accepts the
-            // same rows. Should it ever refuse, the row is still handed out whole.
-            let view = RowView {
-                row: &data[first_start..first_end],
-                table,
-                table_index,
-                variable_offsets,
-                row_index: *previous_row_index,
-                stream_offset: *buffer_offset + first_start as u64,
-            };
-            out.extend(view.borrowed_values());
-            return 1;
+            return 0;
         }
         debug_assert!(pos >= first_end);
         *start = pos;
