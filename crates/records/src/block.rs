@@ -14,7 +14,7 @@
 use std::borrow::Cow;
 
 use crate::error::Malformed;
-use crate::hash::riegeli_hash;
+use crate::hash::{riegeli_hash, RiegeliHasher};
 
 pub(crate) const BLOCK_SIZE: u64 = 1 << 16;
 pub(crate) const BLOCK_HEADER_SIZE: u64 = 24;
@@ -268,6 +268,44 @@ pub(crate) fn copy_logical(file: &[u8], data_start: u64, logical: u64, out: &mut
     }
 }
 
+/// Where `len` logical bytes at physical position `pos` begin (after a block header that
+/// sits at `pos`), checked to lie inside `file` with the block headers they span.
+fn locate_logical(file: &[u8], pos: u64, len: u64) -> Result<u64, Malformed> {
+    let file_len = file.len() as u64;
+    let first = if is_block_boundary(pos) && len > 0 {
+        pos + BLOCK_HEADER_SIZE
+    } else {
+        pos
+    };
+    add_with_overhead(first, len)
+        .filter(|&end| end <= file_len)
+        .ok_or_else(|| {
+            Malformed::new(
+                first,
+                format!("truncated: {len} bytes needed here, the file has {file_len} bytes"),
+            )
+        })?;
+    Ok(first)
+}
+
+/// HighwayHash (Riegeli's key) of `len` logical bytes starting at physical position `pos`,
+/// hashed piece by piece from the blocks: the same value as hashing the gathered bytes,
+/// without the copy. The caller has checked that they lie inside `file`.
+pub(crate) fn hash_logical(file: &[u8], mut pos: u64, len: u64) -> u64 {
+    let mut hasher = RiegeliHasher::new();
+    let mut left = len;
+    while left > 0 {
+        if is_block_boundary(pos) {
+            pos += BLOCK_HEADER_SIZE;
+        }
+        let take = remaining_in_block(pos).min(left);
+        hasher.append(&file[pos as usize..(pos + take) as usize]);
+        pos += take;
+        left -= take;
+    }
+    hasher.finish()
+}
+
 /// Reads `len` logical bytes at physical position `pos`, skipping block headers: borrowed
 /// from `file` when they lie inside one block, otherwise gathered into `scratch` (cleared
 /// first; reused by the caller) or, without one, into a new buffer.
@@ -277,19 +315,8 @@ fn read_logical<'a>(
     len: u64,
     scratch: Option<&'a mut Vec<u8>>,
 ) -> Result<(Cow<'a, [u8]>, u64, u64), Malformed> {
-    let file_len = file.len() as u64;
-    if is_block_boundary(pos) && len > 0 {
-        pos += BLOCK_HEADER_SIZE;
-    }
+    pos = locate_logical(file, pos, len)?;
     let first = pos;
-    let end = add_with_overhead(pos, len)
-        .filter(|&end| end <= file_len)
-        .ok_or_else(|| {
-            Malformed::new(
-                pos,
-                format!("truncated: {len} bytes needed here, the file has {file_len} bytes"),
-            )
-        })?;
     if len <= remaining_in_block(pos) {
         let slice = &file[pos as usize..(pos + len) as usize];
         return Ok((Cow::Borrowed(slice), first, pos + len));
@@ -306,7 +333,7 @@ fn read_logical<'a>(
             (Cow::Owned(out), after)
         }
     };
-    debug_assert!(after <= end);
+    debug_assert!(add_with_overhead(first, len).is_some_and(|end| after <= end));
     Ok((data, first, after))
 }
 
@@ -322,6 +349,54 @@ pub(crate) fn read_chunk_in<'a>(
     begin: u64,
     scratch: Option<&'a mut Vec<u8>>,
 ) -> Result<RawChunk<'a>, Malformed> {
+    let (header, after_header) = read_chunk_header(file, begin)?;
+    let (data, data_offset, _) = read_logical(file, after_header, header.data_size, scratch)?;
+    if riegeli_hash(&data) != header.data_hash {
+        return Err(data_hash_mismatch(&header, begin, data_offset));
+    }
+    Ok(RawChunk {
+        header,
+        data,
+        data_offset,
+    })
+}
+
+/// A chunk whose header and data are verified, with the data left in the file.
+pub(crate) struct ChunkInPlace {
+    pub header: ChunkHeader,
+    /// File offset of the first data byte (after any block header).
+    pub data_offset: u64,
+}
+
+/// The header of the chunk at `begin` (verified by its hash) and where its data begins,
+/// with the data's extent checked against the file but the data not verified yet: enough
+/// to choose how to read it. Finish with [`verify_in_place`] before trusting any data byte.
+pub(crate) fn locate_chunk(file: &[u8], begin: u64) -> Result<(ChunkHeader, u64), Malformed> {
+    let (header, after_header) = read_chunk_header(file, begin)?;
+    let data_offset = locate_logical(file, after_header, header.data_size)?;
+    Ok((header, data_offset))
+}
+
+/// Verifies the data of a chunk located by [`locate_chunk`] where it lies, hashing it piece
+/// by piece across block headers (no gathering copy).
+pub(crate) fn verify_in_place(
+    file: &[u8],
+    begin: u64,
+    header: ChunkHeader,
+    data_offset: u64,
+) -> Result<ChunkInPlace, Malformed> {
+    if hash_logical(file, data_offset, header.data_size) != header.data_hash {
+        return Err(data_hash_mismatch(&header, begin, data_offset));
+    }
+    Ok(ChunkInPlace {
+        header,
+        data_offset,
+    })
+}
+
+/// Reads and checks the 40-byte header of the chunk at `begin`; returns it and the physical
+/// position after it.
+fn read_chunk_header(file: &[u8], begin: u64) -> Result<(ChunkHeader, u64), Malformed> {
     if !is_block_boundary(begin) && (begin % BLOCK_SIZE) < BLOCK_HEADER_SIZE {
         return Err(Malformed::new(
             begin,
@@ -333,22 +408,17 @@ pub(crate) fn read_chunk_in<'a>(
         .as_ref()
         .try_into()
         .expect("40 bytes were read");
-    let header = ChunkHeader::decode(header_bytes, begin)?;
-    let (data, data_offset, _) = read_logical(file, after_header, header.data_size, scratch)?;
-    if riegeli_hash(&data) != header.data_hash {
-        return Err(Malformed::new(
-            data_offset,
-            format!(
-                "chunk data hash mismatch ({} data bytes of the chunk at byte {begin} are corrupt)",
-                header.data_size
-            ),
-        ));
-    }
-    Ok(RawChunk {
-        header,
-        data,
+    Ok((ChunkHeader::decode(header_bytes, begin)?, after_header))
+}
+
+fn data_hash_mismatch(header: &ChunkHeader, begin: u64, data_offset: u64) -> Malformed {
+    Malformed::new(
         data_offset,
-    })
+        format!(
+            "chunk data hash mismatch ({} data bytes of the chunk at byte {begin} are corrupt)",
+            header.data_size
+        ),
+    )
 }
 
 #[cfg(test)]

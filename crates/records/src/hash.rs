@@ -11,9 +11,26 @@ const RIEGELI_KEY: [u64; 4] = [
 
 /// HighwayHash-64 of `data` with Riegeli's key.
 pub(crate) fn riegeli_hash(data: &[u8]) -> u64 {
-    let mut hasher = HighwayHasher::new(Key(RIEGELI_KEY));
+    let mut hasher = RiegeliHasher::new();
     hasher.append(data);
-    hasher.finalize64()
+    hasher.finish()
+}
+
+/// [`riegeli_hash`] of data given in pieces (equal to hashing their concatenation).
+pub(crate) struct RiegeliHasher(HighwayHasher);
+
+impl RiegeliHasher {
+    pub(crate) fn new() -> RiegeliHasher {
+        RiegeliHasher(HighwayHasher::new(Key(RIEGELI_KEY)))
+    }
+
+    pub(crate) fn append(&mut self, piece: &[u8]) {
+        self.0.append(piece);
+    }
+
+    pub(crate) fn finish(self) -> u64 {
+        self.0.finalize64()
+    }
 }
 
 #[cfg(test)]
@@ -31,5 +48,26 @@ mod tests {
         rest.extend_from_slice(&0u64.to_le_bytes());
         assert_eq!(riegeli_hash(&rest), 0xa9e1_8792_3cc2_ba91);
         assert_eq!(riegeli_hash(b""), 0x72c3_b1e9_c013_9fe1);
+    }
+
+    #[test]
+    fn hashing_in_pieces_equals_hashing_the_whole() {
+        let data: Vec<u8> = (0..1000u32).map(|i| (i * 7 + i / 13) as u8).collect();
+        for cuts in [
+            vec![],
+            vec![1],
+            vec![31, 32, 33],
+            vec![5, 64, 100, 999],
+            vec![0, 0, 500],
+        ] {
+            let mut hasher = RiegeliHasher::new();
+            let mut start = 0;
+            for &cut in &cuts {
+                hasher.append(&data[start..cut]);
+                start = cut;
+            }
+            hasher.append(&data[start..]);
+            assert_eq!(hasher.finish(), riegeli_hash(&data), "cut at {cuts:?}");
+        }
     }
 }

@@ -17,7 +17,10 @@ use memmap2::Mmap;
 use prost::Message;
 use rayon::prelude::*;
 
-use crate::block::{read_chunk, read_chunk_in, ChunkType, RawChunk, BLOCK_SIZE};
+use crate::block::{
+    locate_chunk, read_chunk, read_chunk_in, remaining_in_block, verify_in_place, ChunkInPlace,
+    ChunkType, RawChunk, BLOCK_SIZE,
+};
 use crate::compression::Dictionary;
 use crate::error::{io_error, Error, Malformed, Result};
 use crate::footer::{
@@ -367,6 +370,30 @@ impl Reader {
             read_chunk_in(&self.map, entry.offset, scratch).map_err(|m| m.in_file(&self.path))?;
         self.check_entry(&raw.header, entry)?;
         Ok(raw)
+    }
+
+    /// Chunk `chunk_index` verified where it lies, if its data spans blocks and is stored
+    /// uncompressed (compression byte 0): header checked against the footer entry, data
+    /// hashed piece by piece without being gathered, since its records will be copied
+    /// straight from the blocks. `Ok(None)`, with nothing verified, for any other chunk.
+    pub(crate) fn verify_stored_spanning_chunk(
+        &self,
+        chunk_index: usize,
+    ) -> Result<Option<ChunkInPlace>> {
+        let entry = self.chunks[chunk_index];
+        let in_file = |malformed: Malformed| malformed.in_file(&self.path);
+        let (header, data_offset) = locate_chunk(&self.map, entry.offset).map_err(in_file)?;
+        // Data longer than the rest of its block has at least two bytes, inside the file
+        // (checked by `locate_chunk`); the first is the compression byte.
+        if header.data_size <= remaining_in_block(data_offset)
+            || self.map[data_offset as usize] != 0
+        {
+            return Ok(None);
+        }
+        self.check_entry(&header, entry)?;
+        verify_in_place(&self.map, entry.offset, header, data_offset)
+            .map(Some)
+            .map_err(in_file)
     }
 
     /// The file's bytes (for gathering chunk data verified before).

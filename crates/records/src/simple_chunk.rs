@@ -10,7 +10,8 @@
 use std::ops::Range;
 
 use crate::compression::{
-    decompress, decompress_payload, plausible_size, Compressor, Dictionary, ZSTD_WITH_DICTIONARY,
+    decompress, decompress_payload, decompress_payload_to_vec, plausible_size, Compressor,
+    Dictionary, ZSTD_WITH_DICTIONARY,
 };
 use crate::error::Malformed;
 use crate::varint::{get_varint, put_varint};
@@ -236,15 +237,13 @@ pub(crate) fn decode(
             None,
         )?)
     } else {
-        let mut out = vec![0u8; declared as usize];
-        decompress_payload(
+        DecodedValues::Owned(decompress_payload_to_vec(
             sections.compression_byte,
             payload,
             payload_offset,
             dictionary,
-            &mut out,
-        )?;
-        DecodedValues::Owned(out)
+            declared as usize,
+        )?)
     };
     Ok(DecodedSimpleChunk { values, ends })
 }
@@ -333,6 +332,61 @@ impl PreparedSimpleChunk {
             out,
         )
     }
+}
+
+/// Bytes at the start of the chunk data that hold everything but the values: the
+/// compression byte, the sizes buffer's length and the sizes buffer. `head` is the first
+/// [`STORED_HEAD_BYTES`] data bytes (or all of them, if fewer); `offset` is the file offset
+/// of `head[0]`. May exceed the data size for a damaged chunk: the caller checks.
+pub(crate) fn sizes_section_end(head: &[u8], offset: u64) -> Result<u64, Malformed> {
+    let Some((_, rest)) = head.split_first() else {
+        return Err(Malformed::new(
+            offset,
+            "simple chunk has no compression byte",
+        ));
+    };
+    let (sizes_len, prefix) = get_varint(rest, offset + 1)?;
+    Ok((1 + prefix as u64).saturating_add(sizes_len))
+}
+
+/// Data bytes [`sizes_section_end`] needs to see.
+pub(crate) const STORED_HEAD_BYTES: usize = 11;
+
+/// [`prepare`] for an uncompressed chunk (compression byte 0) whose values stay where they
+/// are: `sizes_section` is the chunk data up to the end of the sizes buffer (see
+/// [`sizes_section_end`]) and `data_len` the length of the whole data. The same checks as
+/// [`prepare`]; the values are only counted, they are read later from the file.
+pub(crate) fn prepare_stored(
+    sizes_section: &[u8],
+    data_len: u64,
+    offset: u64,
+    num_records: u64,
+    decoded_data_size: u64,
+) -> Result<PreparedSimpleChunk, Malformed> {
+    let sections = sections(sizes_section, offset)?;
+    if sections.compression_byte != 0 || sections.values_start != sizes_section.len() {
+        return Err(Malformed::new(
+            offset,
+            "prepare_stored needs the sizes section of an uncompressed chunk",
+        ));
+    }
+    let ends = record_ends(&sections, num_records, decoded_data_size, None)?;
+    let declared = data_len
+        .checked_sub(sections.values_start as u64)
+        .ok_or_else(|| {
+            Malformed::new(
+                sections.values_offset,
+                "sizes buffer overruns the chunk data",
+            )
+        })?;
+    check_values_size(&sections, declared, declared as usize, decoded_data_size)?;
+    Ok(PreparedSimpleChunk {
+        ends,
+        compression_byte: 0,
+        payload_start: sections.values_start,
+        payload_offset: sections.values_offset,
+        predecoded: None,
+    })
 }
 
 /// First half of [`decode`]: sizes decoded and checked against the header, the values
