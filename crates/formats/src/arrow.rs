@@ -41,6 +41,7 @@ use crate::yson::{self, YsonFormat};
 
 mod columns;
 mod composite_yson;
+mod dictionary;
 mod row_builders;
 mod row_views;
 
@@ -855,7 +856,11 @@ pub struct BatchWriter {
     pending_table: usize,
     /// One builder per column of `pending_table`, reused from batch to batch.
     builders: Vec<ColumnBuilder>,
-    /// Positions of the rows in the builders.
+    /// Rows in the builders.
+    pending_rows: usize,
+    /// Positions of the rows in the builders, kept only once one of them has a row index,
+    /// range index or key switch (empty while every row has none, so a row of a plain
+    /// table costs no 48-byte store).
     positions: Vec<RowPosition>,
     rows: u64,
     finished: bool,
@@ -870,6 +875,7 @@ impl BatchWriter {
             batch_rows: DEFAULT_BATCH_ROWS,
             pending_table: usize::MAX,
             builders: Vec::new(),
+            pending_rows: 0,
             positions: Vec::new(),
             rows: 0,
             finished: false,
@@ -923,7 +929,7 @@ impl BatchWriter {
                 self.builders.len()
             )));
         }
-        let before = self.positions.len();
+        let before = self.pending_rows;
         for c in 0..width {
             if let Err(message) = append(&mut self.builders[c], c) {
                 for builder in &mut self.builders[..=c] {
@@ -933,16 +939,35 @@ impl BatchWriter {
                 return Err(self.fail(format!("column {name:?}: {message}")));
             }
         }
-        self.positions.push(*position);
+        if position.row_index.is_some() || position.range_index.is_some() || position.key_switch {
+            self.keep_position(position);
+        } else if !self.positions.is_empty() {
+            self.positions.push(*position);
+        }
+        self.pending_rows += 1;
         self.rows += 1;
-        if self.positions.len() >= self.batch_rows {
+        if self.pending_rows >= self.batch_rows {
             self.flush_pending()?;
         }
         Ok(())
     }
 
-    fn flush_pending(&mut self) -> Result<(), FormatError> {
+    /// Keeps `position` for the row being appended, with the plain positions of the rows
+    /// before it in the builders.
+    #[cold]
+    fn keep_position(&mut self, position: &RowPosition) {
         if self.positions.is_empty() {
+            let plain = RowPosition {
+                table_index: position.table_index,
+                ..RowPosition::default()
+            };
+            self.positions.resize(self.pending_rows, plain);
+        }
+        self.positions.push(*position);
+    }
+
+    fn flush_pending(&mut self) -> Result<(), FormatError> {
+        if self.pending_rows == 0 {
             return Ok(());
         }
         let mut arrays = Vec::with_capacity(self.builders.len());
@@ -951,7 +976,7 @@ impl BatchWriter {
             .iter_mut()
             .zip(&self.schemas[self.pending_table].columns)
         {
-            debug_assert_eq!(builder.len(), self.positions.len());
+            debug_assert_eq!(builder.len(), self.pending_rows);
             arrays.push(
                 builder
                     .cut()
@@ -959,7 +984,8 @@ impl BatchWriter {
             );
         }
         let positions = std::mem::take(&mut self.positions);
-        self.write_arrays(self.pending_table, arrays, &positions)?;
+        let rows = std::mem::take(&mut self.pending_rows);
+        self.write_arrays(self.pending_table, arrays, rows, &positions)?;
         self.positions = positions;
         self.positions.clear();
         Ok(())
@@ -990,7 +1016,7 @@ impl BatchWriter {
             .map(|i| layout.position(batch, i))
             .collect();
         self.rows += batch.num_rows() as u64;
-        self.write_arrays(table_index, arrays, &positions)
+        self.write_arrays(table_index, arrays, batch.num_rows(), &positions)
     }
 
     fn end_segment(&mut self) -> Result<(), FormatError> {
@@ -1060,8 +1086,11 @@ impl BatchWriter {
         &mut self,
         table_index: usize,
         arrays: Vec<ArrayRef>,
+        rows: usize,
         positions: &[RowPosition],
     ) -> Result<(), FormatError> {
+        // `positions` is empty (every row plain) or has one per row.
+        debug_assert!(positions.is_empty() || positions.len() == rows);
         let needs_system = positions
             .iter()
             .any(|p| p.row_index.is_some() || p.range_index.is_some() || p.key_switch);
@@ -1088,20 +1117,21 @@ impl BatchWriter {
             });
         }
         if segment.system_columns {
+            let position = |i: usize| positions.get(i).copied().unwrap_or_default();
             columns.push(Arc::new(Int64Array::from_iter(
-                positions.iter().map(|p| p.row_index),
+                (0..rows).map(|i| position(i).row_index),
             )));
             columns.push(Arc::new(Int64Array::from_iter(
-                positions.iter().map(|p| p.range_index),
+                (0..rows).map(|i| position(i).range_index),
             )));
             columns.push(Arc::new(BooleanArray::from_iter(
-                positions.iter().map(|p| Some(p.key_switch)),
+                (0..rows).map(|i| Some(position(i).key_switch)),
             )));
         }
         let batch = RecordBatch::try_new_with_options(
             segment.schema.clone(),
             columns,
-            &RecordBatchOptions::new().with_row_count(Some(positions.len())),
+            &RecordBatchOptions::new().with_row_count(Some(rows)),
         )
         .map_err(|e| error(None, None, e.to_string()))?;
         segment

@@ -33,10 +33,10 @@ use arrow_array::types::{
 };
 use arrow_array::{
     Array, ArrayRef, BinaryArray, BooleanArray, Date32Array, Decimal128Array, Decimal256Array,
-    DictionaryArray, DurationMicrosecondArray, FixedSizeBinaryArray, Float32Array, Float64Array,
-    Int16Array, Int32Array, Int64Array, Int8Array, ListArray, MapArray, NullArray, StringArray,
-    StructArray, TimestampMicrosecondArray, TimestampSecondArray, UInt16Array, UInt32Array,
-    UInt64Array, UInt8Array, UnionArray,
+    DurationMicrosecondArray, FixedSizeBinaryArray, Float32Array, Float64Array, Int16Array,
+    Int32Array, Int64Array, Int8Array, ListArray, MapArray, NullArray, StringArray, StructArray,
+    TimestampMicrosecondArray, TimestampSecondArray, UInt16Array, UInt32Array, UInt64Array,
+    UInt8Array, UnionArray,
 };
 use arrow_buffer::{i256, NullBuffer, OffsetBuffer, ScalarBuffer};
 use arrow_schema::{DataType, Field, Fields, TimeUnit, UnionFields, UnionMode};
@@ -557,43 +557,7 @@ fn build_union(ty: &Type, types: &[&Type], slots: &[Option<&Value>]) -> Result<A
 
 /// A dictionary-encoded version of a Binary or Utf8 array (Int32 keys).
 pub(crate) fn dictionary_encode(array: &ArrayRef) -> Result<ArrayRef, String> {
-    let mut index: HashMap<&[u8], i32> = HashMap::new();
-    let mut unique: Vec<&[u8]> = Vec::new();
-    let mut keys: Vec<Option<i32>> = Vec::with_capacity(array.len());
-    let utf8 = matches!(array.data_type(), DataType::Utf8);
-    let bytes_at = |i: usize| -> &[u8] {
-        if utf8 {
-            array.as_string::<i32>().value(i).as_bytes()
-        } else {
-            array.as_binary::<i32>().value(i)
-        }
-    };
-    for i in 0..array.len() {
-        if array.is_null(i) {
-            keys.push(None);
-            continue;
-        }
-        let value = bytes_at(i);
-        let next = unique.len() as i32;
-        let key = *index.entry(value).or_insert_with(|| {
-            unique.push(value);
-            next
-        });
-        keys.push(Some(key));
-    }
-    let values: ArrayRef = if utf8 {
-        Arc::new(StringArray::from_iter_values(
-            unique
-                .iter()
-                .map(|b| std::str::from_utf8(b).unwrap_or_default()),
-        ))
-    } else {
-        Arc::new(BinaryArray::from_iter_values(unique.iter().copied()))
-    };
-    Ok(Arc::new(
-        DictionaryArray::<Int32Type>::try_new(Int32Array::from(keys), values)
-            .map_err(|e| e.to_string())?,
-    ))
+    super::dictionary::encode(array)
 }
 
 /// Whether the sample of a Binary/Utf8 array has few enough distinct values that a

@@ -263,123 +263,213 @@ impl YsonPlan {
         if i >= self.len {
             return Err(format!("row {i} past an array of {}", self.len));
         }
-        self.write_at(i, out)
+        // SAFETY: `i` is within the plan (checked above), which is what `bound` and `put`
+        // need; `with_reserved` reserves the bound and the slack.
+        unsafe { with_reserved(out, self.bound(i..i + 1), |c| self.put(i, c)) }
     }
 
     /// Writes the values of `rows` one after another into `out`, pushing the end of each
     /// value (`out.len()` after it) onto `ends`. A null of a nullable type is written as
     /// nothing (an empty range: every value's YSON has at least one byte), for the caller to
-    /// view as a null. The shape is matched once for the whole run, so each shape's loop is
-    /// monomorphic (the per-batch column of a transposed chunk).
+    /// view as a null. The space is reserved once for the whole run (see [`YsonPlan::bound`])
+    /// and the shape matched once, so each shape's loop is monomorphic and writes without
+    /// capacity checks (the per-batch column of a transposed chunk).
     ///
     /// # Errors
     /// The row and message of the first value that cannot be written (rows past the array,
-    /// a null where the type has none).
+    /// a null where the type has none); `out` then holds the values before it.
     pub(super) fn write_rows(
         &self,
         rows: Range<usize>,
         out: &mut Vec<u8>,
         ends: &mut Vec<usize>,
     ) -> Result<(), (usize, String)> {
-        if rows.end > self.len {
+        if rows.end > self.len || rows.start > rows.end {
             return Err((rows.start, format!("rows past an array of {}", self.len)));
         }
         ends.reserve(rows.len());
         let nulls = self.nulls.as_ref();
         macro_rules! each {
-            ($write:expr) => {
+            ($c:ident, $put:expr) => {{
                 for i in rows {
                     if nulls.is_some_and(|n| n.is_null(i)) {
                         if !self.nullable {
                             return Err((i, format!("null where type {} has no null", self.ty)));
                         }
                     } else {
-                        $write(i, &mut *out).map_err(|e| (i, e))?;
+                        $put(i, &mut *$c).map_err(|e| (i, e))?;
                     }
-                    ends.push(out.len());
+                    ends.push($c.len());
                 }
-            };
+                Ok(())
+            }};
         }
-        match &self.shape {
-            Shape::List { offsets, item } => each!(|i, out| write_list(offsets, item, i, out)),
-            Shape::Struct { keys, members } => {
-                each!(|i, out| write_struct(keys, members, i, out))
+        // SAFETY: `rows` are within the plan (checked above), which is what `bound` and the
+        // writers need; `with_reserved` reserves their bound and the slack.
+        unsafe {
+            with_reserved(out, self.bound(rows.clone()), |c| match &self.shape {
+                Shape::List { offsets, item } => match (&item.shape, &item.nulls) {
+                    // A list of scalars (a vector): the items' type matched once per row.
+                    (Shape::Leaf(leaf), None) => each!(c, |i, c: &mut Cursor| {
+                        c.byte(b'[');
+                        put_leaf_run(leaf, offsets[i] as usize..offsets[i + 1] as usize, c);
+                        c.byte(b']');
+                        Ok::<(), String>(())
+                    }),
+                    _ => each!(c, |i, c| put_list(offsets, item, i, c)),
+                },
+                Shape::Struct { keys, members } => {
+                    each!(c, |i, c| put_struct(keys, members, i, c))
+                }
+                Shape::Tuple { elements } => each!(c, |i, c| put_tuple(elements, i, c)),
+                Shape::Dict {
+                    offsets,
+                    key,
+                    value,
+                } => match (&key.shape, &key.nulls, &value.shape, &value.nulls) {
+                    // Scalar keys and values (nearly every dict): no per-item check of the
+                    // plans' shapes and validity.
+                    (Shape::Leaf(key), None, Shape::Leaf(value), None) => {
+                        each!(c, |i, c: &mut Cursor| {
+                            c.byte(b'[');
+                            for j in offsets[i] as usize..offsets[i + 1] as usize {
+                                c.byte(b'[');
+                                put_leaf(key, j, c);
+                                c.byte(b';');
+                                put_leaf(value, j, c);
+                                c.array(*b";];");
+                            }
+                            c.byte(b']');
+                            Ok::<(), String>(())
+                        })
+                    }
+                    _ => each!(c, |i, c| put_dict(offsets, key, value, i, c)),
+                },
+                Shape::Leaf(_) | Shape::Null => each!(c, |i, c| self.put_present(i, c)),
+            })
+        }
+    }
+
+    /// At least the bytes the values `rows` (within `len`) take, without the bytes a fixed
+    /// copy may write past the end ([`SLACK`]): one walk of the plan, not of the values. A
+    /// range of rows maps to one range of a list's or dict's items (offsets ascend), so a
+    /// run's bound costs the same for one row as for a chunk. Token widths are the widest:
+    /// a varint of 10 bytes, a string's length of 10, a `#` for every row that may be null,
+    /// and the items under a null row (which are not written) are counted.
+    ///
+    /// The writers rely on it: a run never writes more than its bound (the proptests check
+    /// it, and [`with_reserved`] asserts it after every run).
+    fn bound(&self, rows: Range<usize>) -> usize {
+        const VARINT_TOKEN: usize = 11;
+        let n = rows.len();
+        let nulls = if self.nulls.is_some() { n } else { 0 };
+        let own = match &self.shape {
+            Shape::Null => n,
+            Shape::Leaf(Leaf::Bool(_)) => n,
+            Shape::Leaf(Leaf::F32(_) | Leaf::F64(_)) => 9 * n,
+            Shape::Leaf(Leaf::Bytes { offsets, .. }) => {
+                VARINT_TOKEN * n + items_of(offsets, &rows).len()
             }
-            Shape::Tuple { elements } => each!(|i, out| write_tuple(elements, i, out)),
+            Shape::Leaf(_) => VARINT_TOKEN * n,
+            Shape::List { offsets, item } => {
+                let items = items_of(offsets, &rows);
+                2 * n + items.len() + item.bound(items)
+            }
+            Shape::Struct { keys, members } => {
+                let spelled: usize = keys.iter().map(|k| k.len() - KEY_PADDING + 1).sum();
+                (2 + spelled) * n + members.iter().map(|m| m.bound(rows.clone())).sum::<usize>()
+            }
+            Shape::Tuple { elements } => {
+                (2 + elements.len()) * n
+                    + elements
+                        .iter()
+                        .map(|e| e.bound(rows.clone()))
+                        .sum::<usize>()
+            }
             Shape::Dict {
                 offsets,
                 key,
                 value,
-            } => each!(|i, out| write_dict(offsets, key, value, i, out)),
-            Shape::Leaf(_) | Shape::Null => each!(|i, out| self.write_at(i, out)),
-        }
-        Ok(())
+            } => {
+                let items = items_of(offsets, &rows);
+                2 * n + 5 * items.len() + key.bound(items.clone()) + value.bound(items)
+            }
+        };
+        nulls + own
     }
 
-    /// As [`YsonPlan::write`], `i` known to be below `len`.
-    fn write_at(&self, i: usize, out: &mut Vec<u8>) -> Result<(), String> {
+    /// Writes value `i` (within `len`): `#` for a null of an optional.
+    ///
+    /// # Safety
+    /// `c` has room for `self.bound(i..i + 1)` bytes and [`SLACK`].
+    #[inline]
+    unsafe fn put(&self, i: usize, c: &mut Cursor) -> Result<(), String> {
         if let Some(nulls) = &self.nulls {
             if nulls.is_null(i) {
-                return self.null(out);
+                return self.put_null(c);
             }
         }
+        self.put_present(i, c)
+    }
+
+    /// As [`YsonPlan::put`], value `i` known not to be null.
+    ///
+    /// # Safety
+    /// As [`YsonPlan::put`].
+    unsafe fn put_present(&self, i: usize, c: &mut Cursor) -> Result<(), String> {
         match &self.shape {
-            Shape::Leaf(leaf) => write_leaf(leaf, i, out),
-            Shape::Null => out.push(b'#'),
-            Shape::List { offsets, item } => write_list(offsets, item, i, out)?,
-            Shape::Struct { keys, members } => write_struct(keys, members, i, out)?,
-            Shape::Tuple { elements } => write_tuple(elements, i, out)?,
+            Shape::Leaf(leaf) => put_leaf(leaf, i, c),
+            Shape::Null => c.byte(b'#'),
+            Shape::List { offsets, item } => put_list(offsets, item, i, c)?,
+            Shape::Struct { keys, members } => put_struct(keys, members, i, c)?,
+            Shape::Tuple { elements } => put_tuple(elements, i, c)?,
             Shape::Dict {
                 offsets,
                 key,
                 value,
-            } => write_dict(offsets, key, value, i, out)?,
+            } => put_dict(offsets, key, value, i, c)?,
         }
         Ok(())
     }
 
-    /// [`YsonPlan::write_at`] with a leaf without nulls written in place (the members of
+    /// [`YsonPlan::put`] with a leaf without nulls written in place (the members of
     /// structs and the keys and values of dicts mostly are such leaves).
+    ///
+    /// # Safety
+    /// As [`YsonPlan::put`].
     #[inline(always)]
-    fn write_item(&self, i: usize, out: &mut Vec<u8>) -> Result<(), String> {
+    unsafe fn put_item(&self, i: usize, c: &mut Cursor) -> Result<(), String> {
         match (&self.shape, &self.nulls) {
             (Shape::Leaf(leaf), None) => {
-                write_leaf(leaf, i, out);
+                put_leaf(leaf, i, c);
                 Ok(())
             }
-            _ => self.write_at(i, out),
+            _ => self.put(i, c),
         }
     }
 
     #[cold]
-    fn null(&self, out: &mut Vec<u8>) -> Result<(), String> {
+    unsafe fn put_null(&self, c: &mut Cursor) -> Result<(), String> {
         if self.nullable {
-            out.push(b'#');
+            c.byte(b'#');
             Ok(())
         } else {
             Err(format!("null where type {} has no null", self.ty))
         }
     }
 
-    /// Writes the values `range` (within `len`), each followed by `;`.
-    fn write_run(&self, range: Range<usize>, out: &mut Vec<u8>) -> Result<(), String> {
+    /// Writes the values `range` (within `len`), each followed by `;`: a leaf without nulls
+    /// in one loop of its own type (the items of a list of scalars).
+    ///
+    /// # Safety
+    /// `c` has room for `self.bound(range)` bytes, the `;`s and [`SLACK`].
+    unsafe fn put_run(&self, range: Range<usize>, c: &mut Cursor) -> Result<(), String> {
         match (&self.shape, &self.nulls) {
-            (Shape::Leaf(Leaf::F64(values)), None) => {
-                fixed_run(&values[range], out, |v, slot| {
-                    slot[0] = 0x03;
-                    slot[1..9].copy_from_slice(&v.to_le_bytes());
-                });
-            }
-            (Shape::Leaf(Leaf::F32(values)), None) => {
-                fixed_run(&values[range], out, |v, slot| {
-                    slot[0] = 0x03;
-                    slot[1..9].copy_from_slice(&f64::from(v).to_le_bytes());
-                });
-            }
+            (Shape::Leaf(leaf), None) => put_leaf_run(leaf, range, c),
             _ => {
                 for j in range {
-                    self.write_at(j, out)?;
-                    out.push(b';');
+                    self.put(j, c)?;
+                    c.byte(b';');
                 }
             }
         }
@@ -387,65 +477,226 @@ impl YsonPlan {
     }
 }
 
+/// The items of rows `rows` of a list or dict: from the first row's start to the last
+/// row's end.
 #[inline(always)]
-fn write_list(
+fn items_of(offsets: &OffsetBuffer<i32>, rows: &Range<usize>) -> Range<usize> {
+    offsets[rows.start] as usize..offsets[rows.end] as usize
+}
+
+/// Bytes a fixed-size copy may write past the last byte of a run (a short string or key is
+/// copied as 16 bytes, see [`Cursor::short`]): reserved beyond the run's bound.
+const SLACK: usize = 16;
+
+/// A write position in memory reserved up front, so no write checks capacity: binary YSON
+/// of a run of values goes straight to its place. What makes that sound is the run's
+/// [`YsonPlan::bound`], reserved (with [`SLACK`]) by [`with_reserved`] before the first write.
+struct Cursor {
+    at: *mut u8,
+    /// The start of the `Vec` written into (so a position is its length after the write).
+    base: *const u8,
+}
+
+impl Cursor {
+    /// The bytes of the `Vec` before the cursor.
+    #[inline(always)]
+    fn len(&self) -> usize {
+        self.at as usize - self.base as usize
+    }
+
+    #[inline(always)]
+    unsafe fn byte(&mut self, b: u8) {
+        self.at.write(b);
+        self.at = self.at.add(1);
+    }
+
+    /// `N` bytes at once (a few moves, not a call of `memcpy`).
+    #[inline(always)]
+    unsafe fn array<const N: usize>(&mut self, bytes: [u8; N]) {
+        self.at.cast::<[u8; N]>().write_unaligned(bytes);
+        self.at = self.at.add(N);
+    }
+
+    /// A varint without a loop for values below 2^56 (all lengths and nearly all numbers
+    /// of real data): the 7-bit groups are spread to bytes at once, the continuation bits
+    /// set on all but the last, and 8 bytes stored (see [`SLACK`]). A loop of data-dependent
+    /// length mispredicts on every change of length (dict keys, struct members).
+    #[inline(always)]
+    unsafe fn varint(&mut self, v: u64) {
+        if v >= 1 << 56 {
+            return self.long_varint(v);
+        }
+        let bits = 64 - (v | 1).leading_zeros() as usize;
+        let len = bits.div_ceil(7);
+        let continuation = 0x8080_8080_8080_8080u64 & ((1u64 << (8 * (len - 1))) - 1);
+        self.array((spread_groups(v) | continuation).to_le_bytes());
+        self.at = self.at.sub(8 - len);
+    }
+
+    #[cold]
+    unsafe fn long_varint(&mut self, mut v: u64) {
+        while v >= 0x80 {
+            self.byte((v as u8) | 0x80);
+            v >>= 7;
+        }
+        self.byte(v as u8);
+    }
+
+    #[inline(always)]
+    unsafe fn int64(&mut self, v: i64) {
+        self.byte(0x02);
+        self.varint(((v << 1) ^ (v >> 63)) as u64);
+    }
+
+    #[inline(always)]
+    unsafe fn uint64(&mut self, v: u64) {
+        self.byte(0x06);
+        self.varint(v);
+    }
+
+    #[inline(always)]
+    unsafe fn double(&mut self, v: f64) {
+        let mut spelled = [0x03u8; 9];
+        spelled[1..].copy_from_slice(&v.to_le_bytes());
+        self.array(spelled);
+    }
+
+    /// `source[range]` (a range within `source`): a short run is copied as a fixed 16 bytes
+    /// where the source has them (a copy of a run-time size is a call of `memcpy`, which
+    /// costs more than the few bytes of a token); up to 16 bytes past the end may be written.
+    #[inline(always)]
+    unsafe fn short(&mut self, source: &[u8], range: Range<usize>) {
+        const SHORT: usize = 16;
+        let len = range.len();
+        match source.get(range.start..range.start + SHORT) {
+            Some(padded) if len <= SHORT => {
+                std::ptr::copy_nonoverlapping(padded.as_ptr(), self.at, SHORT)
+            }
+            _ => {
+                let bytes = &source[range];
+                std::ptr::copy_nonoverlapping(bytes.as_ptr(), self.at, bytes.len());
+            }
+        }
+        self.at = self.at.add(len);
+    }
+
+    /// The string `source[range]`.
+    #[inline(always)]
+    unsafe fn string(&mut self, source: &[u8], range: Range<usize>) {
+        let len = range.len() as i64;
+        self.byte(0x01);
+        self.varint(((len << 1) ^ (len >> 63)) as u64);
+        self.short(source, range);
+    }
+}
+
+/// The low 56 bits of `v` as eight 7-bit groups, one per byte (low group first).
+#[inline(always)]
+fn spread_groups(v: u64) -> u64 {
+    #[cfg(all(target_arch = "x86_64", target_feature = "bmi2"))]
+    {
+        // SAFETY: the target has BMI2 (checked at compile time).
+        unsafe { std::arch::x86_64::_pdep_u64(v, 0x7F7F_7F7F_7F7F_7F7F) }
+    }
+    #[cfg(not(all(target_arch = "x86_64", target_feature = "bmi2")))]
+    {
+        let mut spread = 0u64;
+        for group in 0..8 {
+            spread |= ((v >> (7 * group)) & 0x7F) << (8 * group);
+        }
+        spread
+    }
+}
+
+/// Reserves `bound` bytes and [`SLACK`] in `out`, runs `write` on a cursor at its end, and
+/// keeps what was written (also when `write` fails: the bytes before the failure).
+///
+/// # Panics
+/// When `write` went past `bound`: a bug of [`YsonPlan::bound`] (the slack keeps an overrun
+/// of a fixed copy inside the allocation; this catches one the slack would not).
+///
+/// # Safety
+/// `write` writes at most `bound` bytes, plus at most [`SLACK`] bytes past its last byte.
+#[inline(always)]
+unsafe fn with_reserved<T>(
+    out: &mut Vec<u8>,
+    bound: usize,
+    write: impl FnOnce(&mut Cursor) -> T,
+) -> T {
+    out.reserve(bound + SLACK);
+    let from = out.len();
+    let base = out.as_mut_ptr();
+    let mut c = Cursor {
+        at: base.add(from),
+        base,
+    };
+    let result = write(&mut c);
+    let written = c.len();
+    assert!(written <= from + bound, "binary YSON past its bound");
+    // SAFETY: the bytes up to the cursor were written.
+    out.set_len(written);
+    result
+}
+
+#[inline(always)]
+unsafe fn put_list(
     offsets: &OffsetBuffer<i32>,
     item: &YsonPlan,
     i: usize,
-    out: &mut Vec<u8>,
+    c: &mut Cursor,
 ) -> Result<(), String> {
     let range = offsets[i] as usize..offsets[i + 1] as usize;
-    out.push(b'[');
-    item.write_run(range, out)?;
-    out.push(b']');
+    c.byte(b'[');
+    item.put_run(range, c)?;
+    c.byte(b']');
     Ok(())
 }
 
 #[inline(always)]
-fn write_struct(
+unsafe fn put_struct(
     keys: &[Vec<u8>],
     members: &[YsonPlan],
     i: usize,
-    out: &mut Vec<u8>,
+    c: &mut Cursor,
 ) -> Result<(), String> {
-    out.push(b'{');
+    c.byte(b'{');
     for (key, member) in keys.iter().zip(members) {
-        append_short(out, key, 0..key.len() - KEY_PADDING);
-        member.write_item(i, out)?;
-        out.push(b';');
+        c.short(key, 0..key.len() - KEY_PADDING);
+        member.put_item(i, c)?;
+        c.byte(b';');
     }
-    out.push(b'}');
+    c.byte(b'}');
     Ok(())
 }
 
 #[inline(always)]
-fn write_tuple(elements: &[YsonPlan], i: usize, out: &mut Vec<u8>) -> Result<(), String> {
-    out.push(b'[');
+unsafe fn put_tuple(elements: &[YsonPlan], i: usize, c: &mut Cursor) -> Result<(), String> {
+    c.byte(b'[');
     for element in elements {
-        element.write_item(i, out)?;
-        out.push(b';');
+        element.put_item(i, c)?;
+        c.byte(b';');
     }
-    out.push(b']');
+    c.byte(b']');
     Ok(())
 }
 
 #[inline(always)]
-fn write_dict(
+unsafe fn put_dict(
     offsets: &OffsetBuffer<i32>,
     key: &YsonPlan,
     value: &YsonPlan,
     i: usize,
-    out: &mut Vec<u8>,
+    c: &mut Cursor,
 ) -> Result<(), String> {
-    out.push(b'[');
+    c.byte(b'[');
     for j in offsets[i] as usize..offsets[i + 1] as usize {
-        out.push(b'[');
-        key.write_item(j, out)?;
-        out.push(b';');
-        value.write_item(j, out)?;
-        out.extend_from_slice(b";];");
+        c.byte(b'[');
+        key.put_item(j, c)?;
+        c.byte(b';');
+        value.put_item(j, c)?;
+        c.array(*b";];");
     }
-    out.push(b']');
+    c.byte(b']');
     Ok(())
 }
 
@@ -454,104 +705,77 @@ fn member_plan(ty: &Type, array: &dyn Array, len: usize) -> Option<YsonPlan> {
     YsonPlan::new(ty, array).filter(|plan| plan.len >= len)
 }
 
-/// Writes doubles as `0x03`, 8 bytes, `;` each, into space reserved once.
 #[inline(always)]
-fn fixed_run<T: Copy>(values: &[T], out: &mut Vec<u8>, spell: impl Fn(T, &mut [u8])) {
-    const WIDTH: usize = 10;
-    let start = out.len();
-    out.resize(start + values.len() * WIDTH, b';');
-    for (v, slot) in values.iter().zip(out[start..].chunks_exact_mut(WIDTH)) {
-        spell(*v, &mut slot[..WIDTH - 1]);
-    }
-}
-
-/// Appends the first `len` bytes of `padded`: the whole array is copied (a copy of a size
-/// known at compile time is a few moves; one of a run-time size is a call of `memcpy`, which
-/// costs more than the few bytes of a token) and the tail cut off again.
-#[inline(always)]
-fn append_prefix<const N: usize>(out: &mut Vec<u8>, padded: &[u8; N], len: usize) {
-    debug_assert!(len <= N);
-    let at = out.len();
-    out.extend_from_slice(padded);
-    out.truncate(at + len);
-}
-
-/// Binary YSON's token `tag` and varint `v`, spelled on the stack and appended at once.
-#[inline(always)]
-fn tagged_varint(out: &mut Vec<u8>, tag: u8, mut v: u64) {
-    let mut spelled = [0u8; 11];
-    spelled[0] = tag;
-    let mut n = 1;
-    while v >= 0x80 {
-        spelled[n] = (v as u8) | 0x80;
-        v >>= 7;
-        n += 1;
-    }
-    spelled[n] = v as u8;
-    append_prefix(out, &spelled, n + 1);
-}
-
-/// Bytes that are mostly short (struct keys, strings inside composites): a short run is
-/// copied as a fixed 16 bytes where the source has them, see [`append_prefix`].
-#[inline(always)]
-fn append_short(out: &mut Vec<u8>, source: &[u8], range: Range<usize>) {
-    const SHORT: usize = 16;
-    if range.len() <= SHORT {
-        if let Some(padded) = source
-            .get(range.start..range.start + SHORT)
-            .and_then(|s| <&[u8; SHORT]>::try_from(s).ok())
-        {
-            append_prefix(out, padded, range.len());
-            return;
-        }
-    }
-    out.extend_from_slice(&source[range]);
-}
-
-#[inline(always)]
-fn int64(out: &mut Vec<u8>, v: i64) {
-    tagged_varint(out, 0x02, ((v << 1) ^ (v >> 63)) as u64);
-}
-
-#[inline(always)]
-fn uint64(out: &mut Vec<u8>, v: u64) {
-    tagged_varint(out, 0x06, v);
-}
-
-#[inline(always)]
-fn double(out: &mut Vec<u8>, v: f64) {
-    let mut spelled = [0x03u8; 9];
-    spelled[1..].copy_from_slice(&v.to_le_bytes());
-    out.extend_from_slice(&spelled);
-}
-
-/// The string `source[range]`.
-#[inline(always)]
-fn string(out: &mut Vec<u8>, source: &[u8], range: Range<usize>) {
-    let len = range.len() as i64;
-    tagged_varint(out, 0x01, ((len << 1) ^ (len >> 63)) as u64);
-    append_short(out, source, range);
-}
-
-#[inline(always)]
-fn write_leaf(leaf: &Leaf, i: usize, out: &mut Vec<u8>) {
+unsafe fn put_leaf(leaf: &Leaf, i: usize, c: &mut Cursor) {
     match leaf {
-        Leaf::I8(v) => int64(out, v[i].into()),
-        Leaf::I16(v) => int64(out, v[i].into()),
-        Leaf::I32(v) => int64(out, v[i].into()),
-        Leaf::I64(v) => int64(out, v[i]),
-        Leaf::U8(v) => uint64(out, v[i].into()),
-        Leaf::U16(v) => uint64(out, v[i].into()),
-        Leaf::U32(v) => uint64(out, v[i].into()),
-        Leaf::U64(v) => uint64(out, v[i]),
-        Leaf::F32(v) => double(out, v[i].into()),
-        Leaf::F64(v) => double(out, v[i]),
-        Leaf::Bool(v) => yson_binary::boolean(out, v.value(i)),
+        Leaf::I8(v) => c.int64(v[i].into()),
+        Leaf::I16(v) => c.int64(v[i].into()),
+        Leaf::I32(v) => c.int64(v[i].into()),
+        Leaf::I64(v) => c.int64(v[i]),
+        Leaf::U8(v) => c.uint64(v[i].into()),
+        Leaf::U16(v) => c.uint64(v[i].into()),
+        Leaf::U32(v) => c.uint64(v[i].into()),
+        Leaf::U64(v) => c.uint64(v[i]),
+        Leaf::F32(v) => c.double(v[i].into()),
+        Leaf::F64(v) => c.double(v[i]),
+        Leaf::Bool(v) => c.byte(if v.value(i) { 0x05 } else { 0x04 }),
         Leaf::Bytes { offsets, values } => {
-            let (start, end) = (offsets[i] as usize, offsets[i + 1] as usize);
-            string(out, values, start..end);
+            c.string(values, offsets[i] as usize..offsets[i + 1] as usize)
         }
     }
+}
+
+/// Values `range` of a leaf, each followed by `;`: the leaf's type matched once.
+#[inline(always)]
+unsafe fn put_leaf_run(leaf: &Leaf, range: Range<usize>, c: &mut Cursor) {
+    macro_rules! run {
+        ($values:expr, $put:expr) => {
+            for v in &$values[range] {
+                $put(&mut *c, *v);
+                c.byte(b';');
+            }
+        };
+    }
+    match leaf {
+        Leaf::I8(v) => run!(v, |c: &mut Cursor, v: i8| c.int64(v.into())),
+        Leaf::I16(v) => run!(v, |c: &mut Cursor, v: i16| c.int64(v.into())),
+        Leaf::I32(v) => run!(v, |c: &mut Cursor, v: i32| c.int64(v.into())),
+        Leaf::I64(v) => run!(v, |c: &mut Cursor, v: i64| c.int64(v)),
+        Leaf::U8(v) => run!(v, |c: &mut Cursor, v: u8| c.uint64(v.into())),
+        Leaf::U16(v) => run!(v, |c: &mut Cursor, v: u16| c.uint64(v.into())),
+        Leaf::U32(v) => run!(v, |c: &mut Cursor, v: u32| c.uint64(v.into())),
+        Leaf::U64(v) => run!(v, |c: &mut Cursor, v: u64| c.uint64(v)),
+        Leaf::F32(v) => {
+            for v in &v[range] {
+                c.array(double_item(f64::from(*v)));
+            }
+        }
+        Leaf::F64(v) => {
+            for v in &v[range] {
+                c.array(double_item(*v));
+            }
+        }
+        Leaf::Bool(bits) => {
+            for j in range {
+                c.array([if bits.value(j) { 0x05 } else { 0x04 }, b';']);
+            }
+        }
+        Leaf::Bytes { offsets, values } => {
+            for j in range {
+                c.string(values, offsets[j] as usize..offsets[j + 1] as usize);
+                c.byte(b';');
+            }
+        }
+    }
+}
+
+/// A double's token and the `;` that follows it in a list: ten bytes stored at once.
+#[inline(always)]
+fn double_item(v: f64) -> [u8; 10] {
+    let mut spelled = [b';'; 10];
+    spelled[0] = 0x03;
+    spelled[1..9].copy_from_slice(&v.to_le_bytes());
+    spelled
 }
 
 #[cfg(test)]

@@ -694,10 +694,16 @@ impl ColumnBuilder {
                 let fresh = Vec::with_capacity(data.len());
                 let bytes = arrow_buffer::Buffer::from_vec(std::mem::replace(data, fresh));
                 if *utf8 {
-                    // Every value was checked to be UTF-8 when appended.
-                    Arc::new(
-                        StringArray::try_new(offsets, bytes, nulls).map_err(|e| e.to_string())?,
-                    )
+                    if nulls.as_ref().is_some_and(|n| n.len() != len) || offsets.len() != len + 1 {
+                        return Err(format!("utf8 column of {len} rows built unevenly"));
+                    }
+                    // SAFETY: the offsets start at 0 and ascend to `bytes.len()` (each is the
+                    // data's length after a value, checked to fit i32; `truncate` cuts both
+                    // together), the validity has one bit per row (checked above), and every
+                    // value was checked to be UTF-8 when appended (`append_owned` and
+                    // `append_scalar`, the only appends), so the values on their boundaries
+                    // are UTF-8. `try_new` would validate all the bytes a second time.
+                    Arc::new(unsafe { StringArray::new_unchecked(offsets, bytes, nulls) })
                 } else {
                     Arc::new(
                         BinaryArray::try_new(offsets, bytes, nulls).map_err(|e| e.to_string())?,

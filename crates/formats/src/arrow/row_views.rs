@@ -40,12 +40,17 @@ use super::columns;
 use super::composite_yson::YsonPlan;
 use crate::table::yson_binary;
 
-/// Values per chunk of transposed rows: small enough that a narrow table's views stay in L1
-/// between being written and being read.
-pub(super) const CHUNK_VALUES: usize = 4 * 1024;
+/// Values per chunk of transposed rows: small enough that a narrow table's views (24 bytes
+/// each: 12 KiB) stay in L1 between being written and being read. A/B in one run of the
+/// format benchmark (2026-11-21, scale 0.4, medians of 28): BM3 reads 4.15 ms at 4096,
+/// 4.32 at 1024, 3.57 at 512, 3.86 at 256 (arrow-rs 3.0); BM2 1.44 / 1.39 / 1.29; BM5 the
+/// same within noise.
+pub(super) const CHUNK_VALUES: usize = 512;
 
 /// Rows per chunk at least: a wide table (BM1, 1000 columns) pays each column's setup once
-/// per chunk, so a chunk of a few rows costs more in setup than it saves in cache.
+/// per chunk, so a chunk of a few rows costs more in setup than it saves in cache (BM1
+/// reads, same A/B: 7.6 ms at 16 rows, 9.6 at 4, 9.9 at 1, 8.3 at 8, 7.3 at 32, 8.9 at 64;
+/// filling row by row 10.5).
 const CHUNK_MIN_ROWS: usize = 16;
 
 /// The concrete data of one column of the current batch.
