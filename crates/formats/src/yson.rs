@@ -31,7 +31,7 @@ mod tree;
 mod writer;
 
 pub use error::YsonError;
-pub(crate) use parser::zigzag_decode;
+pub(crate) use parser::{decode_varint_fast, zigzag_decode, FAST_PATH_WINDOW};
 pub use parser::{Event, PullParser, DEFAULT_MAX_DEPTH};
 pub use source::{ReadSource, SliceSource, Source};
 pub use table::{Control, FragmentReader, TableItem, TableReader, TableWriter};

@@ -12,7 +12,8 @@
 //!   predicted column's key bytes (the column after the last one matched) before any lookup,
 //!   scalars are checked against their column types as they come, binary composite values
 //!   are validated by skipping over them. It accepts only rows it is sure of and consumes
-//!   nothing otherwise.
+//!   nothing otherwise. In blocks, binary rows after the first are scanned straight into the
+//!   block's refs, and their bytes consumed on the next call (see `next_rows`).
 //! - Any other row (text composites, escapes, mixed spellings, whitespace inside a row,
 //!   control entities, other columns, any error) goes through the pull parser's events. The row's first byte is *pinned* in the
 //!   buffer (`ReadSource::pin`), so a refill in the middle of the row moves the row rather than
@@ -64,6 +65,8 @@ struct Table {
     index: HashMap<Vec<u8>, usize>,
     /// Key words and scalar rules of the in-place scan.
     scan_columns: Vec<row_scan::ScanColumn>,
+    /// The same, compact, for the binary scan's fast entries.
+    binary_entries: Vec<row_scan::BinaryEntry>,
 }
 
 impl Table {
@@ -83,6 +86,12 @@ impl Table {
                 (check, row_scan::ScanColumn::new(c.name.as_bytes(), rule))
             })
             .unzip();
+        let binary_entries = schema
+            .columns
+            .iter()
+            .zip(&checks)
+            .map(|(c, check)| row_scan::BinaryEntry::new(c.name.as_bytes(), check))
+            .collect();
         Table {
             checks,
             keys: schema
@@ -102,6 +111,7 @@ impl Table {
                 .map(|(i, c)| (c.name.as_bytes().to_vec(), i))
                 .collect(),
             scan_columns,
+            binary_entries,
             schema: schema.clone(),
         }
     }
@@ -220,6 +230,8 @@ struct YsonRowSource {
     block_filled: usize,
     block_rows: Vec<(usize, usize)>,
     rows: u64,
+    /// Bytes of the last block's rows still to be consumed (see [`YsonRowSource::settle`]).
+    unconsumed: usize,
     /// The fast path is tried (off only in tests, to compare it with the parser path).
     scan_rows: bool,
 }
@@ -253,6 +265,7 @@ impl YsonRowSource {
             block_filled: 0,
             block_rows: Vec::new(),
             rows: 0,
+            unconsumed: 0,
             scan_rows: true,
         }
     }
@@ -702,7 +715,7 @@ impl YsonRowSource {
                 &mut self.cells[..]
             };
             let scanned = if window.get(1) == Some(&b'"') {
-                row_scan::scan_row::<true>(
+                row_scan::scan_row::<true, Cell>(
                     window,
                     table,
                     cells,
@@ -711,7 +724,7 @@ impl YsonRowSource {
                     max_depth,
                 )
             } else {
-                row_scan::scan_row::<false>(
+                row_scan::scan_row::<false, Cell>(
                     window,
                     table,
                     cells,
@@ -833,27 +846,31 @@ impl YsonRowSource {
 /// buffer or not for the in-place scan.
 const BLOCK_VALUES: usize = 4096;
 
-impl RowSource for YsonRowSource {
-    fn next_row(&mut self) -> Result<Option<RowRef<'_>>, FormatError> {
-        Ok(self.read()?.map(|(row, _)| row))
+impl YsonRowSource {
+    /// Consumes the bytes of the rows the last block scanned straight into its refs.
+    #[inline]
+    fn settle(&mut self) {
+        let unconsumed = std::mem::take(&mut self.unconsumed);
+        if unconsumed > 0 {
+            self.parser.source_mut().consume(unconsumed);
+        }
     }
 
-    /// The rows scanned in place from the buffered bytes, at once: the buffer is refilled
-    /// only before the first, so every row of the block stays where it was scanned. A row the
-    /// scan leaves to the parser (control entities, other columns, a fault) ends the block;
-    /// when it is the first, the block is that one row as [`RowSource::next_row`] reads it.
-    fn next_rows(&mut self) -> Result<Option<RowBlock<'_>>, FormatError> {
-        self.parser.source_mut().unpin();
-        let table = self.positions.table();
-        let columns = self.tables[table].checks.len();
-        self.scratch.clear();
-        self.block_filled = 0;
-        self.block_rows.clear();
-        let mut first = None;
+    /// The rest of a block of text rows after its first, `first_row` (its place in the
+    /// buffer and length, its cells the block's first): rows scanned into cells, turned into
+    /// refs once the block is complete (text composites live in the scratch, which grows).
+    fn text_block(
+        &mut self,
+        table: usize,
+        columns: usize,
+        first: RowPosition,
+        first_row: (usize, usize),
+    ) -> Result<RowBlock<'_>, FormatError> {
+        self.block_rows.push(first_row);
         // Rows are capped too, for tables of no columns.
         while self.block_filled < BLOCK_VALUES && self.block_rows.len() < BLOCK_VALUES {
             let scanned = self
-                .scan_in_place(table, first.is_none(), true)
+                .scan_in_place(table, false, true)
                 .map_err(|e| e.in_row(self.rows))?;
             let Some(length) = scanned else { break };
             let source = self.parser.source_mut();
@@ -864,12 +881,8 @@ impl RowSource for YsonRowSource {
             let position = self.positions.next_row();
             // No control entity is scanned, so the rows after the first count on in its
             // table and range.
-            debug_assert!(first.is_none() || !position.key_switch);
-            first.get_or_insert(position);
+            debug_assert!(!position.key_switch);
         }
-        let Some(first) = first else {
-            return Ok(self.read()?.map(|(row, _)| RowBlock::of_row(row)));
-        };
         let refs = self.refs.loan();
         let source = self.parser.source();
         for (&(index, length), cells) in self
@@ -880,9 +893,113 @@ impl RowSource for YsonRowSource {
             let row = source.buffered(index, length);
             refs.extend(cells.iter().map(|cell| cell.to_ref(row, &self.scratch)));
         }
-        Ok(Some(RowBlock {
+        Ok(RowBlock {
             first,
             rows: self.block_rows.len(),
+            columns,
+            values: refs,
+        })
+    }
+}
+
+impl RowSource for YsonRowSource {
+    fn next_row(&mut self) -> Result<Option<RowRef<'_>>, FormatError> {
+        self.settle();
+        Ok(self.read()?.map(|(row, _)| row))
+    }
+
+    /// The rows scanned in place from the buffered bytes, at once: the buffer is refilled
+    /// only before the first, so every row of the block stays where it was scanned. A row the
+    /// scan leaves to the parser (control entities, other columns, a fault) ends the block;
+    /// when it is the first, the block is that one row as [`RowSource::next_row`] reads it.
+    ///
+    /// Binary rows after the first are scanned straight into the block's refs (they borrow
+    /// the window, which stays put until the next call): their bytes are consumed at the
+    /// start of the next call ([`YsonRowSource::settle`]).
+    fn next_rows(&mut self) -> Result<Option<RowBlock<'_>>, FormatError> {
+        self.settle();
+        self.parser.source_mut().unpin();
+        let table = self.positions.table();
+        let columns = self.tables[table].checks.len();
+        self.scratch.clear();
+        self.block_filled = 0;
+        self.block_rows.clear();
+        let Some(length) = self
+            .scan_in_place(table, true, true)
+            .map_err(|e| e.in_row(self.rows))?
+        else {
+            return Ok(self.read()?.map(|(row, _)| RowBlock::of_row(row)));
+        };
+        let source = self.parser.source_mut();
+        let first_row = (source.window_index(), length);
+        source.consume(length);
+        self.block_filled = columns;
+        self.rows += 1;
+        let first = self.positions.next_row();
+        // The first key's spelling says the stream's (`{` then `}` reads as binary).
+        let binary = self.parser.source().buffered(first_row.0, length).get(1) != Some(&b'"');
+        if !binary {
+            return Ok(Some(self.text_block(table, columns, first, first_row)?));
+        }
+        let max_depth = self.parser.max_depth();
+        let source = self.parser.source();
+        let window = source.window();
+        let row = source.buffered(first_row.0, first_row.1);
+        let refs = self.refs.loan();
+        refs.extend(
+            self.block_cells[..columns]
+                .iter()
+                .map(|cell| cell.to_ref(row, &self.scratch)),
+        );
+        let table = &self.tables[table];
+        let mut rows = 1;
+        let mut at = 0;
+        // Rows are capped too, for tables of no columns.
+        while refs.len() < BLOCK_VALUES && rows < BLOCK_VALUES {
+            // Whitespace between items is skipped as the parser skips it; anything but a row
+            // is the parser's.
+            let blanks = window
+                .get(at..)
+                .unwrap_or_default()
+                .iter()
+                .take_while(|b| matches!(b, b' ' | b'\t' | b'\n' | b'\r'))
+                .count();
+            let Some(rest) = window
+                .get(at + blanks..)
+                .filter(|rest| rest.first() == Some(&b'{'))
+            else {
+                break;
+            };
+            let start = refs.len();
+            refs.resize(start + columns, ValueRef::Null);
+            match row_scan::scan_row::<false, ValueRef<'_>>(
+                rest,
+                table,
+                &mut refs[start..],
+                &mut self.scan,
+                // Binary scans write no scratch (the first row's refs may borrow it).
+                &mut Vec::new(),
+                max_depth,
+            ) {
+                Ok(length) => {
+                    at += blanks + length;
+                    rows += 1;
+                    // No control entity is scanned, so the rows after the first count on in
+                    // its table and range.
+                    let position = self.positions.next_row();
+                    debug_assert!(!position.key_switch);
+                }
+                Err(_) => {
+                    refs.truncate(start);
+                    break;
+                }
+            }
+        }
+        self.rows += rows as u64 - 1;
+        self.unconsumed = at;
+        Ok(Some(RowBlock {
+            first,
+            rows,
             columns,
             values: refs,
         }))
@@ -891,6 +1008,7 @@ impl RowSource for YsonRowSource {
     fn next_row_with_other_columns(
         &mut self,
     ) -> Result<Option<(RowRef<'_>, Option<&[u8]>)>, FormatError> {
+        self.settle();
         self.read()
     }
 }

@@ -25,7 +25,7 @@ pub const DEFAULT_MAX_DEPTH: usize = 256;
 
 /// Bytes that must be buffered for [`PullParser::next_event`]'s fast path: a marker byte and
 /// the longest varint (10 bytes) fit, so it needs no further length checks.
-const FAST_PATH_WINDOW: usize = 16;
+pub(crate) const FAST_PATH_WINDOW: usize = 16;
 
 /// Longest numeric or `%` literal accepted, in bytes.
 const MAX_LITERAL_LENGTH: usize = 1024;
@@ -1022,7 +1022,7 @@ fn hex_value(byte: u8) -> Option<u32> {
 /// shift-and-mask steps. Bits past 64 are dropped exactly as the byte-by-byte decoder
 /// (`read_varint`) drops them, so both decoders agree on every input.
 #[inline(always)]
-fn decode_varint_fast(head: &[u8; FAST_PATH_WINDOW]) -> Option<(u64, usize)> {
+pub(crate) fn decode_varint_fast(head: &[u8; FAST_PATH_WINDOW]) -> Option<(u64, usize)> {
     let mut word_bytes = [0u8; 8];
     word_bytes.copy_from_slice(&head[1..9]);
     let word = u64::from_le_bytes(word_bytes);

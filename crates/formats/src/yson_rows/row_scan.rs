@@ -21,6 +21,11 @@
 //! - keys are compared with the predicted column's precomputed key (`\x01`, length, name, `=`
 //!   in binary; `"name"=` as the text writer quotes it) first — rows list their columns in
 //!   schema order — then looked up by name;
+//! - a binary entry is first tried whole by [`binary_entry`]: predicted key, marker, varint
+//!   and check in one step over a 32-byte head; it only accepts (else the general entry reads
+//!   the same bytes and decides);
+//! - while every key is the predicted one, no column can repeat and the missing columns are
+//!   the trailing ones, so repeats are tracked (row stamps) only after a key out of order;
 //! - scalars are checked by compiled rules that agree with [`ColumnCheck::read`] (they take a
 //!   value only where it would; anything else goes to `ColumnCheck::read`, which decides);
 //!   text number literals are classified exactly as the parser's lexer does;
@@ -37,7 +42,7 @@ use super::{Cell, Span, Table};
 use crate::table::values::{ColumnCheck, ColumnKind, ScalarRule};
 use crate::table::yson_binary;
 use crate::yson::write_quoted;
-use crate::yson::zigzag_decode;
+use crate::yson::{decode_varint_fast, zigzag_decode, FAST_PATH_WINDOW};
 
 /// Why a row was not scanned.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -237,6 +242,14 @@ fn key_or_close(window: &[u8], at: &mut usize, close: u8) -> Result<bool, Bail> 
     }
 }
 
+/// True when `bytes` are UTF-8. ASCII, most text, is told in wide steps first (an OR of all
+/// bytes, which the compiler vectorises; std's validator goes word by word and costs a call);
+/// anything else is std's to decide.
+#[inline(always)]
+fn valid_utf8(bytes: &[u8]) -> bool {
+    bytes.iter().fold(0u8, |high, &b| high | b) < 0x80 || std::str::from_utf8(bytes).is_ok()
+}
+
 /// How the scan recognises one column's key and checks its scalars, compiled per table.
 pub(super) struct ScanColumn {
     binary_key: PredictedKey,
@@ -336,7 +349,7 @@ impl FastRule {
             (FastRule::Float, ValueRef::Double(v)) => {
                 !(v.is_finite() && v.abs() > f64::from(f32::MAX))
             }
-            (FastRule::Utf8, ValueRef::String(v)) => std::str::from_utf8(v).is_ok(),
+            (FastRule::Utf8, ValueRef::String(v)) => valid_utf8(v),
             _ => false,
         }
     }
@@ -371,6 +384,142 @@ impl ScanColumn {
     }
 }
 
+/// A column as the binary fast entry sees it ([`binary_entry`]): its key with its `=` as one
+/// masked 16-byte word, and which binary scalars it takes as they are, with their bounds.
+/// Compiled from [`ScanColumn`]'s rule, so it takes exactly what [`FastRule::takes`] takes;
+/// everything else goes to the general entry.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct BinaryEntry {
+    key_word: u128,
+    /// Zero for keys longer than 16 bytes: with `key_word` 1 nothing matches.
+    key_mask: u128,
+    key_length: usize,
+    /// `TAKES_*` bits.
+    takes: u8,
+    int_lo: i64,
+    int_hi: i64,
+    uint_hi: u64,
+    /// A double is taken unless finite and larger in magnitude (`f32::MAX` for `float`).
+    double_max: f64,
+}
+
+const TAKES_INT64: u8 = 1;
+const TAKES_UINT64: u8 = 2;
+const TAKES_DOUBLE: u8 = 4;
+const TAKES_BOOL: u8 = 8;
+const TAKES_BYTES: u8 = 16;
+const TAKES_UTF8: u8 = 32;
+const TAKES_NULL: u8 = 64;
+
+impl BinaryEntry {
+    /// `name` is the column's name, `check` its compiled check.
+    pub(super) fn new(name: &[u8], check: &ColumnCheck) -> BinaryEntry {
+        let mut key = Vec::new();
+        yson_binary::string(&mut key, name);
+        key.push(b'=');
+        let (key_word, key_mask) = PredictedKey::new(key.clone()).word.unwrap_or((1, 0));
+        let mut entry = BinaryEntry {
+            key_word,
+            key_mask,
+            key_length: key.len(),
+            // A null is the column's when it is nullable, whatever its kind (as
+            // `ColumnCheck::read` and `scan_value` decide).
+            takes: if check.nullable { TAKES_NULL } else { 0 },
+            int_lo: 0,
+            int_hi: 0,
+            uint_hi: 0,
+            double_max: f64::INFINITY,
+        };
+        match FastRule::of_check(check) {
+            FastRule::Signed { lo, hi } => {
+                entry.takes |= TAKES_INT64;
+                (entry.int_lo, entry.int_hi) = (lo, hi);
+            }
+            FastRule::Unsigned { hi } => {
+                entry.takes |= TAKES_UINT64;
+                entry.uint_hi = hi;
+            }
+            FastRule::Double => entry.takes |= TAKES_DOUBLE,
+            FastRule::Float => {
+                entry.takes |= TAKES_DOUBLE;
+                entry.double_max = f64::from(f32::MAX);
+            }
+            FastRule::Bool => entry.takes |= TAKES_BOOL,
+            FastRule::Bytes => entry.takes |= TAKES_BYTES,
+            FastRule::Utf8 => entry.takes |= TAKES_UTF8,
+            FastRule::Checked => {}
+        }
+        entry
+    }
+}
+
+/// Bytes the fast entry reads at once: a key of up to 16 bytes, then a value's marker and
+/// the longest varint.
+const ENTRY_HEAD: usize = 32;
+
+/// One `key=value` entry of a binary row at `at`, when it is the one `entry` predicts
+/// and its value a scalar the column takes as it is: the value's cell and where the entry
+/// ends (before its separator). `None` otherwise (nothing consumed: the general entry reads
+/// it, and decides). With 32 bytes in the window it needs one length check, and one more for
+/// a string's bytes.
+#[inline(always)]
+fn binary_entry<'w, S: Slot<'w>>(
+    window: &'w [u8],
+    at: usize,
+    entry: &BinaryEntry,
+) -> Option<(S, usize)> {
+    let head: &[u8; ENTRY_HEAD] = window.get(at..)?.first_chunk()?;
+    let mut key = [0u8; 16];
+    key.copy_from_slice(&head[..16]);
+    if u128::from_le_bytes(key) & entry.key_mask != entry.key_word {
+        return None;
+    }
+    let value_at = at + entry.key_length;
+    // `key_length` is at most 16 here.
+    let value: &[u8; FAST_PATH_WINDOW] = head.get(entry.key_length..)?.first_chunk()?;
+    let takes = entry.takes;
+    Some(match value[0] {
+        0x02 => {
+            let (raw, length) = decode_varint_fast(value)?;
+            let v = zigzag_decode(raw);
+            if takes & TAKES_INT64 == 0 || v < entry.int_lo || v > entry.int_hi {
+                return None;
+            }
+            (S::int64(v), value_at + 1 + length)
+        }
+        0x06 => {
+            let (v, length) = decode_varint_fast(value)?;
+            if takes & TAKES_UINT64 == 0 || v > entry.uint_hi {
+                return None;
+            }
+            (S::uint64(v), value_at + 1 + length)
+        }
+        0x03 => {
+            let mut bits = [0u8; 8];
+            bits.copy_from_slice(&value[1..9]);
+            let v = f64::from_le_bytes(bits);
+            if takes & TAKES_DOUBLE == 0 || (v.is_finite() && v.abs() > entry.double_max) {
+                return None;
+            }
+            (S::double(v), value_at + 9)
+        }
+        0x01 => {
+            let (raw, length) = decode_varint_fast(value)?;
+            let length_of_bytes = usize::try_from(zigzag_decode(raw)).ok()?;
+            let start = value_at + 1 + length;
+            let end = start.checked_add(length_of_bytes)?;
+            let bytes = window.get(start..end)?;
+            if takes & TAKES_BYTES == 0 && (takes & TAKES_UTF8 == 0 || !valid_utf8(bytes)) {
+                return None;
+            }
+            (S::string(window, start, end), end)
+        }
+        0x04 | 0x05 if takes & TAKES_BOOL != 0 => (S::bool(value[0] == 0x05), value_at + 1),
+        b'#' if takes & TAKES_NULL != 0 => (S::null(), value_at + 1),
+        _ => return None,
+    })
+}
+
 /// Row-scoped state the scan reuses across rows.
 pub(super) struct ScanState {
     /// `seen[column] == stamp` when the current row named the column.
@@ -387,15 +536,103 @@ impl ScanState {
     }
 }
 
+/// What a scan writes for each column: a [`Cell`] (bytes as spans, in the window or the
+/// scratch) or, for binary rows whose window stays put, the [`ValueRef`] itself (no second
+/// pass turning cells into refs, with its second dispatch on the value's kind).
+pub(super) trait Slot<'w>: Copy {
+    fn null() -> Self;
+    fn bool(v: bool) -> Self;
+    fn int64(v: i64) -> Self;
+    fn uint64(v: u64) -> Self;
+    fn double(v: f64) -> Self;
+    /// A string at `window[start..end]`.
+    fn string(window: &'w [u8], start: usize, end: usize) -> Self;
+    /// The general path's cell; `None` for a cell of the scratch when the slot cannot hold
+    /// one (the row goes to the parser).
+    fn of_cell(cell: Cell, window: &'w [u8]) -> Option<Self>;
+}
+
+impl Slot<'_> for Cell {
+    #[inline(always)]
+    fn null() -> Cell {
+        Cell::Null
+    }
+    #[inline(always)]
+    fn bool(v: bool) -> Cell {
+        Cell::Bool(v)
+    }
+    #[inline(always)]
+    fn int64(v: i64) -> Cell {
+        Cell::Int64(v)
+    }
+    #[inline(always)]
+    fn uint64(v: u64) -> Cell {
+        Cell::Uint64(v)
+    }
+    #[inline(always)]
+    fn double(v: f64) -> Cell {
+        Cell::Double(v)
+    }
+    #[inline(always)]
+    fn string(_: &[u8], start: usize, end: usize) -> Cell {
+        Cell::String(Span::in_row(start, end))
+    }
+    #[inline(always)]
+    fn of_cell(cell: Cell, _: &[u8]) -> Option<Cell> {
+        Some(cell)
+    }
+}
+
+impl<'w> Slot<'w> for ValueRef<'w> {
+    #[inline(always)]
+    fn null() -> Self {
+        ValueRef::Null
+    }
+    #[inline(always)]
+    fn bool(v: bool) -> Self {
+        ValueRef::Bool(v)
+    }
+    #[inline(always)]
+    fn int64(v: i64) -> Self {
+        ValueRef::Int64(v)
+    }
+    #[inline(always)]
+    fn uint64(v: u64) -> Self {
+        ValueRef::Uint64(v)
+    }
+    #[inline(always)]
+    fn double(v: f64) -> Self {
+        ValueRef::Double(v)
+    }
+    #[inline(always)]
+    fn string(window: &'w [u8], start: usize, end: usize) -> Self {
+        ValueRef::String(&window[start..end])
+    }
+    #[inline(always)]
+    fn of_cell(cell: Cell, window: &'w [u8]) -> Option<Self> {
+        let in_window = |span: Span| (!span.in_scratch).then(|| &window[span.start..span.end]);
+        Some(match cell {
+            Cell::Null => ValueRef::Null,
+            Cell::Bool(v) => ValueRef::Bool(v),
+            Cell::Int64(v) => ValueRef::Int64(v),
+            Cell::Uint64(v) => ValueRef::Uint64(v),
+            Cell::Double(v) => ValueRef::Double(v),
+            Cell::String(span) => ValueRef::String(in_window(span)?),
+            Cell::Composite(span) => ValueRef::Composite(in_window(span)?),
+            Cell::Any(span) => ValueRef::Any(in_window(span)?),
+        })
+    }
+}
+
 /// Scans the row map at the start of `window` (whose first byte is `{`) into `cells` (one per
 /// column of `table`; spans relative to `window`); returns the length of the row with its
 /// `;`.
 /// `TEXT` selects the spelling (see the module docs).
 #[inline]
-pub(super) fn scan_row<const TEXT: bool>(
-    window: &[u8],
+pub(super) fn scan_row<'w, const TEXT: bool, S: Slot<'w>>(
+    window: &'w [u8],
     table: &Table,
-    cells: &mut [Cell],
+    cells: &mut [S],
     state: &mut ScanState,
     scratch: &mut Vec<u8>,
     max_depth: usize,
@@ -408,50 +645,74 @@ pub(super) fn scan_row<const TEXT: bool>(
     let mut at = 1usize;
     let mut expected = 0usize;
     let mut found = 0usize;
+    // Every column so far was the predicted one (0, 1, 2, ...): no column can have been
+    // named twice, so nothing is stamped in `state.seen` until a key comes out of order.
+    let mut in_order = true;
     if byte(window, at)? != b'}' {
         loop {
-            let predicted = table.scan_columns.get(expected).and_then(|plan| {
-                let key = if TEXT {
-                    &plan.text_key
-                } else {
-                    &plan.binary_key
-                };
-                key.at(window, at)
-            });
-            let column = match predicted {
-                Some(length) => {
-                    at += length;
-                    expected
-                }
-                None => {
-                    let (start, end) = if TEXT {
-                        quoted_string(window, &mut at)?
+            let fast = match (TEXT, in_order, table.binary_entries.get(expected)) {
+                (false, true, Some(entry)) => binary_entry(window, at, entry),
+                _ => None,
+            };
+            let column = if let Some((cell, end)) = fast {
+                cells[expected] = cell;
+                at = end;
+                expected
+            } else {
+                let predicted = table.scan_columns.get(expected).and_then(|plan| {
+                    let key = if TEXT {
+                        &plan.text_key
                     } else {
-                        if byte(window, at)? != 0x01 {
+                        &plan.binary_key
+                    };
+                    key.at(window, at)
+                });
+                let column = match predicted {
+                    Some(length) => {
+                        at += length;
+                        expected
+                    }
+                    None => {
+                        let (start, end) = if TEXT {
+                            quoted_string(window, &mut at)?
+                        } else {
+                            if byte(window, at)? != 0x01 {
+                                return Err(Bail::Fallback);
+                            }
+                            at += 1;
+                            string_body(window, &mut at)?
+                        };
+                        if byte(window, at)? != b'=' {
                             return Err(Bail::Fallback);
                         }
                         at += 1;
-                        string_body(window, &mut at)?
-                    };
-                    if byte(window, at)? != b'=' {
+                        *table.index.get(&window[start..end]).ok_or(Bail::Fallback)?
+                    }
+                };
+                if in_order && column != expected {
+                    // Out of order: from here on, columns are stamped as they come.
+                    in_order = false;
+                    for seen in &mut state.seen[..expected] {
+                        *seen = stamp;
+                    }
+                }
+                if !in_order {
+                    // A repeated column is the parser's error to report.
+                    let seen = &mut state.seen[column];
+                    if *seen == stamp {
                         return Err(Bail::Fallback);
                     }
-                    at += 1;
-                    *table.index.get(&window[start..end]).ok_or(Bail::Fallback)?
+                    *seen = stamp;
                 }
+                let cell = if TEXT {
+                    scan_text_value(window, &mut at, table, column, scratch, max_depth)?
+                } else {
+                    scan_value(window, &mut at, table, column, max_depth)?
+                };
+                cells[column] = S::of_cell(cell, window).ok_or(Bail::Fallback)?;
+                column
             };
-            // A repeated column is the parser's error to report.
-            let seen = &mut state.seen[column];
-            if *seen == stamp {
-                return Err(Bail::Fallback);
-            }
-            *seen = stamp;
             found += 1;
-            cells[column] = if TEXT {
-                scan_text_value(window, &mut at, table, column, scratch, max_depth)?
-            } else {
-                scan_value(window, &mut at, table, column, max_depth)?
-            };
             expected = column + 1;
             match byte(window, at)? {
                 b';' => {
@@ -472,12 +733,14 @@ pub(super) fn scan_row<const TEXT: bool>(
     }
     at += 1;
     if found < columns {
-        for (column, cell) in cells.iter_mut().enumerate() {
-            if state.seen[column] != stamp {
+        // In order, the columns named were exactly the first `found`.
+        let first_missing = if in_order { found } else { 0 };
+        for (column, cell) in cells.iter_mut().enumerate().skip(first_missing) {
+            if in_order || state.seen[column] != stamp {
                 if !table.checks[column].nullable {
                     return Err(Bail::Fallback);
                 }
-                *cell = Cell::Null;
+                *cell = S::null();
             }
         }
     }

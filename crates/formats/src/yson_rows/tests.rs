@@ -791,3 +791,100 @@ fn probe_in_place_reads() {
         );
     }
 }
+
+/// Binary rows that try the fast entry's edges — keys out of order, a column repeated after
+/// an in-order prefix, a missing required column, values the column does not take as they
+/// are (out of range, the other integer kind, invalid or non-ASCII UTF-8, a null), a key
+/// longer than the 16-byte word — read by blocks, row by row, and through the parser path
+/// alone: the same rows up to the same error.
+#[test]
+fn the_binary_fast_entry_agrees_with_the_parser_path_on_its_edges() {
+    use crate::table::yson_binary;
+    let long = "a_column_name_longer_than_sixteen_bytes";
+    let schema = TableSchema::new(vec![
+        ColumnSchema::new("a", Type::Primitive(PrimitiveType::Int8)),
+        ColumnSchema::new("b", Type::optional(Type::Primitive(PrimitiveType::Utf8))),
+        ColumnSchema::new("c", Type::optional(Type::Primitive(PrimitiveType::Uint16))),
+        ColumnSchema::new(long, Type::optional(Type::Primitive(PrimitiveType::Float))),
+    ]);
+    enum V<'a> {
+        I(i64),
+        U(u64),
+        D(f64),
+        S(&'a [u8]),
+        Null,
+    }
+    let row = |entries: &[(&str, V)]| {
+        let mut out = vec![b'{'];
+        for (key, value) in entries {
+            yson_binary::string(&mut out, key.as_bytes());
+            out.push(b'=');
+            match value {
+                V::I(v) => yson_binary::int64(&mut out, *v),
+                V::U(v) => yson_binary::uint64(&mut out, *v),
+                V::D(v) => yson_binary::double(&mut out, *v),
+                V::S(v) => yson_binary::string(&mut out, v),
+                V::Null => out.push(b'#'),
+            }
+            out.push(b';');
+        }
+        out.extend_from_slice(b"};");
+        out
+    };
+    let good = row(&[
+        ("a", V::I(1)),
+        ("b", V::S(b"x")),
+        ("c", V::U(3)),
+        (long, V::D(0.5)),
+    ]);
+    let cases: Vec<Vec<u8>> = vec![
+        row(&[("b", V::S("é".as_bytes())), ("a", V::I(-2))]),
+        row(&[("a", V::I(1)), ("c", V::I(7)), ("b", V::Null)]),
+        row(&[("a", V::U(5)), (long, V::D(1e300))]),
+        row(&[("a", V::I(1)), ("b", V::S(b"x")), ("a", V::I(2))]),
+        row(&[("a", V::I(1)), ("b", V::S(b"x")), ("b", V::S(b"y"))]),
+        row(&[("b", V::S(b"x"))]),
+        row(&[("a", V::I(300))]),
+        row(&[("a", V::I(1)), ("b", V::S(b"\xff"))]),
+        row(&[("a", V::I(1)), ("c", V::U(70000))]),
+        row(&[("a", V::I(1)), ("d", V::I(1))]),
+        row(&[("a", V::I(1)), (long, V::S(b"not a float"))]),
+        row(&[("a", V::I(1)), (long, V::Null), ("b", V::S("ü".as_bytes()))]),
+    ];
+    let schemas = std::slice::from_ref(&schema);
+    for case in &cases {
+        // Good rows around the case, so that it is also met inside a block.
+        let mut bytes = Vec::new();
+        for _ in 0..3 {
+            bytes.extend_from_slice(&good);
+        }
+        bytes.extend_from_slice(case);
+        bytes.extend_from_slice(&good);
+        let read = |scan_rows: bool| {
+            read_all_with(
+                schemas,
+                Box::new(std::io::Cursor::new(bytes.clone())),
+                1 << 16,
+                LIMIT,
+                scan_rows,
+            )
+            .map_err(|e| e.to_string())
+        };
+        let by_parser = read(false);
+        assert_eq!(read(true), by_parser, "{case:?}");
+        for every in [1, 2, 5] {
+            let by_blocks = read_blocks(
+                schemas,
+                Box::new(std::io::Cursor::new(bytes.clone())),
+                1 << 16,
+                every,
+            )
+            .map_err(|e| e.to_string());
+            match (&by_blocks, &by_parser) {
+                (Ok(blocks), Ok(rows)) => assert_eq!(blocks, rows, "{case:?}"),
+                (Err(a), Err(b)) => assert_eq!(a, b, "{case:?}"),
+                _ => panic!("{case:?}: blocks {by_blocks:?}, parser {by_parser:?}"),
+            }
+        }
+    }
+}
