@@ -9,6 +9,12 @@
 //! of the tree with plain slice reads; a run of fixed-width scalars (a list of doubles) is
 //! written in one loop.
 //!
+//! Values are written through a [`Cursor`], a raw pointer into space reserved up front, so
+//! no token checks capacity. That is sound because of one more invariant: for any range of
+//! rows, [`YsonPlan::bound`] is at least the bytes the writers put there, and no writer's
+//! fixed-size store reaches more than [`SLACK`] bytes past the last byte it means to write.
+//! [`with_reserved`] reserves bound + slack before a run and asserts the bound after it.
+//!
 //! Invariants, checked when a plan is made so the walk only indexes in bounds:
 //! - every node knows its length; a list's or dict's offsets have one more entry than its
 //!   length and end within its child's length; a struct's members are at least as long as

@@ -117,6 +117,81 @@ pub(super) struct ColumnView {
     nulls: Option<NullBuffer>,
     /// The column's type allows null.
     nullable: bool,
+    /// For a fixed-width numeric column without nulls: its values' address and count (the
+    /// buffer is held by `kind`), so a chunk fill writes its views with no setup beyond one
+    /// match ([`PlainColumn::scatter`]). A wide table (BM1: 1000 columns, 16 rows a chunk)
+    /// otherwise pays the general column fill's setup per column and chunk.
+    plain: Option<(PlainColumn, usize)>,
+}
+
+/// The values of a fixed-width numeric column without nulls, by address (see
+/// [`ColumnView::plain`]; an address rather than a pointer keeps the reader `Send`).
+#[derive(Clone, Copy)]
+enum PlainColumn {
+    I8(usize),
+    I16(usize),
+    I32(usize),
+    I64(usize),
+    U8(usize),
+    U16(usize),
+    U32(usize),
+    U64(usize),
+    F32(usize),
+    F64(usize),
+}
+
+impl PlainColumn {
+    /// The plain view of `kind`'s values and their count, when it has one.
+    fn of(kind: &Kind) -> Option<(PlainColumn, usize)> {
+        fn at<T>(v: &ScalarBuffer<T>) -> usize
+        where
+            T: arrow_buffer::ArrowNativeType,
+        {
+            v.as_ptr() as usize
+        }
+        Some(match kind {
+            Kind::I8(v) => (PlainColumn::I8(at(v)), v.len()),
+            Kind::I16(v) => (PlainColumn::I16(at(v)), v.len()),
+            Kind::I32(v) => (PlainColumn::I32(at(v)), v.len()),
+            Kind::I64(v) => (PlainColumn::I64(at(v)), v.len()),
+            Kind::U8(v) => (PlainColumn::U8(at(v)), v.len()),
+            Kind::U16(v) => (PlainColumn::U16(at(v)), v.len()),
+            Kind::U32(v) => (PlainColumn::U32(at(v)), v.len()),
+            Kind::U64(v) => (PlainColumn::U64(at(v)), v.len()),
+            Kind::F32(v) => (PlainColumn::F32(at(v)), v.len()),
+            Kind::F64(v) => (PlainColumn::F64(at(v)), v.len()),
+            _ => return None,
+        })
+    }
+
+    /// Writes the views of values `start..start + len` to `out`, `out + width`, ...
+    ///
+    /// # Safety
+    /// `start + len` is within the column's value count, the buffer is alive, and `out`
+    /// has room for `len` views `width` apart.
+    #[inline(always)]
+    unsafe fn scatter(self, out: *mut ValueRef<'static>, width: usize, start: usize, len: usize) {
+        macro_rules! run {
+            ($address:expr, $t:ty, $view:expr) => {{
+                let values = std::slice::from_raw_parts(($address as *const $t).add(start), len);
+                for (r, v) in values.iter().enumerate() {
+                    out.add(r * width).write($view(*v));
+                }
+            }};
+        }
+        match self {
+            PlainColumn::I8(a) => run!(a, i8, |v: i8| ValueRef::Int64(v.into())),
+            PlainColumn::I16(a) => run!(a, i16, |v: i16| ValueRef::Int64(v.into())),
+            PlainColumn::I32(a) => run!(a, i32, |v: i32| ValueRef::Int64(v.into())),
+            PlainColumn::I64(a) => run!(a, i64, ValueRef::Int64),
+            PlainColumn::U8(a) => run!(a, u8, |v: u8| ValueRef::Uint64(v.into())),
+            PlainColumn::U16(a) => run!(a, u16, |v: u16| ValueRef::Uint64(v.into())),
+            PlainColumn::U32(a) => run!(a, u32, |v: u32| ValueRef::Uint64(v.into())),
+            PlainColumn::U64(a) => run!(a, u64, ValueRef::Uint64),
+            PlainColumn::F32(a) => run!(a, f32, |v: f32| ValueRef::Double(v.into())),
+            PlainColumn::F64(a) => run!(a, f64, ValueRef::Double),
+        }
+    }
 }
 
 fn primitive<T: ArrowPrimitiveType>(array: &ArrayRef) -> Option<ScalarBuffer<T::Native>> {
@@ -238,10 +313,16 @@ impl ColumnView {
         .unwrap_or_else(transcoded);
         // A dictionary's nulls are its keys' (value nulls are checked per value).
         let nulls = array.nulls().cloned();
+        let plain = if nulls.as_ref().is_none_or(|n| n.null_count() == 0) {
+            PlainColumn::of(&kind)
+        } else {
+            None
+        };
         ColumnView {
             kind,
             nulls,
             nullable: ty.is_nullable(),
+            plain,
         }
     }
 
@@ -414,6 +495,17 @@ impl ChunkViews {
             return Ok(());
         }
         for c in 0..width {
+            if let Some((plain, count)) = self.columns[c].plain {
+                if start + len <= count {
+                    let out = self.views.as_mut_ptr();
+                    // SAFETY: rows `start..start + len` are within the column's values
+                    // (checked), whose buffer the column view holds; the views hold
+                    // `len * width` slots (resized above) and `c < width`, so slot
+                    // `r * width + c` of every row `r < len` is inside.
+                    unsafe { plain.scatter(out.add(c), width, start, len) };
+                    continue;
+                }
+            }
             fill_column(
                 &self.columns[c],
                 c,
