@@ -10,7 +10,8 @@
 //! Invariants: windows are handed out strictly in order; each window is decoded exactly
 //! once, by whoever claims it first: a pool thread, or the consumer itself when it needs a
 //! window that no thread has started (so a busy pool never makes the consumer wait idle);
-//! a consumer that finds its window being decoded waits for that decoding. A seek outside
+//! a consumer that finds its window being decoded decodes the next windows nobody has
+//! started meanwhile, and waits for that decoding only when there are none. A seek outside
 //! the queued windows abandons them (queued ones are skipped, running ones finish
 //! unobserved). Errors travel with their window and surface when it is reached; the
 //! healthy chunks of a window before a damaged one are still returned (the window is then
@@ -64,10 +65,54 @@ impl Window {
         self.done.notify_all();
     }
 
-    /// The decoded window: decodes it here if nobody started, else waits for the decoder.
-    fn take(&self, reader: &Reader) -> Result<RecordBatch> {
+    /// Decodes the window on the calling thread and publishes the result, unless someone
+    /// claimed it already; returns whether it did.
+    fn decode_if_unclaimed(&self, reader: &Reader) -> bool {
+        if !self.claim() {
+            return false;
+        }
+        // A panic must not leave a consumer waiting for the window forever.
+        let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            reader.read_range_with(self.begin, self.end, false)
+        }))
+        .unwrap_or_else(|_| {
+            Err(Error::State {
+                path: reader.path().to_path_buf(),
+                what: format!("decoding records {}..{} panicked", self.begin, self.end),
+            })
+        });
+        self.finish(result);
+        true
+    }
+
+    /// The decoded window: decodes it here if nobody started; else, while its decoder
+    /// works, decodes windows further ahead that nobody started (`later`, in file order)
+    /// instead of sleeping, and waits only when there are none. On a loaded machine a pool
+    /// thread decoding the current window may be descheduled for a whole time slice; a
+    /// consumer that sleeps meanwhile turned every such delay into lost time (sequential
+    /// reads slower than array_record's single-threaded ones, with less CPU), a consumer
+    /// that helps only waits once the windows ahead are all started.
+    fn take(&self, reader: &Reader, later: &VecDeque<Arc<Window>>) -> Result<RecordBatch> {
         if self.claim() {
             return reader.read_range_with(self.begin, self.end, false);
+        }
+        loop {
+            {
+                let mut state = self.lock();
+                if matches!(*state, WindowState::Done(_)) {
+                    if let WindowState::Done(result) =
+                        std::mem::replace(&mut *state, WindowState::Taken)
+                    {
+                        return result;
+                    }
+                }
+            }
+            if !later
+                .iter()
+                .any(|window| window.decode_if_unclaimed(reader))
+            {
+                break;
+            }
         }
         let mut state = self.lock();
         loop {
@@ -189,24 +234,11 @@ impl SequentialReader {
             let task_reader = Arc::clone(reader);
             let abandoned = Arc::clone(&self.abandoned);
             rayon::spawn(move || {
-                // A window nobody will read, or one its consumer already took over.
-                if abandoned.load(Ordering::Relaxed) || !task_window.claim() {
-                    return;
+                // A window nobody will read is skipped; one its consumer (or a helper)
+                // already took over is not decoded twice.
+                if !abandoned.load(Ordering::Relaxed) {
+                    task_window.decode_if_unclaimed(&task_reader);
                 }
-                // A panic must not leave the consumer waiting for a window forever.
-                let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                    task_reader.read_range_with(task_window.begin, task_window.end, false)
-                }))
-                .unwrap_or_else(|_| {
-                    Err(Error::State {
-                        path: task_reader.path().to_path_buf(),
-                        what: format!(
-                            "decoding records {}..{} ahead panicked",
-                            task_window.begin, task_window.end
-                        ),
-                    })
-                });
-                task_window.finish(result);
             });
             self.ahead.push_back(window);
         }
@@ -236,7 +268,7 @@ impl SequentialReader {
             Some(window) => {
                 let end = window.end;
                 self.fill_queue(end);
-                window.take(&self.reader)
+                window.take(&self.reader, &self.ahead)
             }
             None => {
                 let end = self.window_end(begin);

@@ -319,3 +319,51 @@ fn pipelined_writing_is_deterministic_across_many_batches() {
         );
     }
 }
+
+/// The consumer decodes windows ahead that no pool thread has started while the pool
+/// decodes the one it needs: with pool threads held up at random moments, every record
+/// still comes back once, in order.
+#[test]
+fn sequential_reads_stay_in_order_while_the_consumer_helps_a_busy_pool() {
+    let dir = tempfile::tempdir().unwrap();
+    let records: Vec<Vec<u8>> = (0..6000u32)
+        .map(|i| format!("{i}:").into_bytes().repeat(40 + (i % 31) as usize))
+        .collect();
+    let path = dir.path().join("file.array_record");
+    let mut writer = Writer::create(&path, "group_size:64,zstd:1").unwrap();
+    for record in &records {
+        writer.write(record).unwrap();
+    }
+    writer.close().unwrap();
+    for round in 0..12u64 {
+        // Small windows, many of them queued at once.
+        let reader = Arc::new(
+            Reader::open_with_options(
+                &path,
+                ReaderOptions::parse("readahead_buffer_size:600k").unwrap(),
+            )
+            .unwrap(),
+        );
+        // Hold every pool thread for a while, so that windows are decoded by the consumer,
+        // by the pool, and by both at once in varying order.
+        for _ in 0..rayon::current_num_threads() {
+            rayon::spawn(move || std::thread::sleep(std::time::Duration::from_micros(300 * round)));
+        }
+        let mut sequential = SequentialReader::new(Arc::clone(&reader));
+        let mut index = 0usize;
+        while let Some(record) = sequential.next_record() {
+            assert_eq!(
+                record.unwrap(),
+                records[index].as_slice(),
+                "round {round}, record {index}"
+            );
+            index += 1;
+            if index % 1500 == 0 {
+                for _ in 0..rayon::current_num_threads() {
+                    rayon::spawn(|| std::thread::sleep(std::time::Duration::from_millis(1)));
+                }
+            }
+        }
+        assert_eq!(index, records.len(), "round {round}");
+    }
+}
