@@ -12,11 +12,11 @@
 //! Reading borrows scalars and strings from the reader's buffer; composite fields (and wide
 //! integers, decimals) are re-spelled as binary YSON into one scratch buffer (one pass over
 //! the Skiff bytes, `skiff::binary_yson`). [`RowSource::next_rows`] hands out the rows
-//! complete in the reader's buffer as one block: for a table of borrowed values whose rows
-//! carry no position, scanned and read in one pass (`StreamReader::scan_block_values`, a
-//! block scan compiled once per table); otherwise scanned as a run (`StreamReader::extend_run`)
-//! cut at every position change, then read. A row whose composite cannot be decoded ends its
-//! block and is reported by the next call.
+//! complete in the reader's buffer as one block, cut at every position change: scanned and
+//! read in one pass (`StreamReader::scan_block_values`, a block scan compiled once per table,
+//! `skiff/block_scan.rs`), or, for tables with a yson payload inside a composite, a decimal
+//! or a wide integer, scanned as a run (`StreamReader::extend_run`) and then read. A row whose
+//! composite cannot be decoded ends its block and is reported by the next call.
 
 use std::io::{Read, Write};
 
@@ -155,8 +155,8 @@ impl RowSource for SkiffRowSource {
     }
 
     /// The rows complete in the reader's buffer at once ([`StreamReader::scan_block_values`]
-    /// or [`StreamReader::extend_run`]): one
-    /// call, one values buffer and one position per block instead of per row.
+    /// or [`StreamReader::extend_run`]): one call, one values buffer and one position per
+    /// block instead of per row.
     fn next_rows(&mut self) -> Result<Option<RowBlock<'_>>, FormatError> {
         if let Some(error) = self.pending.take() {
             return Err(error);
@@ -166,9 +166,18 @@ impl RowSource for SkiffRowSource {
             return Ok(None);
         }
         if self.reader.current_has_block_scan() {
-            // Rows with no position: scanned and read in one pass.
+            // Scanned and read in one pass.
             let (table_index, columns) = self.reader.current_table();
-            let offset = self.reader.current_row().offset();
+            let first = self.reader.current_row();
+            let (offset, position) = (
+                first.offset(),
+                RowPosition {
+                    table_index: usize::from(table_index),
+                    row_index: first.row_index(),
+                    range_index: first.range_index(),
+                    key_switch: first.key_switch(),
+                },
+            );
             let row_number = self.reader.rows_read() - 1;
             self.scratch.clear();
             self.composite_spans.clear();
@@ -194,10 +203,7 @@ impl RowSource for SkiffRowSource {
                 };
             }
             return Ok(Some(RowBlock {
-                first: RowPosition {
-                    table_index: usize::from(table_index),
-                    ..RowPosition::default()
-                },
+                first: position,
                 rows,
                 columns,
                 values: refs,

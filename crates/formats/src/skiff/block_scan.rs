@@ -3,19 +3,20 @@
 //!
 //! The general readers scan a row first (validating it and recording where its variable-size
 //! children start, `reader.rs`) and read its fields afterwards through a [`super::RowView`];
-//! composite fields are walked a second time to re-spell them as binary YSON. For a table
-//! whose rows carry no position (no `$key_switch`, `$row_index`, `$range_index`), a
+//! composite fields are walked a second time to re-spell them as binary YSON. A
 //! [`BlockScan`] compiled once per table does it all at once: the leading fixed-size scalars
 //! are checked once per row and read at fixed offsets, and every child after them is
 //! validated and read by one [`Step`] — a scalar or string read in place, a composite
-//! re-spelled as binary YSON by the validating walk of `binary_yson.rs`, a system field
-//! stepped over. No offsets are stored and nothing is walked twice.
+//! re-spelled as binary YSON by the validating walk of `binary_yson.rs`, a position field
+//! (`$key_switch`, `$row_index`, `$range_index`) checked against the block's position, another
+//! system field stepped over. No offsets are stored and nothing is walked twice.
 //!
 //! Invariant: [`BlockScan::scan_row`] hands out values only for a row it accepts whole, and it
 //! accepts exactly the rows the general scanner (`scan.rs`) accepts for the same table: every
 //! length in bounds, every boolean 0 or 1, every tag naming a child, system fields checked by
-//! the general `skip`. A row it refuses (cut off by the end of the buffer, malformed, or of
-//! another table) leaves its outputs as they were; the caller ends its block there and lets
+//! the general `skip`. A row it refuses (cut off by the end of the buffer, malformed, of
+//! another table, or not continuing the block's position: a key switch, another range, a row
+//! index that is not the previous plus one) leaves its outputs as they were; the caller ends its block there and lets
 //! the row-by-row path refill or report the row with its offset, row and column. Columns
 //! whose conversion could fail on bytes the scanner accepts (a yson payload inside a
 //! composite, a decimal, a wide integer) have no step, and their tables no block scan: so a
@@ -42,9 +43,27 @@ enum Step {
         ty: Type,
         yson: bool,
     },
+    /// `$key_switch`: a boolean, which only a block's first row may have set.
+    KeySwitch,
+    /// `$row_index` (`variant8<nothing; int64>`, or with a third alternative, `has_missing`,
+    /// for no index): each row after a block's first must have the previous one's plus one.
+    RowIndex { has_missing: bool },
+    /// `$range_index` (`variant8<nothing; int64>`): the same in every row of a block.
+    RangeIndex,
     /// A system field the block does not hand out (`$other_columns`, `$sparse_columns`):
     /// validated by the general scanner and stepped over.
     Skip { child: usize },
+}
+
+/// The position the rows of a block continue (see [`crate::table::RowBlock`]), as a block
+/// scan checks it: a row that does not continue it ends the block, like a malformed one.
+pub(crate) struct BlockPosition {
+    /// The row being scanned is the block's first: its position is the block's, unchecked.
+    pub first: bool,
+    /// The resolved row index of the last row accepted (for the first row: its own).
+    pub row_index: Option<i64>,
+    /// The block's range index.
+    pub range_index: Option<i64>,
 }
 
 /// The compiled one-pass scan of one table (see the module docs).
@@ -69,19 +88,31 @@ pub(crate) struct CompositeOut<'o> {
 }
 
 impl BlockScan {
-    /// The block scan of `table` (compiled with column types `types`), when it has one: no
-    /// position fields, and a step for every data column (see the module docs).
+    /// The block scan of `table` (compiled with column types `types`), when it has one: a
+    /// step for every data column (see the module docs).
     pub(crate) fn compile(table: &TablePlan, types: Option<&TableSchema>) -> Option<BlockScan> {
         let system = &table.system;
-        if system.key_switch.is_some() || system.row_index.is_some() || system.range_index.is_some()
-        {
-            return None;
-        }
-        // The leading children that are direct scalars (or system fields) of the fixed
-        // prefix; from the first other one on, every child takes a step.
+        let position_step = |child: usize| {
+            if system.key_switch == Some(child) {
+                Some(Step::KeySwitch)
+            } else if system.row_index == Some(child) {
+                Some(Step::RowIndex {
+                    has_missing: system.row_index_has_missing,
+                })
+            } else if system.range_index == Some(child) {
+                Some(Step::RangeIndex)
+            } else {
+                None
+            }
+        };
+        // The leading children of the fixed prefix that are direct scalars (or system fields
+        // other than the position's); from the first other one on, every child takes a step.
         let mut leading = 0;
         let mut column = 0;
         for (child, _) in table.fields.iter().enumerate().take(table.fixed_prefix) {
+            if position_step(child).is_some() {
+                break;
+            }
             if table.columns.get(column) == Some(&child) {
                 if !table.fast[column].direct {
                     break;
@@ -103,6 +134,8 @@ impl BlockScan {
                     .and_then(|t| t.columns.iter().find(|c| c.name == field.name))
                     .map(|c| &c.ty);
                 value_step(field, ty)?
+            } else if let Some(step) = position_step(child) {
+                step
             } else {
                 Step::Skip { child }
             });
@@ -133,6 +166,7 @@ impl BlockScan {
         start: usize,
         out: &mut Vec<ValueRef<'a>>,
         composites: &mut CompositeOut<'_>,
+        position: &mut BlockPosition,
     ) -> Option<usize> {
         let row = data.get(start..start.checked_add(self.prefix_end)?)?;
         if read_u16(row, 0) != table_index {
@@ -159,6 +193,10 @@ impl BlockScan {
                 Step::Composite { plan, ty, yson } => {
                     composite(plan, ty, *yson, data, pos, out, composites)
                 }
+                // (No `?` in these arms: a refused row must reach the rollback below.)
+                Step::KeySwitch => key_switch(data, pos, position),
+                Step::RowIndex { has_missing } => row_index(*has_missing, data, pos, position),
+                Step::RangeIndex => range_index(data, pos, position),
                 Step::Skip { child } => skip(&table.fields[*child], data, pos).ok(),
             };
             match next {
@@ -171,8 +209,61 @@ impl BlockScan {
                 }
             }
         }
+        if !position.first {
+            position.row_index = position.row_index.and_then(|index| index.checked_add(1));
+        }
+        position.first = false;
         Some(pos)
     }
+}
+
+/// Steps over `$key_switch` at `data[pos..]`; `None` when it is malformed or set after a
+/// block's first row.
+#[inline]
+fn key_switch(data: &[u8], pos: usize, position: &BlockPosition) -> Option<usize> {
+    match *data.get(pos)? {
+        0 => Some(pos + 1),
+        1 if position.first => Some(pos + 1),
+        _ => None,
+    }
+}
+
+/// Steps over `$row_index` at `data[pos..]`; `None` when it is malformed or, after a block's
+/// first row, is not the previous row's index plus one (resolved as the row-by-row reader
+/// does: tag 0 is the previous plus one, tag 1 the number, tag 2 none).
+#[inline]
+fn row_index(
+    has_missing: bool,
+    data: &[u8],
+    pos: usize,
+    position: &BlockPosition,
+) -> Option<usize> {
+    let next = position.row_index.and_then(|index| index.checked_add(1));
+    let (index, end) = match *data.get(pos)? {
+        0 => (next, pos + 1),
+        1 => (
+            Some(read_u64(data.get(pos + 1..pos + 9)?, 0) as i64),
+            pos + 9,
+        ),
+        2 if has_missing => (None, pos + 1),
+        _ => return None,
+    };
+    (position.first || index == next).then_some(end)
+}
+
+/// Steps over `$range_index` at `data[pos..]`; `None` when it is malformed or, after a
+/// block's first row, differs from the block's.
+#[inline]
+fn range_index(data: &[u8], pos: usize, position: &BlockPosition) -> Option<usize> {
+    let (range, end) = match *data.get(pos)? {
+        0 => (None, pos + 1),
+        1 => (
+            Some(read_u64(data.get(pos + 1..pos + 9)?, 0) as i64),
+            pos + 9,
+        ),
+        _ => return None,
+    };
+    (position.first || range == position.range_index).then_some(end)
 }
 
 /// Re-spells the composite at `data[pos..]` into `composites` and pushes its placeholder
@@ -477,7 +568,7 @@ mod tests {
     }
 
     #[test]
-    fn conversions_that_can_fail_and_position_fields_have_none() {
+    fn conversions_that_can_fail_have_none() {
         let plain = MappingOptions::default();
         let p = Type::Primitive;
         // A yson payload inside a composite must be parsed; a decimal converted.
@@ -495,12 +586,20 @@ mod tests {
             )],
             &plain
         ));
+    }
+
+    #[test]
+    fn position_fields_are_steps() {
         let system = MappingOptions {
             key_switch: true,
             row_index: true,
             range_index: true,
             ..MappingOptions::default()
         };
-        assert!(!has_block_scan(vec![("id", p(P::Int64))], &system));
+        let p = Type::Primitive;
+        assert!(has_block_scan(
+            vec![("id", p(P::Int64)), ("name", p(P::String))],
+            &system
+        ));
     }
 }

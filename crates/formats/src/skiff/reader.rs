@@ -9,7 +9,7 @@ use std::io::Read;
 
 use shapeshift_types::ValueRef;
 
-use super::block_scan::CompositeOut;
+use super::block_scan::{BlockPosition, CompositeOut};
 use super::error::{SkiffError, SkiffErrorKind};
 use super::plan::{Codec, TablePlan};
 use super::row::{OwnedRow, RowView};
@@ -531,8 +531,9 @@ impl<R: Read> StreamReader<R> {
     /// that are complete in the buffer and of the same table. Composite values are written to
     /// `composites` and stand in `out` as placeholders to patch (see [`CompositeOut`]).
     /// Returns the number of rows. Only for a table with a block scan
-    /// ([`StreamReader::current_has_block_scan`]); its rows carry no position, so every row
-    /// continues the first one's.
+    /// ([`StreamReader::current_has_block_scan`]). Like a run, a block is cut before a row
+    /// that does not continue the first one's position (a key switch, another range, a row
+    /// index that is not the previous plus one).
     ///
     /// Like [`StreamReader::extend_run`], the block ends before a row that is cut off by the
     /// end of the buffer, malformed or of another table, without reporting it: the next
@@ -556,6 +557,8 @@ impl<R: Read> StreamReader<R> {
             end,
             rows,
             current,
+            previous_row_index,
+            variable_offsets,
             ..
         } = self;
         let (table_index, first_start, first_end) = *current;
@@ -564,10 +567,31 @@ impl<R: Read> StreamReader<R> {
         let Some(scan) = table.block_scan.as_ref() else {
             return 0;
         };
+        let first = RowView {
+            row: &data[first_start..first_end],
+            table,
+            table_index,
+            variable_offsets,
+            row_index: *previous_row_index,
+            stream_offset: 0,
+        };
+        let mut position = BlockPosition {
+            first: true,
+            row_index: *previous_row_index,
+            range_index: first.range_index(),
+        };
         let mut pos = first_start;
         let mut count = 0;
         while count < max_rows && pos < data.len() {
-            match scan.scan_row(table, table_index, data, pos, out, composites) {
+            match scan.scan_row(
+                table,
+                table_index,
+                data,
+                pos,
+                out,
+                composites,
+                &mut position,
+            ) {
                 Some(row_end) => {
                     pos = row_end;
                     count += 1;
@@ -581,6 +605,8 @@ impl<R: Read> StreamReader<R> {
         debug_assert!(pos >= first_end);
         *start = pos;
         *rows += count as u64 - 1;
+        // The next row's `$row_index` tag 0 resolves against the block's last row.
+        *previous_row_index = position.row_index;
         count
     }
 
