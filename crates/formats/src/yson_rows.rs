@@ -38,6 +38,7 @@
 
 use std::collections::HashMap;
 use std::io::{Read, Write};
+use std::mem::MaybeUninit;
 
 use shapeshift_types::{TableSchema, Type, Value, ValueRef};
 
@@ -971,17 +972,22 @@ impl RowSource for YsonRowSource {
                 break;
             };
             let start = refs.len();
-            refs.resize(start + columns, ValueRef::Null);
-            match row_scan::scan_row::<false, ValueRef<'_>>(
+            // Straight into the spare capacity: filling the slots first (a null per column)
+            // cost a store per value for nothing.
+            refs.reserve(columns);
+            match row_scan::scan_row::<false, MaybeUninit<ValueRef<'_>>>(
                 rest,
                 table,
-                &mut refs[start..],
+                &mut refs.spare_capacity_mut()[..columns],
                 &mut self.scan,
                 // Binary scans write no scratch (the first row's refs may borrow it).
                 &mut Vec::new(),
                 max_depth,
             ) {
                 Ok(length) => {
+                    // SAFETY: the `columns` slots after `start` are initialised: a row the
+                    // scan accepts has every one of its cells written (`scan_row`'s contract).
+                    unsafe { refs.set_len(start + columns) };
                     at += blanks + length;
                     rows += 1;
                     // No control entity is scanned, so the rows after the first count on in
@@ -989,10 +995,7 @@ impl RowSource for YsonRowSource {
                     let position = self.positions.next_row();
                     debug_assert!(!position.key_switch);
                 }
-                Err(_) => {
-                    refs.truncate(start);
-                    break;
-                }
+                Err(_) => break,
             }
         }
         self.rows += rows as u64 - 1;

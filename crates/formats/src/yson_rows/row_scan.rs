@@ -36,6 +36,8 @@
 //!
 //! [`ColumnCheck::read`]: crate::table::values::ColumnCheck
 
+use std::mem::MaybeUninit;
+
 use shapeshift_types::ValueRef;
 
 use super::{Cell, Span, Table};
@@ -624,9 +626,44 @@ impl<'w> Slot<'w> for ValueRef<'w> {
     }
 }
 
+/// A slot of a vector's spare capacity, written by the scan before the vector's length
+/// covers it ([`scan_row`] writes every slot of a row it accepts).
+impl<'w> Slot<'w> for MaybeUninit<ValueRef<'w>> {
+    #[inline(always)]
+    fn null() -> Self {
+        MaybeUninit::new(ValueRef::Null)
+    }
+    #[inline(always)]
+    fn bool(v: bool) -> Self {
+        MaybeUninit::new(ValueRef::Bool(v))
+    }
+    #[inline(always)]
+    fn int64(v: i64) -> Self {
+        MaybeUninit::new(ValueRef::Int64(v))
+    }
+    #[inline(always)]
+    fn uint64(v: u64) -> Self {
+        MaybeUninit::new(ValueRef::Uint64(v))
+    }
+    #[inline(always)]
+    fn double(v: f64) -> Self {
+        MaybeUninit::new(ValueRef::Double(v))
+    }
+    #[inline(always)]
+    fn string(window: &'w [u8], start: usize, end: usize) -> Self {
+        MaybeUninit::new(ValueRef::String(&window[start..end]))
+    }
+    #[inline(always)]
+    fn of_cell(cell: Cell, window: &'w [u8]) -> Option<Self> {
+        <ValueRef<'w> as Slot<'w>>::of_cell(cell, window).map(MaybeUninit::new)
+    }
+}
+
 /// Scans the row map at the start of `window` (whose first byte is `{`) into `cells` (one per
 /// column of `table`; spans relative to `window`); returns the length of the row with its
-/// `;`.
+/// `;`. A row it accepts has had *every* one of its cells written: each column named (once:
+/// a repeat is refused) and each missing one as null — callers rely on it to scan into
+/// uninitialised slots.
 /// `TEXT` selects the spelling (see the module docs).
 #[inline]
 pub(super) fn scan_row<'w, const TEXT: bool, S: Slot<'w>>(
