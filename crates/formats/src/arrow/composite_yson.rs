@@ -532,11 +532,12 @@ impl Cursor {
         if v >= 1 << 56 {
             return self.long_varint(v);
         }
-        let bits = 64 - (v | 1).leading_zeros() as usize;
-        let len = bits.div_ceil(7);
-        let continuation = 0x8080_8080_8080_8080u64 & ((1u64 << (8 * (len - 1))) - 1);
-        self.array((spread_groups(v) | continuation).to_le_bytes());
-        self.at = self.at.sub(8 - len);
+        let len = VARINT_LEN[(v | 1).leading_zeros() as usize] as usize;
+        let spelled = spread_groups(v) | CONTINUATION[len];
+        self.at
+            .cast::<[u8; 8]>()
+            .write_unaligned(spelled.to_le_bytes());
+        self.at = self.at.add(len);
     }
 
     #[cold]
@@ -589,12 +590,56 @@ impl Cursor {
     /// The string `source[range]`.
     #[inline(always)]
     unsafe fn string(&mut self, source: &[u8], range: Range<usize>) {
-        let len = range.len() as i64;
-        self.byte(0x01);
-        self.varint(((len << 1) ^ (len >> 63)) as u64);
+        let len = range.len();
+        if len < 64 {
+            // The tag and a one-byte length (zigzag 2 * len < 128): most strings inside
+            // composites.
+            self.array([0x01, (len as u8) << 1]);
+        } else {
+            self.byte(0x01);
+            self.varint(2 * len as u64);
+        }
         self.short(source, range);
     }
+
+    /// A struct member's key as spelled by [`YsonPlan::new`] (string token and `=`, then
+    /// [`KEY_PADDING`] zeros): one 16-byte copy when it is that short.
+    #[inline(always)]
+    unsafe fn key(&mut self, padded: &[u8]) {
+        let len = padded.len() - KEY_PADDING;
+        if len <= KEY_PADDING {
+            // A padded key holds `len + KEY_PADDING` >= 16 bytes.
+            std::ptr::copy_nonoverlapping(padded.as_ptr(), self.at, KEY_PADDING);
+        } else {
+            std::ptr::copy_nonoverlapping(padded.as_ptr(), self.at, len);
+        }
+        self.at = self.at.add(len);
+    }
 }
+
+/// The bytes of a varint below 2^56 by the leading zeros of its value (`v | 1`, so at
+/// least 8 leading zeros index it: 8 bytes for 50..56 significant bits).
+const VARINT_LEN: [u8; 65] = {
+    let mut table = [0u8; 65];
+    let mut zeros = 0;
+    while zeros <= 64 {
+        let bits = if zeros >= 64 { 1 } else { 64 - zeros };
+        table[zeros] = bits.div_ceil(7) as u8;
+        zeros += 1;
+    }
+    table
+};
+
+/// The continuation bits of a varint of `len` bytes (set on all but the last), by `len`.
+const CONTINUATION: [u64; 9] = {
+    let mut table = [0u64; 9];
+    let mut len = 1;
+    while len <= 8 {
+        table[len] = 0x8080_8080_8080_8080u64 & ((1u64 << (8 * (len - 1))) - 1);
+        len += 1;
+    }
+    table
+};
 
 /// The low 56 bits of `v` as eight 7-bit groups, one per byte (low group first).
 #[inline(always)]
@@ -667,7 +712,7 @@ unsafe fn put_struct(
 ) -> Result<(), String> {
     c.byte(b'{');
     for (key, member) in keys.iter().zip(members) {
-        c.short(key, 0..key.len() - KEY_PADDING);
+        c.key(key);
         member.put_item(i, c)?;
         c.byte(b';');
     }
@@ -910,6 +955,71 @@ mod tests {
             for (by_plan, by_value) in spellings {
                 assert_eq!(by_plan, by_value, "{ty}");
             }
+        }
+    }
+
+    /// The fixed-size stores' edges: string lengths around the one-byte length (63, 64) and
+    /// the 16-byte copy (16, 17), integers at every varint length boundary and past 2^56
+    /// (the loop), a struct key longer than one 16-byte copy.
+    #[test]
+    fn token_edges_spell_like_owned_values() {
+        let p = Type::Primitive;
+        let mut ints: Vec<i64> = vec![0, -1, i64::MIN, i64::MAX];
+        let mut uints: Vec<u64> = vec![0, u64::MAX];
+        for k in 1..10 {
+            let edge = 1u64 << (7 * k);
+            uints.extend([edge - 1, edge, edge + 1]);
+            let half = (edge >> 1) as i64;
+            ints.extend([half - 1, half, -half, -half - 1]);
+        }
+        let strings: Vec<Value> = [0usize, 1, 15, 16, 17, 63, 64, 65, 127, 128, 8191, 8192]
+            .iter()
+            .map(|n| Value::String((0..*n).map(|i| (i % 251) as u8).collect()))
+            .collect();
+        let long_key = Type::Struct(vec![
+            Member::new(
+                "a_member_name_longer_than_sixteen",
+                p(PrimitiveType::Uint64),
+            ),
+            Member::new("s", p(PrimitiveType::String)),
+        ]);
+        let cases = [
+            (
+                Type::list(p(PrimitiveType::Int64)),
+                vec![Value::List(ints.iter().map(|v| Value::Int64(*v)).collect())],
+            ),
+            (
+                Type::list(p(PrimitiveType::Uint64)),
+                vec![Value::List(
+                    uints.iter().map(|v| Value::Uint64(*v)).collect(),
+                )],
+            ),
+            (
+                Type::list(p(PrimitiveType::String)),
+                vec![Value::List(strings.clone())],
+            ),
+            (
+                long_key,
+                strings
+                    .iter()
+                    .zip(&uints)
+                    .map(|(s, u)| Value::Tuple(vec![Value::Uint64(*u), s.clone()]))
+                    .collect(),
+            ),
+        ];
+        for (ty, values) in cases {
+            let spellings = both_spellings(&ty, &values).expect("a plan");
+            for (by_plan, by_value) in spellings {
+                assert_eq!(by_plan, by_value, "{ty}");
+            }
+            // The whole run through one reservation, as a chunk is written.
+            let slots: Vec<Option<&Value>> = values.iter().map(Some).collect();
+            let array = columns::build(&ty, &slots).unwrap();
+            let plan = YsonPlan::new(&ty, array.as_ref()).unwrap();
+            let (mut out, mut ends) = (Vec::new(), Vec::new());
+            plan.write_rows(0..values.len(), &mut out, &mut ends)
+                .unwrap();
+            assert!(out.len() <= plan.bound(0..values.len()));
         }
     }
 
