@@ -358,7 +358,7 @@ fn sequential_reads_stay_in_order_while_the_consumer_helps_a_busy_pool() {
                 "round {round}, record {index}"
             );
             index += 1;
-            if index % 1500 == 0 {
+            if [1500, 3000, 4500].contains(&index) {
                 for _ in 0..rayon::current_num_threads() {
                     rayon::spawn(|| std::thread::sleep(std::time::Duration::from_millis(1)));
                 }
