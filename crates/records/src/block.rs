@@ -456,14 +456,24 @@ mod tests {
 
     #[test]
     fn copied_parts_of_chunk_data_equal_the_gathered_data() {
-        let mut out = Vec::new();
         // Start mid-block, so that the data crosses several block headers.
-        out.resize(1000, 0);
+        let mut out = vec![0u8; 1000];
         let data: Vec<u8> = (0..300_000u32).map(|i| (i * 13 + i / 251) as u8).collect();
         let header = ChunkHeader::for_data(&data, ChunkType::Simple, 1, data.len() as u64);
         append_chunk(&mut out, 1000, &header, &data);
         let chunk = read_chunk(&out, 1000).unwrap();
         assert_eq!(chunk.data.as_ref(), &data[..]);
+        // Hashing the pieces in place equals hashing the gathered data.
+        let (located, data_offset) = locate_chunk(&out, 1000).unwrap();
+        assert_eq!(data_offset, chunk.data_offset);
+        assert_eq!(
+            hash_logical(&out, data_offset, data.len() as u64),
+            riegeli_hash(&data)
+        );
+        assert!(verify_in_place(&out, 1000, located, data_offset).is_ok());
+        let mut damaged = out.clone();
+        damaged[200_000] ^= 1;
+        assert!(verify_in_place(&damaged, 1000, located, data_offset).is_err());
         let starts = [0usize, 1, 64_000, 64_535, 64_536, 65_000, 131_000, 299_999];
         let lengths = [0usize, 1, 23, 24, 25, 65_512, 65_536, 140_000];
         for &start in &starts {
