@@ -77,6 +77,10 @@ enum Kind {
         offsets: OffsetBuffer<i32>,
         values: Buffer,
         value_nulls: Option<NullBuffer>,
+        /// The view of every dictionary entry (borrowing `values`), made once per batch,
+        /// so a value's view is one indexed load; `None` when an entry's offsets are out of
+        /// bounds (then each value is resolved, and the bad one reported, as before).
+        entries: Option<Vec<ValueRef<'static>>>,
     },
     /// A 64-bit time held as signed in Arrow and unsigned in YT, checked against `0..=max`.
     UnsignedTime {
@@ -367,11 +371,25 @@ fn dictionary_kind(array: &ArrayRef) -> Option<Kind> {
         }
         _ => return None,
     };
+    let value_nulls = values.nulls().cloned();
+    let entries = {
+        let all = widen(bytes.as_slice());
+        (0..offsets.len().saturating_sub(1))
+            .map(|k| {
+                if value_nulls.as_ref().is_some_and(|n| n.is_null(k)) {
+                    Some(ValueRef::Null)
+                } else {
+                    bytes_at(&offsets, all, k).map(ValueRef::String)
+                }
+            })
+            .collect()
+    };
     Some(Kind::DictionaryBytes {
         keys,
         offsets,
         values: bytes,
-        value_nulls: values.nulls().cloned(),
+        value_nulls,
+        entries,
     })
 }
 
@@ -647,6 +665,7 @@ fn row_view(
             offsets,
             values,
             value_nulls,
+            ..
         } => {
             let key = at!(keys);
             let k = usize::try_from(key).map_err(|_| format!("negative dictionary key {key}"))?;
@@ -888,9 +907,32 @@ fn fill_column(
         }
         Kind::DictionaryBytes {
             keys,
+            entries: Some(entries),
+            ..
+        } => scatter(
+            views,
+            c,
+            width,
+            start,
+            slice_of(keys, start, len)?,
+            nulls,
+            |key| {
+                // A negative key wraps to an index past every dictionary.
+                entries.get(key as usize).copied().ok_or_else(|| {
+                    if key < 0 {
+                        format!("negative dictionary key {key}")
+                    } else {
+                        format!("dictionary key {key} out of range")
+                    }
+                })
+            },
+        ),
+        Kind::DictionaryBytes {
+            keys,
             offsets,
             values,
             value_nulls,
+            entries: None,
         } => {
             let bytes = widen(values.as_slice());
             let offsets: &[i32] = offsets;
