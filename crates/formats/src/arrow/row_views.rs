@@ -376,7 +376,10 @@ fn dictionary_kind(array: &ArrayRef) -> Option<Kind> {
         let all = widen(bytes.as_slice());
         (0..offsets.len().saturating_sub(1))
             .map(|k| {
-                if value_nulls.as_ref().is_some_and(|n| n.is_null(k)) {
+                if value_nulls
+                    .as_ref()
+                    .is_some_and(|n| k < n.len() && n.is_null(k))
+                {
                     Some(ValueRef::Null)
                 } else {
                     bytes_at(&offsets, all, k).map(ValueRef::String)
