@@ -2,12 +2,10 @@
 //! Binary/Utf8 columns row by row and turns a low-cardinality one into a dictionary of Int32
 //! keys here, in one pass over its offsets and bytes.
 //!
-//! The distinct values are kept in an open-addressing table of `u32` slots (0 = empty,
-//! otherwise the value's key + 1) with linear probing, sized to stay at most half full; each
-//! distinct value's hash is kept so growing never rehashes bytes and a probe compares bytes
-//! only on an equal hash. The hash is a seeded multiply-rotate over 8-byte words: the
-//! values are the writer's own (no untrusted input reaches it through a reader), and the
-//! per-encoder seed keeps a pathological column from colliding the same way every batch.
+//! The distinct values are found through a `hashbrown::HashTable` of their keys, hashed by
+//! hashbrown's default hasher (foldhash, randomly seeded per encoder, so a pathological
+//! column does not collide the same way every batch); each distinct value's hash is kept so
+//! growing never rehashes bytes and a probe compares bytes only on an equal hash.
 //!
 //! Invariants: keys are assigned in order of first appearance (the dictionary's values are
 //! the distinct values in that order, as arrow-rs's dictionary builder orders them); a null
@@ -23,8 +21,7 @@ use arrow_array::types::Int32Type;
 use arrow_array::{Array, ArrayRef, BinaryArray, DictionaryArray, Int32Array, StringArray};
 use arrow_buffer::{Buffer, OffsetBuffer, ScalarBuffer};
 use arrow_schema::DataType;
-
-const MULTIPLIER: u64 = 0x9E37_79B9_7F4A_7C15;
+use hashbrown::{DefaultHashBuilder, HashTable};
 
 /// A dictionary array (Int32 keys) of the same values as `array`, a Binary or Utf8 array.
 ///
@@ -69,9 +66,9 @@ pub(super) fn encode(array: &ArrayRef) -> Result<ArrayRef, String> {
 
 /// The distinct values seen so far, by first appearance, and the table that finds them.
 struct Distinct {
-    seed: u64,
-    /// Open addressing: 0 = empty, else key + 1. A power of two, at most half full.
-    slots: Vec<u32>,
+    hasher: DefaultHashBuilder,
+    /// The keys of the distinct values, by their hashes.
+    table: HashTable<u32>,
     /// The hash of each distinct value (by key).
     hashes: Vec<u64>,
     /// The distinct values as Arrow offsets and bytes.
@@ -82,8 +79,8 @@ struct Distinct {
 impl Distinct {
     fn new() -> Distinct {
         Distinct {
-            seed: std::collections::hash_map::RandomState::new().hash_one(0u64),
-            slots: vec![0; 64],
+            hasher: DefaultHashBuilder::default(),
+            table: HashTable::with_capacity(64),
             hashes: Vec::new(),
             offsets: vec![0],
             bytes: Vec::new(),
@@ -93,29 +90,20 @@ impl Distinct {
     /// The key of `value`, added as the next key when it is new.
     #[inline]
     fn key_of(&mut self, value: &[u8]) -> Result<i32, String> {
-        let hash = hash(self.seed, value);
-        let mask = self.slots.len() - 1;
-        let mut at = slot_of(hash, mask);
-        loop {
-            match self.slots[at] {
-                0 => return self.insert(at, hash, value),
-                slot => {
-                    let key = (slot - 1) as usize;
-                    if self.hashes[key] == hash {
-                        let (from, to) =
-                            (self.offsets[key] as usize, self.offsets[key + 1] as usize);
-                        if &self.bytes[from..to] == value {
-                            return Ok(key as i32);
-                        }
-                    }
-                }
-            }
-            at = (at + 1) & mask;
+        let hash = self.hasher.hash_one(value);
+        let (hashes, offsets, bytes) = (&self.hashes, &self.offsets, &self.bytes);
+        let found = self.table.find(hash, |&key| {
+            let key = key as usize;
+            hashes[key] == hash && &bytes[offsets[key] as usize..offsets[key + 1] as usize] == value
+        });
+        match found {
+            Some(&key) => Ok(key as i32),
+            None => self.insert(hash, value),
         }
     }
 
     #[cold]
-    fn insert(&mut self, at: usize, hash: u64, value: &[u8]) -> Result<i32, String> {
+    fn insert(&mut self, hash: u64, value: &[u8]) -> Result<i32, String> {
         let key = self.hashes.len();
         let id = i32::try_from(key)
             .ok()
@@ -126,48 +114,11 @@ impl Distinct {
         self.bytes.extend_from_slice(value);
         self.offsets.push(end);
         self.hashes.push(hash);
-        self.slots[at] = id as u32 + 1;
-        if self.hashes.len() * 2 > self.slots.len() {
-            self.grow();
-        }
+        let hashes = &self.hashes;
+        self.table
+            .insert_unique(hash, id as u32, |&key| hashes[key as usize]);
         Ok(id)
     }
-
-    fn grow(&mut self) {
-        let mut slots = vec![0u32; self.slots.len() * 2];
-        let mask = slots.len() - 1;
-        for (key, hash) in self.hashes.iter().enumerate() {
-            let mut at = slot_of(*hash, mask);
-            while slots[at] != 0 {
-                at = (at + 1) & mask;
-            }
-            slots[at] = key as u32 + 1;
-        }
-        self.slots = slots;
-    }
-}
-
-#[inline(always)]
-fn slot_of(hash: u64, mask: usize) -> usize {
-    ((hash >> 32) ^ hash) as usize & mask
-}
-
-/// A seeded multiply-rotate hash of `bytes`, 8 bytes at a time.
-#[inline(always)]
-fn hash(seed: u64, bytes: &[u8]) -> u64 {
-    let mix = |h: u64, word: u64| (h.rotate_left(5) ^ word).wrapping_mul(MULTIPLIER);
-    let mut h = seed ^ (bytes.len() as u64).wrapping_mul(MULTIPLIER);
-    let mut words = bytes.chunks_exact(8);
-    for word in &mut words {
-        h = mix(h, u64::from_le_bytes(word.try_into().expect("8 bytes")));
-    }
-    let rest = words.remainder();
-    if !rest.is_empty() {
-        let mut word = [0u8; 8];
-        word[..rest.len()].copy_from_slice(rest);
-        h = mix(h, u64::from_le_bytes(word));
-    }
-    h ^ (h >> 29)
 }
 
 #[cfg(test)]
