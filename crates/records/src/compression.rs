@@ -249,22 +249,27 @@ pub(crate) fn decompress(
         payload_offset,
         dictionary,
         size as usize,
+        Vec::new(),
     )
 }
 
-/// [`decompress_payload`] into a new vector of `size` bytes (a size the caller bounded
-/// with [`plausible_size`]). Plain zstd decodes straight into the vector's uninitialized
-/// capacity: zeroing a chunk's worth of memory first (a `memset`, 2.7% of the samples of
-/// a sequential `group_size:256` zstd read) would be wasted work.
+/// [`decompress_payload`] into `buffer` (emptied first: a recycled buffer or a new one),
+/// which then holds `size` bytes (a size the caller bounded with [`plausible_size`]).
+/// Plain zstd decodes straight into the vector's uninitialized capacity: zeroing a chunk's
+/// worth of memory first (a `memset`, 2.7% of the samples of a sequential `group_size:256`
+/// zstd read) would be wasted work.
 pub(crate) fn decompress_payload_to_vec(
     compression_byte: u8,
     payload: &[u8],
     offset: u64,
     dictionary: Option<&Dictionary>,
     size: usize,
+    buffer: Vec<u8>,
 ) -> Result<Vec<u8>, Malformed> {
+    let mut out = buffer;
+    out.clear();
     if compression_byte == b'z' {
-        let mut out = Vec::with_capacity(size);
+        out.reserve(size);
         // `Vec<u8>` as zstd's output buffer: written from its start up to its capacity,
         // its length set to the bytes written.
         let written = ZSTD_DECOMPRESSOR.with(|cell| {
@@ -275,7 +280,7 @@ pub(crate) fn decompress_payload_to_vec(
         check_zstd(written, size, offset)?;
         return Ok(out);
     }
-    let mut out = vec![0u8; size];
+    out.resize(size, 0);
     decompress_payload(compression_byte, payload, offset, dictionary, &mut out)?;
     Ok(out)
 }

@@ -216,12 +216,14 @@ fn check_values_size(
 
 /// Decodes simple chunk `data` (verified by its hash) declaring `num_records` records
 /// of `decoded_data_size` bytes in total. `offset` is the file offset of `data[0]`.
+/// Compressed values are decoded into `buffer` (a recycled buffer, or an empty one).
 pub(crate) fn decode(
     data: &[u8],
     offset: u64,
     num_records: u64,
     decoded_data_size: u64,
     dictionary: Option<&Dictionary>,
+    buffer: Vec<u8>,
 ) -> Result<DecodedSimpleChunk, Malformed> {
     let sections = sections(data, offset)?;
     let ends = record_ends(&sections, num_records, decoded_data_size, dictionary)?;
@@ -229,7 +231,8 @@ pub(crate) fn decode(
     check_values_size(&sections, declared, payload.len(), decoded_data_size)?;
     let values = if sections.compression_byte == 0 {
         DecodedValues::InData(sections.values_start..data.len())
-    } else if sections.compression_byte == b'b' {
+    } else if sections.compression_byte == b'b' && declared > plausible_size(b'b', payload.len()) {
+        // Larger than brotli buffers are preallocated for: decoded as the output grows.
         DecodedValues::Owned(decompress(
             b'b',
             &data[sections.values_start..],
@@ -243,6 +246,7 @@ pub(crate) fn decode(
             payload_offset,
             dictionary,
             declared as usize,
+            buffer,
         )?)
     };
     Ok(DecodedSimpleChunk { values, ends })
