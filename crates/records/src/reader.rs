@@ -79,6 +79,11 @@ impl Drop for DecodedChunk {
 
 /// Most bytes of spare buffers the process keeps.
 const SPARE_BYTES: usize = 32 << 20;
+/// Most spare buffers the process keeps (each `take` looks through them).
+const SPARE_COUNT: usize = 64;
+/// Smaller buffers are not kept: the allocator hands those out from its heap without
+/// faulting pages in, and a `group_size:1` read would fill the pool with one-record buffers.
+const SMALLEST_SPARE: usize = 64 << 10;
 
 /// Values buffers of dropped chunks, for the next chunks to decode into, shared by every
 /// reader of the process.
@@ -115,14 +120,15 @@ impl SpareBuffers {
         }
     }
 
-    /// Keeps `buffer` for a later chunk while the spare buffers hold under [`SPARE_BYTES`].
+    /// Keeps `buffer` (of at least [`SMALLEST_SPARE`] bytes) for a later chunk while the
+    /// spare buffers number under [`SPARE_COUNT`] and hold under [`SPARE_BYTES`].
     fn give_back(&self, mut buffer: Vec<u8>) {
-        if buffer.capacity() == 0 {
+        if buffer.capacity() < SMALLEST_SPARE {
             return;
         }
         let mut buffers = self.lock();
         let kept: usize = buffers.iter().map(Vec::capacity).sum();
-        if kept + buffer.capacity() <= SPARE_BYTES {
+        if buffers.len() < SPARE_COUNT && kept + buffer.capacity() <= SPARE_BYTES {
             buffer.clear();
             buffers.push(buffer);
         }
@@ -954,6 +960,22 @@ mod tests {
         );
         assert_eq!(spare.take(2 << 20).capacity(), 0, "too small for the chunk");
         assert!(spare.take(600_000).capacity() >= 1 << 20);
+    }
+
+    #[test]
+    fn small_buffers_are_not_kept_and_the_count_is_bounded() {
+        let spare = SpareBuffers::default();
+        for _ in 0..1000 {
+            spare.give_back(Vec::with_capacity(1500));
+        }
+        assert!(
+            spare.lock().is_empty(),
+            "one-record buffers are left to the allocator"
+        );
+        for _ in 0..1000 {
+            spare.give_back(Vec::with_capacity(super::SMALLEST_SPARE));
+        }
+        assert_eq!(spare.lock().len(), super::SPARE_COUNT);
     }
 
     #[test]
