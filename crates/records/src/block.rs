@@ -225,22 +225,36 @@ pub(crate) struct RawChunk<'a> {
     pub data_offset: u64,
 }
 
-/// Appends `len` logical bytes at physical position `pos` to `out`, skipping block
-/// headers; returns the physical position after them. The caller has checked that they lie
-/// inside `file` (`add_with_overhead(pos, len) <= file.len()`).
-pub(crate) fn gather_logical(file: &[u8], mut pos: u64, len: u64, out: &mut Vec<u8>) -> u64 {
-    out.reserve(len as usize);
+/// Calls `piece` with each run of `len` logical bytes at physical position `pos` that lies
+/// inside one block, in order, skipping block headers; returns the physical position after
+/// them. The caller has checked that they lie inside `file`
+/// (`add_with_overhead(pos, len) <= file.len()`). The one walk over block pieces that
+/// gathering, copying and hashing logical bytes share.
+fn for_each_logical_piece(
+    file: &[u8],
+    mut pos: u64,
+    len: u64,
+    mut piece: impl FnMut(&[u8]),
+) -> u64 {
     let mut left = len;
     while left > 0 {
         if is_block_boundary(pos) {
             pos += BLOCK_HEADER_SIZE;
         }
         let take = remaining_in_block(pos).min(left);
-        out.extend_from_slice(&file[pos as usize..(pos + take) as usize]);
+        piece(&file[pos as usize..(pos + take) as usize]);
         pos += take;
         left -= take;
     }
     pos
+}
+
+/// Appends `len` logical bytes at physical position `pos` to `out`, skipping block
+/// headers; returns the physical position after them. The caller has checked that they lie
+/// inside `file` (`add_with_overhead(pos, len) <= file.len()`).
+pub(crate) fn gather_logical(file: &[u8], pos: u64, len: u64, out: &mut Vec<u8>) -> u64 {
+    out.reserve(len as usize);
+    for_each_logical_piece(file, pos, len, |piece| out.extend_from_slice(piece))
 }
 
 /// Fills `out` with the logical bytes that begin `logical` bytes into the data starting at
@@ -252,20 +266,15 @@ pub(crate) fn copy_logical(file: &[u8], data_start: u64, logical: u64, out: &mut
     let block_start = data_start - data_start % BLOCK_SIZE;
     // Index among the usable (non-header) bytes counted from `block_start`.
     let usable = data_start % BLOCK_SIZE - BLOCK_HEADER_SIZE + logical;
-    let mut pos = block_start
+    let pos = block_start
         + usable / USABLE_BLOCK_SIZE * BLOCK_SIZE
         + BLOCK_HEADER_SIZE
         + usable % USABLE_BLOCK_SIZE;
     let mut done = 0;
-    while done < out.len() {
-        if is_block_boundary(pos) {
-            pos += BLOCK_HEADER_SIZE;
-        }
-        let take = (remaining_in_block(pos) as usize).min(out.len() - done);
-        out[done..done + take].copy_from_slice(&file[pos as usize..pos as usize + take]);
-        pos += take as u64;
-        done += take;
-    }
+    for_each_logical_piece(file, pos, out.len() as u64, |piece| {
+        out[done..done + piece.len()].copy_from_slice(piece);
+        done += piece.len();
+    });
 }
 
 /// Where `len` logical bytes at physical position `pos` begin (after a block header that
@@ -291,18 +300,9 @@ fn locate_logical(file: &[u8], pos: u64, len: u64) -> Result<u64, Malformed> {
 /// HighwayHash (Riegeli's key) of `len` logical bytes starting at physical position `pos`,
 /// hashed piece by piece from the blocks: the same value as hashing the gathered bytes,
 /// without the copy. The caller has checked that they lie inside `file`.
-pub(crate) fn hash_logical(file: &[u8], mut pos: u64, len: u64) -> u64 {
+pub(crate) fn hash_logical(file: &[u8], pos: u64, len: u64) -> u64 {
     let mut hasher = RiegeliHasher::new();
-    let mut left = len;
-    while left > 0 {
-        if is_block_boundary(pos) {
-            pos += BLOCK_HEADER_SIZE;
-        }
-        let take = remaining_in_block(pos).min(left);
-        hasher.append(&file[pos as usize..(pos + take) as usize]);
-        pos += take;
-        left -= take;
-    }
+    for_each_logical_piece(file, pos, len, |piece| hasher.append(piece));
     hasher.finish()
 }
 
