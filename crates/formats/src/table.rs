@@ -31,11 +31,13 @@ mod format_kind;
 pub(crate) mod other_columns;
 pub(crate) mod position;
 pub(crate) mod row_refs;
+mod shared_output;
 pub(crate) mod tree_codec;
 pub(crate) mod values;
 pub(crate) mod yson_binary;
 
 pub use format_kind::FormatKind;
+pub use shared_output::SharedOutput;
 pub use values::{value_from_ref, OwnedRefs};
 
 /// Where a row sits in a table stream.

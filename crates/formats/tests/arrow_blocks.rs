@@ -7,15 +7,14 @@
 #[path = "row_formats_support/mod.rs"]
 mod support;
 
-use std::cell::RefCell;
 use std::io::Cursor;
-use std::rc::Rc;
 
 use proptest::prelude::*;
 use shapeshift_formats::arrow::{self, BatchWriter};
+use shapeshift_formats::table::SharedOutput;
 use shapeshift_formats::table::{RowPosition, RowSink, RowSource};
 use shapeshift_types::{ColumnSchema, PrimitiveType, TableSchema, Type, Value, ValueRef};
-use support::{owned, SharedBuffer};
+use support::owned;
 
 /// A table of `width` columns cycling through int64, string, optional<double>, bool and
 /// list<int32> (the last has a per-batch YSON plan, so composites are in the chunks too).
@@ -63,9 +62,8 @@ struct Stretch {
 
 /// Writes the stretches (small batches, so there are many) and returns the bytes.
 fn write(schemas: &[TableSchema], stretches: &[Stretch], nulls_at: &[usize]) -> Vec<u8> {
-    let buffer = Rc::new(RefCell::new(Vec::new()));
-    let mut sink =
-        BatchWriter::new(schemas, Box::new(SharedBuffer(buffer.clone()))).with_batch_rows(600);
+    let buffer = SharedOutput::default();
+    let mut sink = BatchWriter::new(schemas, Box::new(buffer.clone())).with_batch_rows(600);
     let mut n = 0usize;
     for stretch in stretches {
         let width = schemas[stretch.table_index].columns.len();
@@ -88,7 +86,7 @@ fn write(schemas: &[TableSchema], stretches: &[Stretch], nulls_at: &[usize]) -> 
     }
     sink.finish().unwrap();
     drop(sink);
-    let bytes = buffer.borrow().clone();
+    let bytes = buffer.take();
     bytes
 }
 

@@ -11,7 +11,7 @@ use proptest::prelude::*;
 use shapeshift_formats::arrow::{
     self, arrow_schema, batch_to_rows, rows_to_batch, BatchReader, BatchWriter,
 };
-use shapeshift_formats::table::{RowPosition, RowSink};
+use shapeshift_formats::table::{RowPosition, RowSink, SharedOutput};
 use shapeshift_types::{ColumnSchema, PrimitiveType, TableSchema, Type, Value};
 use support::*;
 
@@ -324,7 +324,7 @@ fn a_refused_composite_row_leaves_no_trace() {
     let schemas = [schema];
     let mut out = Vec::new();
     {
-        let buffer = SharedBuffer::default();
+        let buffer = SharedOutput::default();
         let mut sink = arrow::sink(&schemas, Box::new(buffer.clone())).unwrap();
         let position = RowPosition::default();
         sink.write_owned_row(&position, &good(1)).unwrap();
@@ -334,7 +334,7 @@ fn a_refused_composite_row_leaves_no_trace() {
         }
         sink.write_owned_row(&position, &good(2)).unwrap();
         sink.finish().unwrap();
-        out.extend_from_slice(&buffer.0.borrow());
+        out.extend_from_slice(&buffer.take());
     }
     let rows: Vec<Row> = [good(1), good(2)]
         .into_iter()

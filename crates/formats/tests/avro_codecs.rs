@@ -9,6 +9,7 @@ use apache_avro::types::Value as AvroValue;
 use apache_avro::{Codec, DeflateSettings, ZstandardSettings};
 use proptest::prelude::*;
 use shapeshift_formats::avro::{self, avro_schema, BlockCodec};
+use shapeshift_formats::table::SharedOutput;
 use shapeshift_formats::table::{FormatError, RowPosition, RowSink};
 use shapeshift_types::{ColumnSchema, PrimitiveType, TableSchema, Type, Value};
 use support::*;
@@ -36,28 +37,15 @@ fn sink_for(
 }
 
 fn write_with(codec: BlockCodec, schemas: &[TableSchema], rows: &[Row]) -> Vec<u8> {
-    let buffer = SharedBytes::default();
+    let buffer = SharedOutput::default();
     let mut sink = sink_for(codec)(schemas, Box::new(buffer.clone())).unwrap();
     for (position, values) in rows {
         sink.write_owned_row(position, values).unwrap();
     }
     sink.finish().unwrap();
     drop(sink);
-    let bytes = buffer.0.borrow().clone();
+    let bytes = buffer.take();
     bytes
-}
-
-#[derive(Clone, Default)]
-struct SharedBytes(std::rc::Rc<std::cell::RefCell<Vec<u8>>>);
-
-impl std::io::Write for SharedBytes {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        self.0.borrow_mut().extend_from_slice(buf);
-        Ok(buf.len())
-    }
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
 }
 
 fn table() -> TableSchema {

@@ -8,7 +8,8 @@ mod row_formats_support;
 use std::io::Cursor;
 
 use proptest::prelude::*;
-use row_formats_support::{deep_schema, owned, rows_of, Row, SharedBuffer};
+use row_formats_support::{deep_schema, owned, rows_of, Row};
+use shapeshift_formats::table::SharedOutput;
 use shapeshift_formats::table::{open_sink, open_source, FormatKind, RowPosition, RowSource};
 use shapeshift_types::{TableSchema, Value, ValueRef};
 
@@ -112,7 +113,7 @@ fn by_blocks(
 }
 
 fn write(kind: FormatKind, schemas: &[TableSchema], rows: &[Row]) -> Option<Vec<u8>> {
-    let buffer = SharedBuffer::default();
+    let buffer = SharedOutput::default();
     // Not every format takes every schema (Protobuf, Arrow, Avro have limits of their own).
     let mut sink = open_sink(kind, schemas, Box::new(buffer.clone())).ok()?;
     for (position, values) in rows {
@@ -121,7 +122,7 @@ fn write(kind: FormatKind, schemas: &[TableSchema], rows: &[Row]) -> Option<Vec<
     }
     sink.finish().expect("finishing");
     drop(sink);
-    let bytes = buffer.0.borrow().clone();
+    let bytes = buffer.take();
     Some(bytes)
 }
 

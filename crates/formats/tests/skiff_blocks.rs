@@ -5,6 +5,7 @@
 //! whose composite value cannot be decoded is reported after the good rows of its block,
 //! with the rows after it still read.
 
+use shapeshift_formats::table::SharedOutput;
 use std::io::{Cursor, Read};
 
 use proptest::prelude::*;
@@ -127,21 +128,11 @@ fn arb_case() -> impl Strategy<Value = (Vec<TableSchema>, Rows, bool)> {
 }
 
 fn write(schemas: &[TableSchema], rows: &Rows, system: bool) -> Vec<u8> {
-    let buffer = std::rc::Rc::new(std::cell::RefCell::new(Vec::new()));
-    struct Shared(std::rc::Rc<std::cell::RefCell<Vec<u8>>>);
-    impl std::io::Write for Shared {
-        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-            self.0.borrow_mut().extend_from_slice(buf);
-            Ok(buf.len())
-        }
-        fn flush(&mut self) -> std::io::Result<()> {
-            Ok(())
-        }
-    }
+    let buffer = SharedOutput::default();
     let mut sink = open_sink_with(
         FormatKind::Skiff,
         schemas,
-        Box::new(Shared(buffer.clone())),
+        Box::new(buffer.clone()),
         &options(system),
     )
     .unwrap();
@@ -150,8 +141,7 @@ fn write(schemas: &[TableSchema], rows: &Rows, system: bool) -> Vec<u8> {
     }
     sink.finish().unwrap();
     drop(sink);
-    let bytes = buffer.borrow().clone();
-    bytes
+    buffer.take()
 }
 
 fn row_event(schemas: &[TableSchema], position: RowPosition, values: &[ValueRef<'_>]) -> Event {

@@ -3,6 +3,7 @@
 //! (at any byte) must come back exactly as from one whole read, positions included, and a
 //! truncated stream must fail at the same byte offset and row either way.
 
+use shapeshift_formats::table::SharedOutput;
 use std::io::{Cursor, Read};
 
 use proptest::prelude::*;
@@ -96,21 +97,11 @@ fn arb_case() -> impl Strategy<Value = (Vec<TableSchema>, Rows)> {
 }
 
 fn write(schemas: &[TableSchema], rows: &Rows) -> Vec<u8> {
-    let buffer = std::rc::Rc::new(std::cell::RefCell::new(Vec::new()));
-    struct Shared(std::rc::Rc<std::cell::RefCell<Vec<u8>>>);
-    impl std::io::Write for Shared {
-        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-            self.0.borrow_mut().extend_from_slice(buf);
-            Ok(buf.len())
-        }
-        fn flush(&mut self) -> std::io::Result<()> {
-            Ok(())
-        }
-    }
+    let buffer = SharedOutput::default();
     let mut sink = open_sink_with(
         FormatKind::Skiff,
         schemas,
-        Box::new(Shared(buffer.clone())),
+        Box::new(buffer.clone()),
         &options(),
     )
     .unwrap();
@@ -119,8 +110,7 @@ fn write(schemas: &[TableSchema], rows: &Rows) -> Vec<u8> {
     }
     sink.finish().unwrap();
     drop(sink);
-    let bytes = buffer.borrow().clone();
-    bytes
+    buffer.take()
 }
 
 /// Every row of `source` (through `next_row`, or `next_row_with_other_columns`), owned.

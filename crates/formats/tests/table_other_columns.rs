@@ -2,9 +2,8 @@
 //! that can carry them (YSON, JSON, MessagePack, CBOR, Skiff's `$other_columns`) keep them
 //! through conversions, and every other sink refuses the row, naming the column.
 
-use std::cell::RefCell;
-use std::io::{Cursor, Write};
-use std::rc::Rc;
+use shapeshift_formats::table::SharedOutput;
+use std::io::Cursor;
 
 use proptest::prelude::*;
 use shapeshift_formats::table::{copy_rows, open_sink, open_source, FormatKind, RowPosition};
@@ -40,19 +39,6 @@ fn schema(strict: bool) -> TableSchema {
     schema
 }
 
-#[derive(Clone, Default)]
-struct Shared(Rc<RefCell<Vec<u8>>>);
-
-impl Write for Shared {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        self.0.borrow_mut().extend_from_slice(buf);
-        Ok(buf.len())
-    }
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
-
 /// Converts `input` of format `from` into format `to` with `copy_rows`.
 fn convert(
     from: FormatKind,
@@ -60,13 +46,13 @@ fn convert(
     schemas: &[TableSchema],
     input: Vec<u8>,
 ) -> Result<Vec<u8>, String> {
-    let output = Shared::default();
+    let output = SharedOutput::default();
     let mut source =
         open_source(from, schemas, Box::new(Cursor::new(input))).map_err(|e| e.to_string())?;
     let mut sink = open_sink(to, schemas, Box::new(output.clone())).map_err(|e| e.to_string())?;
     copy_rows(source.as_mut(), sink.as_mut()).map_err(|e| e.to_string())?;
     drop(sink);
-    let bytes = output.0.borrow().clone();
+    let bytes = output.take();
     Ok(bytes)
 }
 

@@ -5,9 +5,8 @@
 //! random values of them, spread over one or two tables. Doubles compare bit for bit, except
 //! that every NaN equals every NaN (JSON spells NaN as "nan", dropping the payload).
 
-use std::cell::RefCell;
-use std::io::{Cursor, Write};
-use std::rc::Rc;
+use shapeshift_formats::table::SharedOutput;
+use std::io::Cursor;
 
 use proptest::prelude::*;
 use proptest::sample::select;
@@ -16,20 +15,6 @@ use shapeshift_formats::table::{
 };
 use shapeshift_types::testing::{arb_type, arb_value};
 use shapeshift_types::{ColumnSchema, Node, NodeValue, TableSchema, Type, Value};
-
-/// An output that tests can read back after the sink is gone.
-#[derive(Clone, Default)]
-struct SharedBuf(Rc<RefCell<Vec<u8>>>);
-
-impl Write for SharedBuf {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        self.0.borrow_mut().extend_from_slice(buf);
-        Ok(buf.len())
-    }
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
 
 /// Formats this crate's table layer implements itself: they must take every schema.
 const OWN: [FormatKind; 6] = [
@@ -53,14 +38,14 @@ const WITH_CONTROLS: [FormatKind; 5] = [
 type Rows = Vec<(RowPosition, Vec<Value>)>;
 
 fn write(kind: FormatKind, schemas: &[TableSchema], rows: &Rows) -> Result<Vec<u8>, FormatError> {
-    let buffer = SharedBuf::default();
+    let buffer = SharedOutput::default();
     let mut sink = open_sink(kind, schemas, Box::new(buffer.clone()))?;
     for (position, values) in rows {
         sink.write_owned_row(position, values)?;
     }
     sink.finish()?;
     drop(sink);
-    let bytes = buffer.0.borrow().clone();
+    let bytes = buffer.take();
     Ok(bytes)
 }
 
@@ -90,11 +75,11 @@ fn convert(
     bytes: Vec<u8>,
 ) -> Result<Vec<u8>, FormatError> {
     let mut source = open_source(from, schemas, Box::new(Cursor::new(bytes)))?;
-    let buffer = SharedBuf::default();
+    let buffer = SharedOutput::default();
     let mut sink = open_sink(to, schemas, Box::new(buffer.clone()))?;
     shapeshift_formats::table::copy_rows(source.as_mut(), sink.as_mut())?;
     drop(sink);
-    let bytes = buffer.0.borrow().clone();
+    let bytes = buffer.take();
     Ok(bytes)
 }
 

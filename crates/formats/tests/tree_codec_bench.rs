@@ -4,6 +4,7 @@
 //! on tables shaped like the lab's BM1/BM2/BM3/BM5, best wall time of alternating runs.
 //! Run: `cargo test --release -p shapeshift-formats --test formats tree_codec_bench:: -- --ignored --nocapture`
 
+use shapeshift_formats::table::SharedOutput;
 use std::io::Cursor;
 use std::rc::Rc;
 
@@ -258,21 +259,11 @@ fn interface_against_item_reader() {
         }
         let (schema, values) = table(name, rows);
         for kind in [FormatKind::Msgpack, FormatKind::Cbor] {
-            let buffer = Rc::new(std::cell::RefCell::new(Vec::new()));
-            struct Shared(Rc<std::cell::RefCell<Vec<u8>>>);
-            impl std::io::Write for Shared {
-                fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-                    self.0.borrow_mut().extend_from_slice(buf);
-                    Ok(buf.len())
-                }
-                fn flush(&mut self) -> std::io::Result<()> {
-                    Ok(())
-                }
-            }
+            let buffer = SharedOutput::default();
             let mut sink = open_sink(
                 kind,
                 std::slice::from_ref(&schema),
-                Box::new(Shared(buffer.clone())),
+                Box::new(buffer.clone()),
             )
             .unwrap();
             for row in &values {
@@ -280,7 +271,7 @@ fn interface_against_item_reader() {
             }
             sink.finish().unwrap();
             drop(sink);
-            let bytes: Rc<[u8]> = buffer.borrow().clone().into();
+            let bytes: Rc<[u8]> = buffer.take().into();
             let interface = interface_read(kind, &schema, &bytes);
             assert_eq!(interface.0, rows);
             if name != "BM5" {

@@ -5,9 +5,8 @@
 //! one piece: the same rows, positions and other columns (compared as the bytes a sink
 //! writes for them), the same errors at the same offsets.
 
-use std::cell::RefCell;
-use std::io::{Cursor, Read, Write};
-use std::rc::Rc;
+use shapeshift_formats::table::SharedOutput;
+use std::io::{Cursor, Read};
 
 use proptest::prelude::*;
 use proptest::sample::select;
@@ -18,19 +17,6 @@ use shapeshift_types::testing::{arb_type, arb_value};
 use shapeshift_types::{ColumnSchema, PrimitiveType as P, TableSchema, Type, Value};
 
 const TREE_FORMATS: [FormatKind; 2] = [FormatKind::Msgpack, FormatKind::Cbor];
-
-#[derive(Clone, Default)]
-struct SharedBuf(Rc<RefCell<Vec<u8>>>);
-
-impl Write for SharedBuf {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        self.0.borrow_mut().extend_from_slice(buf);
-        Ok(buf.len())
-    }
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
 
 /// A reader that hands out its bytes in the chunk sizes given (cycled), failing with
 /// `Interrupted` before every chunk of size 0.
@@ -59,14 +45,14 @@ impl Read for Chunked {
 }
 
 fn write(kind: FormatKind, schemas: &[TableSchema], rows: &[(RowPosition, Vec<Value>)]) -> Vec<u8> {
-    let buffer = SharedBuf::default();
+    let buffer = SharedOutput::default();
     let mut sink = open_sink(kind, schemas, Box::new(buffer.clone())).unwrap();
     for (position, values) in rows {
         sink.write_owned_row(position, values).unwrap();
     }
     sink.finish().unwrap();
     drop(sink);
-    let bytes = buffer.0.borrow().clone();
+    let bytes = buffer.take();
     bytes
 }
 
@@ -78,11 +64,11 @@ fn copy(
     input: Box<dyn Read>,
 ) -> Result<Vec<u8>, FormatError> {
     let mut source = open_source(kind, schemas, input)?;
-    let buffer = SharedBuf::default();
+    let buffer = SharedOutput::default();
     let mut sink = open_sink(kind, schemas, Box::new(buffer.clone()))?;
     copy_rows(source.as_mut(), sink.as_mut())?;
     drop(sink);
-    let bytes = buffer.0.borrow().clone();
+    let bytes = buffer.take();
     Ok(bytes)
 }
 

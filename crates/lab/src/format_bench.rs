@@ -29,7 +29,8 @@
 //! Every encoding is checked to read back to the same row count (and the own API to the same
 //! checksum) before anything is timed.
 
-use std::io::{Cursor, Write};
+use shapeshift_formats::table::SharedOutput;
+use std::io::Cursor;
 use std::rc::Rc;
 
 use serde::Serialize;
@@ -196,26 +197,12 @@ fn median(samples: &[f64]) -> f64 {
     }
 }
 
-/// A `Write` whose bytes stay reachable after the sink that owns it is gone.
-#[derive(Clone, Default)]
-struct SharedBuffer(Rc<std::cell::RefCell<Vec<u8>>>);
-
-impl Write for SharedBuffer {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        self.0.borrow_mut().extend_from_slice(buf);
-        Ok(buf.len())
-    }
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
-
 fn interface_write(
     kind: FormatKind,
     schema: &TableSchema,
     rows: &[Vec<Value>],
 ) -> Result<Vec<u8>, String> {
-    let buffer = SharedBuffer::default();
+    let buffer = SharedOutput::default();
     let mut sink: Box<dyn RowSink> =
         open_sink(kind, std::slice::from_ref(schema), Box::new(buffer.clone()))
             .map_err(|e| e.to_string())?;
@@ -226,7 +213,7 @@ fn interface_write(
     }
     sink.finish().map_err(|e| e.to_string())?;
     drop(sink);
-    let bytes = std::mem::take(&mut *buffer.0.borrow_mut());
+    let bytes = buffer.take();
     Ok(bytes)
 }
 

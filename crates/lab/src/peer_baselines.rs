@@ -877,6 +877,7 @@ mod reference {
     use super::*;
     use crate::datasets::{Cardinality, Dataset};
     use crate::measure::measure;
+    use shapeshift_formats::table::SharedOutput;
 
     #[test]
     #[ignore]
@@ -901,20 +902,6 @@ mod reference {
         }
     }
 
-    /// A `Write` whose bytes outlive the sink that owns it.
-    #[derive(Clone, Default)]
-    struct Shared(std::rc::Rc<std::cell::RefCell<Vec<u8>>>);
-
-    impl std::io::Write for Shared {
-        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-            self.0.borrow_mut().extend_from_slice(buf);
-            Ok(buf.len())
-        }
-        fn flush(&mut self) -> std::io::Result<()> {
-            Ok(())
-        }
-    }
-
     /// Reference figures: the interface's Arrow read against arrow-rs row by row, as the
     /// format benchmark has it (composites walked) and with composites spelled as binary
     /// YSON as the interface must (run with
@@ -931,7 +918,7 @@ mod reference {
             let bytes = arrow_write(&schema, &rows).unwrap();
             // The interface reads the stream it writes (its schema carries the YT types).
             let own: std::rc::Rc<[u8]> = {
-                let buffer = Shared::default();
+                let buffer = SharedOutput::default();
                 let mut sink = open_sink(
                     FormatKind::Arrow,
                     std::slice::from_ref(&schema),
@@ -943,7 +930,7 @@ mod reference {
                 }
                 sink.finish().unwrap();
                 drop(sink);
-                let bytes = buffer.0.borrow().clone();
+                let bytes = buffer.take();
                 bytes.into()
             };
             let interface = || -> Result<(usize, u64), String> {

@@ -2,6 +2,7 @@
 //! (the same rows, positions, other columns and errors) on any stream, whole or damaged, and
 //! reading by blocks exactly what reading row by row gives.
 
+use crate::table::SharedOutput;
 use proptest::prelude::*;
 use shapeshift_types::{
     ColumnSchema, Member, Node, NodeValue, PrimitiveType, TableSchema, Type, Value,
@@ -141,25 +142,14 @@ fn arb_case() -> impl Strategy<Value = Case> {
 }
 
 fn write(schemas: &[TableSchema], rows: &[(RowPosition, Vec<Value>)]) -> Vec<u8> {
-    #[derive(Clone, Default)]
-    struct Shared(std::rc::Rc<std::cell::RefCell<Vec<u8>>>);
-    impl std::io::Write for Shared {
-        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-            self.0.borrow_mut().extend_from_slice(buf);
-            Ok(buf.len())
-        }
-        fn flush(&mut self) -> std::io::Result<()> {
-            Ok(())
-        }
-    }
-    let out = Shared::default();
+    let out = SharedOutput::default();
     let mut sink = sink(schemas, Box::new(out.clone())).unwrap();
     for (position, values) in rows {
         sink.write_owned_row(position, values).unwrap();
     }
     sink.finish().unwrap();
     drop(sink);
-    out.0.take()
+    out.take()
 }
 
 /// A read row: its position, its values' debug spelling and its other columns.

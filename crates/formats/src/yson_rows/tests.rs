@@ -2,6 +2,7 @@
 //! buffer and through tiny buffers fed in random chunks must give the same rows (and the same
 //! error, for damaged input), and the rows must be the ones written.
 
+use crate::table::SharedOutput;
 use std::io::Read;
 
 use proptest::prelude::*;
@@ -186,29 +187,15 @@ fn arb_case() -> impl Strategy<Value = (TableSchema, Vec<(RowPosition, Vec<Value
     })
 }
 
-/// An output whose bytes the test reads back after the sink that owns it is gone.
-#[derive(Clone, Default)]
-struct Shared(std::rc::Rc<std::cell::RefCell<Vec<u8>>>);
-
-impl std::io::Write for Shared {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        self.0.borrow_mut().extend_from_slice(buf);
-        Ok(buf.len())
-    }
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
-
 fn write(schema: &TableSchema, rows: &[(RowPosition, Vec<Value>)], text: bool) -> Vec<u8> {
-    let out = Shared::default();
+    let out = SharedOutput::default();
     let mut sink = sink(std::slice::from_ref(schema), Box::new(out.clone()), text).unwrap();
     for (position, values) in rows {
         sink.write_owned_row(position, values).unwrap();
     }
     sink.finish().unwrap();
     drop(sink);
-    out.0.take()
+    out.take()
 }
 
 fn chunked(bytes: &[u8], sizes: &[usize]) -> Box<dyn Read> {
@@ -375,7 +362,7 @@ fn a_text_row_that_fails_its_check_leaves_no_bytes_and_no_position() {
             vec![Value::Int64(1), Value::List(vec![Value::Int64(2)])],
         )
     };
-    let out = Shared::default();
+    let out = SharedOutput::default();
     let mut sink = sink(std::slice::from_ref(&schema), Box::new(out.clone()), true).unwrap();
     let (position, values) = good(5);
     sink.write_owned_row(&position, &values).unwrap();
@@ -405,7 +392,7 @@ fn a_text_row_that_fails_its_check_leaves_no_bytes_and_no_position() {
     sink.write_owned_row(&position, &values).unwrap();
     sink.finish().unwrap();
     drop(sink);
-    let written = out.0.take();
+    let written = out.take();
     assert_eq!(written, written_by_events(&schema, &[good(5), good(6)]));
 }
 
@@ -602,14 +589,14 @@ fn a_block_holds_the_rows_buffered_and_ends_at_a_table_switch() {
         ));
     }
     for text in [false, true] {
-        let out = Shared::default();
+        let out = SharedOutput::default();
         let mut sink = sink(&schemas, Box::new(out.clone()), text).unwrap();
         for (position, values) in &rows {
             sink.write_owned_row(position, values).unwrap();
         }
         sink.finish().unwrap();
         drop(sink);
-        let bytes = out.0.take();
+        let bytes = out.take();
         let mut source = YsonRowSource::new(
             &schemas,
             Box::new(std::io::Cursor::new(bytes)),

@@ -3,9 +3,8 @@
 
 #![allow(dead_code)]
 
-use std::cell::RefCell;
+use shapeshift_formats::table::SharedOutput;
 use std::io::Write;
-use std::rc::Rc;
 
 use proptest::collection::vec;
 use proptest::prelude::*;
@@ -13,20 +12,6 @@ use shapeshift_formats::table::{FormatError, RowPosition, RowSink, RowSource};
 use shapeshift_formats::yson;
 use shapeshift_types::testing::{arb_type, arb_value};
 use shapeshift_types::{value_from_node, ColumnSchema, TableSchema, Value, ValueRef};
-
-/// A writer whose bytes stay reachable after the sink that owns it is done.
-#[derive(Clone, Default)]
-pub struct SharedBuffer(pub Rc<RefCell<Vec<u8>>>);
-
-impl Write for SharedBuffer {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        self.0.borrow_mut().extend_from_slice(buf);
-        Ok(buf.len())
-    }
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
 
 pub type SinkFn = fn(&[TableSchema], Box<dyn Write>) -> Result<Box<dyn RowSink>, FormatError>;
 pub type SourceFn =
@@ -40,14 +25,14 @@ pub fn write_owned(
     schemas: &[TableSchema],
     rows: &[Row],
 ) -> Result<Vec<u8>, FormatError> {
-    let buffer = SharedBuffer::default();
+    let buffer = SharedOutput::default();
     let mut sink = sink(schemas, Box::new(buffer.clone()))?;
     for (position, values) in rows {
         sink.write_owned_row(position, values)?;
     }
     sink.finish()?;
     drop(sink);
-    let bytes = buffer.0.borrow().clone();
+    let bytes = buffer.take();
     Ok(bytes)
 }
 
@@ -97,14 +82,14 @@ pub fn copy_through_views(
     bytes: Vec<u8>,
 ) -> Result<Vec<u8>, FormatError> {
     let mut source = source(schemas, Box::new(std::io::Cursor::new(bytes)))?;
-    let buffer = SharedBuffer::default();
+    let buffer = SharedOutput::default();
     let mut sink = sink(schemas, Box::new(buffer.clone()))?;
     while let Some(row) = source.next_row()? {
         sink.write_row(&row.position, row.values)?;
     }
     sink.finish()?;
     drop(sink);
-    let bytes = buffer.0.borrow().clone();
+    let bytes = buffer.take();
     Ok(bytes)
 }
 
