@@ -3,8 +3,9 @@ benchmark (65,536 lorem-ipsum records of 200 words), both libraries in the same 
 
 Measures compressed size for zstd 1/3/5/7, brotli 1/3/5/7, snappy and uncompressed at
 group_size 1 and 256; write time; random individual and batch access (Reader and
-DataSource); sequential ``read()`` and ``read_all()``; and shapeshift's zstd dictionary
-extension at group_size 1 (not readable by array_record).
+DataSource); sequential ``read()`` and ``read_all()``; two Grain pipelines over each
+library's data source; and shapeshift's zstd dictionary extension at group_size 1 (not
+readable by array_record).
 """
 
 from __future__ import annotations
