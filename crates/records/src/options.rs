@@ -3,7 +3,7 @@
 //! Writer keys: `group_size:N`, `zstd[:level]`, `brotli[:level]`, `snappy`, `uncompressed`,
 //! `window_log:N`, `max_parallelism:auto|N`, `pad_to_block_boundary[:true|false]`,
 //! `transpose[:false]`, `saturation_delay_ms:N` (accepted, no effect), `default`, and
-//! shapeshift's extension `zstd_dictionary[:bytes]`. Reader keys: `readahead_buffer_size`,
+//! shapeshift's extensions `zstd_dictionary[:bytes]` and `direct_io[:true|false]`. Reader keys: `readahead_buffer_size`,
 //! `max_parallelism`, `index_storage_option`, `footer_prefetch_bytes`.
 
 use crate::compression::Compression;
@@ -24,6 +24,10 @@ pub struct WriterOptions {
     /// shapeshift extension: train a zstd dictionary of this many bytes on the first records
     /// and compress every chunk with it. Files written so are NOT readable by array_record.
     pub zstd_dictionary: Option<usize>,
+    /// shapeshift extension: write the file with `O_DIRECT` (Linux), bypassing the page
+    /// cache. The bytes are the same; only how they reach the disk differs (see
+    /// docs/records.md, "Writing").
+    pub direct_io: bool,
 }
 
 impl Default for WriterOptions {
@@ -35,6 +39,7 @@ impl Default for WriterOptions {
             max_parallelism: None,
             pad_to_block_boundary: false,
             zstd_dictionary: None,
+            direct_io: false,
         }
     }
 }
@@ -163,6 +168,7 @@ impl WriterOptions {
                     };
                     options.compression = Compression::Brotli { level };
                 }
+                "direct_io" => options.direct_io = boolean(text, key, value)?,
                 "window_log" => {
                     options.window_log = Some(integer(text, key, value, 10, 31)? as u32)
                 }
@@ -299,6 +305,14 @@ mod tests {
         assert!(WriterOptions::parse("frobnicate").is_err());
         assert!(WriterOptions::parse("transpose").is_err());
         assert!(WriterOptions::parse("snappy,zstd_dictionary").is_err());
+        let direct = WriterOptions::parse("group_size:1,zstd:3,direct_io").unwrap();
+        assert!(direct.direct_io && !options.direct_io);
+        // How the bytes reach the disk is not part of the file.
+        assert_eq!(
+            direct.to_canonical_string(1),
+            options.to_canonical_string(1)
+        );
+        assert!(WriterOptions::parse("direct_io:maybe").is_err());
         let reader = ReaderOptions::parse("readahead_buffer_size:1.5M,max_parallelism:0").unwrap();
         assert_eq!(reader.readahead_buffer_size, 1_572_864);
         assert!(!reader.parallel());

@@ -133,18 +133,18 @@ const O_DIRECT: Option<i32> = Some(libc::O_DIRECT);
 #[cfg(not(target_os = "linux"))]
 const O_DIRECT: Option<i32> = None;
 
-/// Creates (truncates) the output file, with direct I/O where the file system allows it.
-/// Returns the file and whether it is in direct mode.
+/// Creates (truncates) the output file; with `direct_io`, in direct mode where the file
+/// system allows it. Returns the file and whether it is in direct mode.
 ///
-/// Why direct I/O: a buffered `write` copies every byte into page-cache pages the kernel
-/// takes fresh for a new file, and on the lab machine (a VM) that copy into not yet touched
-/// memory costs ~2 ms of CPU per MB — 0.2 s for the study's 97 MB, more than everything
-/// else the writer does, and serial on one thread (one inode lock). A direct write hands
-/// the buffer to the device without copying it (0.003 s of CPU for the same 97 MB, 0.043 s
-/// of waiting that overlaps with encoding). The file's bytes are the same either way.
-fn create_output_file(path: &Path) -> Result<(File, bool)> {
+/// Buffered is the default, as in array_record: `write` returns once the bytes are in the
+/// page cache and the kernel writes them back while the program goes on, so writing is as
+/// fast as copying memory on any disk. A direct write hands the buffer to the device
+/// without copying it but waits for the device: worth it only where taking page-cache pages
+/// is the expensive part (on the lab's VM, pages free for a while cost ~5x a copy) or to
+/// keep a large dataset out of the cache. The file's bytes are the same either way.
+fn create_output_file(path: &Path, direct_io: bool) -> Result<(File, bool)> {
     #[cfg(unix)]
-    if let Some(flag) = O_DIRECT {
+    if let (Some(flag), true) = (O_DIRECT, direct_io) {
         use std::os::unix::fs::OpenOptionsExt;
         match std::fs::OpenOptions::new()
             .write(true)
@@ -192,8 +192,12 @@ struct FileAppender {
 }
 
 impl FileAppender {
-    fn new(temp_path: PathBuf, pad_to_block_boundary: bool) -> Result<FileAppender> {
-        let (file, direct) = create_output_file(&temp_path)?;
+    fn new(
+        temp_path: PathBuf,
+        pad_to_block_boundary: bool,
+        direct_io: bool,
+    ) -> Result<FileAppender> {
+        let (file, direct) = create_output_file(&temp_path, direct_io)?;
         let (output, lead) = aligned_output(OUTPUT_FLUSH_BYTES + (1 << 20));
         Ok(FileAppender {
             file,
@@ -417,7 +421,11 @@ impl Writer {
             Some(size) => DictionaryState::Sampling { size },
             None => DictionaryState::Off,
         };
-        let mut appender = FileAppender::new(temp_path.clone(), options.pad_to_block_boundary)?;
+        let mut appender = FileAppender::new(
+            temp_path.clone(),
+            options.pad_to_block_boundary,
+            options.direct_io,
+        )?;
         let signature = ChunkHeader::for_data(&[], ChunkType::Signature, 0, 0);
         appender.append_chunk(&signature, &[]);
         let (recycle, recycled) = channel();
@@ -832,15 +840,19 @@ mod tests {
         out
     }
 
-    /// Appends the chunks one by one, leaving direct mode after chunk `switch_after`.
+    /// Appends the chunks one by one (in direct mode if `direct_io` and the file system
+    /// allows), leaving direct mode after chunk `switch_after`.
     fn appended_bytes(
         directory: &Path,
         chunks: &[(ChunkHeader, Vec<u8>)],
+        direct_io: bool,
         switch_after: Option<usize>,
         pad_at_end: bool,
     ) -> (Vec<u8>, bool) {
-        let path = directory.join(format!("appended-{switch_after:?}-{pad_at_end}"));
-        let mut appender = FileAppender::new(path.clone(), false).unwrap();
+        let path = directory.join(format!(
+            "appended-{direct_io}-{switch_after:?}-{pad_at_end}"
+        ));
+        let mut appender = FileAppender::new(path.clone(), false, direct_io).unwrap();
         let started_direct = appender.direct;
         let signature = ChunkHeader::for_data(&[], ChunkType::Signature, 0, 0);
         appender.append_chunk(&signature, &[]);
@@ -866,8 +878,11 @@ mod tests {
         let chunks = test_chunks();
         let expected = expected_bytes(&chunks, true);
         assert_eq!(expected.len() as u64 % BLOCK_SIZE, 0);
+        let (bytes, direct) = appended_bytes(directory.path(), &chunks, false, None, true);
+        assert!(!direct, "buffered unless direct_io is asked for");
+        assert!(bytes == expected, "buffered");
         for switch_after in [None, Some(0), Some(3)] {
-            let (bytes, _) = appended_bytes(directory.path(), &chunks, switch_after, true);
+            let (bytes, _) = appended_bytes(directory.path(), &chunks, true, switch_after, true);
             assert!(bytes == expected, "switch after {switch_after:?}");
         }
     }
@@ -879,7 +894,7 @@ mod tests {
         let chunks = test_chunks();
         let expected = expected_bytes(&chunks, false);
         assert_ne!(expected.len() % DIRECT_ALIGNMENT, 0);
-        let (bytes, _) = appended_bytes(directory.path(), &chunks, None, false);
+        let (bytes, _) = appended_bytes(directory.path(), &chunks, true, None, false);
         assert!(bytes == expected);
     }
 }
