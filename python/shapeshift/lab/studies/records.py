@@ -138,8 +138,10 @@ def run(ctx: LabContext) -> StudyResult:
                 if round_index % 2:
                     order.reverse()
                 for lib, writer_class in order:
-                    # A new file every round, as users write them: overwriting one path
-                    # favours whichever library the page cache's reuse of its pages favours.
+                    # A new file every round, written after deleting the previous round's,
+                    # so both libraries' buffered writes take recently freed page-cache
+                    # pages, as any write does on a machine that is not a VM (on the lab's
+                    # VM pages free for a while cost ~5x more; see docs/records.md).
                     path = os.path.join(workdir.name, f"{lib}-{group_size}-{compression.replace(':', '')}-{round_index}.ar")
                     if round_index > 0:
                         os.remove(path[: -len(f"-{round_index}.ar")] + f"-{round_index - 1}.ar")
