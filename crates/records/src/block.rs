@@ -161,6 +161,60 @@ pub(crate) fn chunk_end(begin: u64, data_size: u64, num_records: u64) -> Option<
     Some(content_end.max(record_end))
 }
 
+/// One run of a chunk's bytes as laid out in the file, in file order.
+pub(crate) enum LaidOut<'a> {
+    /// Bytes of the layout itself: a block header, (part of) the chunk header, zero fill.
+    Made(&'a [u8]),
+    /// This range of the chunk's data.
+    Data(std::ops::Range<usize>),
+}
+
+/// Zero fill at the end of a chunk never spans a block boundary, so never exceeds a block.
+static ZEROS: [u8; BLOCK_SIZE as usize] = [0; BLOCK_SIZE as usize];
+
+/// Lays out a chunk of `data_len` data bytes beginning at file position `begin`: hands
+/// `emit` its runs in file order (block headers and the trailing zero fill included) and
+/// returns the chunk's end position. The one description of the layout that copying a
+/// chunk into a buffer ([`append_chunk`]) and writing it from its pieces share.
+pub(crate) fn lay_out_chunk(
+    begin: u64,
+    header: &ChunkHeader,
+    data_len: usize,
+    mut emit: impl FnMut(LaidOut<'_>),
+) -> u64 {
+    let end = chunk_end(begin, header.data_size, header.num_records)
+        .expect("a chunk built in memory has a representable end");
+    let mut pos = begin;
+    let encoded_header = header.encode();
+    // (run start, run end, whether the run is the chunk header's) for the header then data.
+    for (mut start, stop, is_header) in [(0, encoded_header.len(), true), (0, data_len, false)] {
+        while start < stop {
+            if is_block_boundary(pos) {
+                emit(LaidOut::Made(&block_header(pos - begin, end - pos)));
+                pos += BLOCK_HEADER_SIZE;
+            }
+            let take = (remaining_in_block(pos) as usize).min(stop - start);
+            emit(if is_header {
+                LaidOut::Made(&encoded_header[start..start + take])
+            } else {
+                LaidOut::Data(start..start + take)
+            });
+            start += take;
+            pos += take as u64;
+        }
+    }
+    while pos < end {
+        if is_block_boundary(pos) {
+            emit(LaidOut::Made(&block_header(pos - begin, end - pos)));
+            pos += BLOCK_HEADER_SIZE;
+        }
+        let take = remaining_in_block(pos).min(end - pos);
+        emit(LaidOut::Made(&ZEROS[..take as usize]));
+        pos += take;
+    }
+    end
+}
+
 /// Appends a chunk beginning at file position `begin` to `out` (whose last byte, if any, is
 /// the one before `begin`); block headers and padding included. Returns the chunk's end
 /// position. (`out` may hold bytes that are not part of the file before its tail: the
@@ -171,33 +225,10 @@ pub(crate) fn append_chunk(
     header: &ChunkHeader,
     data: &[u8],
 ) -> u64 {
-    let end = chunk_end(begin, header.data_size, header.num_records)
-        .expect("a chunk built in memory has a representable end");
-    let mut pos = begin;
-    let encoded_header = header.encode();
-    let mut pieces: [&[u8]; 2] = [&encoded_header, data];
-    for piece in pieces.iter_mut() {
-        while !piece.is_empty() {
-            if is_block_boundary(pos) {
-                out.extend_from_slice(&block_header(pos - begin, end - pos));
-                pos += BLOCK_HEADER_SIZE;
-            }
-            let take = (remaining_in_block(pos) as usize).min(piece.len());
-            out.extend_from_slice(&piece[..take]);
-            *piece = &piece[take..];
-            pos += take as u64;
-        }
-    }
-    while pos < end {
-        if is_block_boundary(pos) {
-            out.extend_from_slice(&block_header(pos - begin, end - pos));
-            pos += BLOCK_HEADER_SIZE;
-        }
-        let take = remaining_in_block(pos).min(end - pos);
-        out.resize(out.len() + take as usize, 0);
-        pos += take;
-    }
-    end
+    lay_out_chunk(begin, header, data.len(), |run| match run {
+        LaidOut::Made(bytes) => out.extend_from_slice(bytes),
+        LaidOut::Data(range) => out.extend_from_slice(&data[range]),
+    })
 }
 
 /// Appends a padding chunk at file position `pos` bringing the position to a block boundary
