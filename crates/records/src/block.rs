@@ -169,7 +169,8 @@ pub(crate) enum LaidOut<'a> {
     Data(std::ops::Range<usize>),
 }
 
-/// Zero fill at the end of a chunk never spans a block boundary, so never exceeds a block.
+/// Zeros for the fill at the end of a chunk (never past a block boundary) and for the data
+/// of padding chunks (shorter than a block).
 static ZEROS: [u8; BLOCK_SIZE as usize] = [0; BLOCK_SIZE as usize];
 
 /// Lays out a chunk of `data_len` data bytes beginning at file position `begin`: hands
@@ -242,9 +243,10 @@ pub(crate) fn append_padding_to_block_boundary(out: &mut Vec<u8>, pos: u64) -> u
     if length < CHUNK_HEADER_SIZE {
         length += USABLE_BLOCK_SIZE;
     }
-    let zeros = vec![0u8; (length - CHUNK_HEADER_SIZE) as usize];
-    let header = ChunkHeader::for_data(&zeros, ChunkType::Padding, 0, 0);
-    append_chunk(out, pos, &header, &zeros)
+    // Under a block plus a chunk header, so the zeros are a slice of ZEROS.
+    let zeros = &ZEROS[..(length - CHUNK_HEADER_SIZE) as usize];
+    let header = ChunkHeader::for_data(zeros, ChunkType::Padding, 0, 0);
+    append_chunk(out, pos, &header, zeros)
 }
 
 /// A chunk read from a file: verified header and verified data.

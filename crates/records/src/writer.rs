@@ -166,6 +166,58 @@ fn create_output_file(path: &Path, direct_io: bool) -> Result<(File, bool)> {
     Ok((file, false))
 }
 
+/// Writes all of `slices` to `file` at its position (retrying interrupted and short
+/// writes); returns the number of bytes written. A direct write the file system refuses
+/// (`EINVAL`, also when a short direct write left the rest unaligned) turns direct I/O off
+/// on the file, clears `direct`, and the rest goes through the page cache.
+fn write_all_slices(
+    file: &mut File,
+    path: &Path,
+    direct: &mut bool,
+    mut slices: &mut [IoSlice<'_>],
+) -> Result<u64> {
+    let mut written = 0u64;
+    while !slices.is_empty() {
+        match file.write_vectored(slices) {
+            Ok(0) => {
+                return Err(io_error(
+                    path,
+                    std::io::Error::from(std::io::ErrorKind::WriteZero),
+                ))
+            }
+            Ok(count) => {
+                written += count as u64;
+                IoSlice::advance_slices(&mut slices, count);
+            }
+            Err(error) if error.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(error) if *direct && error.kind() == std::io::ErrorKind::InvalidInput => {
+                turn_off_direct_io(file, path)?;
+                *direct = false;
+            }
+            Err(error) => return Err(io_error(path, error)),
+        }
+    }
+    Ok(written)
+}
+
+/// Turns direct I/O off on the open file (Linux allows it through `F_SETFL`), so the rest
+/// goes into the same file at the same offset whatever happened to its name.
+fn turn_off_direct_io(file: &File, path: &Path) -> Result<()> {
+    #[cfg(target_os = "linux")]
+    {
+        use std::os::fd::AsRawFd;
+        let fd = file.as_raw_fd();
+        // SAFETY: fcntl on a descriptor the caller owns, with integer arguments only.
+        let flags = unsafe { libc::fcntl(fd, libc::F_GETFL) };
+        if flags < 0 || unsafe { libc::fcntl(fd, libc::F_SETFL, flags & !libc::O_DIRECT) } < 0 {
+            return Err(io_error(path, std::io::Error::last_os_error()));
+        }
+    }
+    #[cfg(not(target_os = "linux"))]
+    let _ = (file, path);
+    Ok(())
+}
+
 /// An empty output buffer whose data (after `lead` unused bytes) starts at an address
 /// aligned for direct writes; returns it with its `lead`.
 fn aligned_output(capacity: usize) -> (Vec<u8>, usize) {
@@ -241,6 +293,15 @@ impl FileAppender {
         append_padding_to_block_boundary(&mut self.output, position);
     }
 
+    /// The footer's entry for the data chunk beginning at `offset`.
+    fn add_footer_entry(&mut self, offset: u64, header: &ChunkHeader) {
+        self.footer.push(ArrayRecordFooter {
+            chunk_offset: Some(offset),
+            decoded_data_size: Some(header.decoded_data_size),
+            num_records: Some(header.num_records),
+        });
+    }
+
     fn append_data_chunks(&mut self, encoded: &[(ChunkHeader, Vec<u8>)]) -> Result<()> {
         if !self.direct {
             return self.write_data_chunks(encoded);
@@ -250,11 +311,7 @@ impl FileAppender {
             if self.pad_to_block_boundary {
                 self.append_padding_to_block_boundary();
             }
-            self.footer.push(ArrayRecordFooter {
-                chunk_offset: Some(offset),
-                decoded_data_size: Some(header.decoded_data_size),
-                num_records: Some(header.num_records),
-            });
+            self.add_footer_entry(offset, header);
             if self.output.len() - self.lead >= OUTPUT_FLUSH_BYTES {
                 self.write_out(false)?;
             }
@@ -298,11 +355,7 @@ impl FileAppender {
                 position = append_padding_to_block_boundary(&mut made, position);
                 push(&mut runs, MADE, start..made.len());
             }
-            self.footer.push(ArrayRecordFooter {
-                chunk_offset: Some(begin),
-                decoded_data_size: Some(header.decoded_data_size),
-                num_records: Some(header.num_records),
-            });
+            self.add_footer_entry(begin, header);
         }
         let mut slices: Vec<IoSlice<'_>> = runs
             .iter()
@@ -313,23 +366,12 @@ impl FileAppender {
                 })
             })
             .collect();
-        let mut remaining: &mut [IoSlice<'_>] = &mut slices;
-        while !remaining.is_empty() {
-            match self.file.write_vectored(remaining) {
-                Ok(0) => {
-                    return Err(io_error(
-                        &self.temp_path,
-                        std::io::Error::from(std::io::ErrorKind::WriteZero),
-                    ))
-                }
-                Ok(count) => {
-                    self.written += count as u64;
-                    IoSlice::advance_slices(&mut remaining, count);
-                }
-                Err(error) if error.kind() == std::io::ErrorKind::Interrupted => {}
-                Err(error) => return Err(io_error(&self.temp_path, error)),
-            }
-        }
+        self.written += write_all_slices(
+            &mut self.file,
+            &self.temp_path,
+            &mut self.direct,
+            &mut slices,
+        )?;
         drop(slices);
         debug_assert_eq!(self.written, position, "every laid-out byte written");
         self.made = made;
@@ -372,29 +414,12 @@ impl FileAppender {
             self.output = realigned;
             self.lead = lead;
         }
-        let mut done = 0;
-        while done < length {
-            let piece = &self.output[self.lead + done..self.lead + length];
-            match self.file.write(piece) {
-                Ok(0) => {
-                    return Err(io_error(
-                        &self.temp_path,
-                        std::io::Error::from(std::io::ErrorKind::WriteZero),
-                    ))
-                }
-                Ok(count) => {
-                    done += count;
-                    self.written += count as u64;
-                }
-                Err(error) if error.kind() == std::io::ErrorKind::Interrupted => {}
-                // The file system refused this direct write (or a short direct write left
-                // the rest unaligned): go on through the page cache.
-                Err(error) if self.direct && error.kind() == std::io::ErrorKind::InvalidInput => {
-                    self.leave_direct_mode()?
-                }
-                Err(error) => return Err(io_error(&self.temp_path, error)),
-            }
-        }
+        self.written += write_all_slices(
+            &mut self.file,
+            &self.temp_path,
+            &mut self.direct,
+            &mut [IoSlice::new(&self.output[self.lead..self.lead + length])],
+        )?;
         self.output.copy_within(self.lead + length.., self.lead);
         self.output.truncate(self.output.len() - length);
         Ok(())
@@ -403,16 +428,7 @@ impl FileAppender {
     /// Turns direct I/O off on the open file (Linux allows it through `F_SETFL`), so the
     /// rest goes into the same file at the same offset whatever happened to its name.
     fn leave_direct_mode(&mut self) -> Result<()> {
-        #[cfg(target_os = "linux")]
-        {
-            use std::os::fd::AsRawFd;
-            let fd = self.file.as_raw_fd();
-            // SAFETY: fcntl on a descriptor this appender owns, with integer arguments only.
-            let flags = unsafe { libc::fcntl(fd, libc::F_GETFL) };
-            if flags < 0 || unsafe { libc::fcntl(fd, libc::F_SETFL, flags & !libc::O_DIRECT) } < 0 {
-                return Err(io_error(&self.temp_path, std::io::Error::last_os_error()));
-            }
-        }
+        turn_off_direct_io(&self.file, &self.temp_path)?;
         self.direct = false;
         Ok(())
     }

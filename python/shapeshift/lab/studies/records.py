@@ -37,7 +37,8 @@ def _records(count: int) -> list[bytes]:
     return [lorem.words(200).encode("utf-8") for _ in range(count)]
 
 
-def _write(writer_class, path: str, options: str, records: list[bytes], cpu: dict | None = None, key=None) -> float:
+def _write(writer_class, path: str, options: str, records: list[bytes]) -> tuple[float, float]:
+    """Writes `records` to a file; returns (wall seconds, process CPU seconds)."""
     cpu_start = time.process_time()
     start = time.perf_counter()
     writer = writer_class(path, options)
@@ -45,10 +46,7 @@ def _write(writer_class, path: str, options: str, records: list[bytes], cpu: dic
     for record in records:
         write(record)
     writer.close()
-    elapsed = time.perf_counter() - start
-    if cpu is not None:
-        cpu[key] = time.process_time() - cpu_start
-    return elapsed
+    return time.perf_counter() - start, time.process_time() - cpu_start
 
 
 def _qps(count: int, seconds: float) -> float:
@@ -125,6 +123,9 @@ def run(ctx: LabContext) -> StudyResult:
     write_seconds: dict[tuple[str, str, int], float] = {}
     write_cpu_seconds: dict[tuple[str, str, int], float] = {}
 
+    def round_path(lib: str, compression: str, group_size: int, round_index: int) -> str:
+        return os.path.join(workdir.name, f"{lib}-{group_size}-{compression.replace(':', '')}-{round_index}.ar")
+
     # Compressed sizes and write times: every configuration written WRITE_ROUNDS times by each
     # library, the libraries alternating which goes first; the median of each.
     for group_size in GROUP_SIZES:
@@ -142,12 +143,12 @@ def run(ctx: LabContext) -> StudyResult:
                     # so both libraries' buffered writes take recently freed page-cache
                     # pages, as any write does on a machine that is not a VM (on the lab's
                     # VM pages free for a while cost ~5x more; see docs/records.md).
-                    path = os.path.join(workdir.name, f"{lib}-{group_size}-{compression.replace(':', '')}-{round_index}.ar")
+                    path = round_path(lib, *key, round_index)
                     if round_index > 0:
-                        os.remove(path[: -len(f"-{round_index}.ar")] + f"-{round_index - 1}.ar")
-                    cpu: dict = {}
-                    wall_samples[lib].append(_write(writer_class, path, options, records, cpu, lib))
-                    cpu_samples[lib].append(cpu[lib])
+                        os.remove(round_path(lib, *key, round_index - 1))
+                    wall, cpu = _write(writer_class, path, options, records)
+                    wall_samples[lib].append(wall)
+                    cpu_samples[lib].append(cpu)
                     size = os.path.getsize(path)
                     if lib == "shapeshift" and (lib, *key) in sizes and sizes[(lib, *key)] != size:
                         raise AssertionError(f"shapeshift wrote {options} as {size} bytes, earlier {sizes[(lib, *key)]}")
@@ -155,7 +156,7 @@ def run(ctx: LabContext) -> StudyResult:
             for lib in libs:
                 write_seconds[(lib, *key)] = statistics.median(wall_samples[lib])
                 write_cpu_seconds[(lib, *key)] = statistics.median(cpu_samples[lib])
-                path = os.path.join(workdir.name, f"{lib}-{group_size}-{compression.replace(':', '')}-{WRITE_ROUNDS - 1}.ar")
+                path = round_path(lib, *key, WRITE_ROUNDS - 1)
                 if compression in ACCESS_COMPRESSIONS:
                     paths[(lib, *key)] = path
                 else:
@@ -169,7 +170,7 @@ def run(ctx: LabContext) -> StudyResult:
     # shapeshift's dictionary extension at group_size 1.
     dictionary_path = os.path.join(workdir.name, "shapeshift-dictionary.ar")
     dictionary_options = "group_size:1,zstd:3,zstd_dictionary"
-    dictionary_write = _write(Writer, dictionary_path, dictionary_options, records)
+    dictionary_write, _ = _write(Writer, dictionary_path, dictionary_options, records)
     dictionary_size = os.path.getsize(dictionary_path)
 
     rng = np.random.default_rng(42)
