@@ -2,7 +2,7 @@
 //!
 //! One class, `Codec`, compiled once from a table schema or a Skiff format, with `loads`,
 //! `dumps`, `dump` and `reader` (a streaming iterator over a binary file object). The Python
-//! value of each field follows its compiled plan (see docs/skiff.md for the table):
+//! value of each field follows its compiled plan (see docs/formats/skiff.md for the table):
 //! integers -> int, double -> float, boolean -> bool, string32 -> bytes (str for `utf8`/`json`
 //! columns), yson32 -> Python objects (attributes as `{"$attributes": ..., "$value": ...}`),
 //! optional -> None or the value (`[v]` when the item is itself nullable), list -> list,

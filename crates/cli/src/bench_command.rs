@@ -66,7 +66,7 @@ pub fn run(command: BenchCommand) -> Result<(), String> {
                 args.formats
                     .iter()
                     .map(|name| {
-                        shapeshift_formats::table::FormatKind::from_name(name)
+                        shapeshift_formats::registry::FormatKind::from_name(name)
                             .ok_or_else(|| format!("unknown format '{name}'"))
                     })
                     .collect::<Result<_, _>>()?

@@ -10,9 +10,8 @@ use std::path::PathBuf;
 
 use clap::Args;
 use shapeshift_formats::avro::BlockCodec;
-use shapeshift_formats::table::{
-    open_sink_with, open_source_with, value_from_ref, FormatError, FormatKind, FormatOptions,
-};
+use shapeshift_formats::registry::{open_sink_with, open_source_with, FormatKind, FormatOptions};
+use shapeshift_formats::table::{value_from_ref, FormatError};
 use shapeshift_formats::yson::{Control, TableItem, TableReader, TableWriter, YsonFormat};
 use shapeshift_types::{value_to_node, Node, SchemaForm, StructForm, TableSchema};
 
@@ -258,60 +257,6 @@ fn control_line(control: Control) -> String {
     }
 }
 
-/// Formats a file may be in, most likely first, from its first bytes.
-fn sniff(bytes: &[u8]) -> Vec<FormatKind> {
-    let first = bytes.iter().copied().find(|b| !b.is_ascii_whitespace());
-    let mut candidates = Vec::new();
-    if bytes.starts_with(b"Obj\x01") {
-        candidates.push(FormatKind::Avro);
-    }
-    if bytes.starts_with(&[0xff, 0xff, 0xff, 0xff]) || bytes.starts_with(b"ARROW1") {
-        candidates.push(FormatKind::Arrow);
-    }
-    match first {
-        Some(b'{') => {
-            let line_end = bytes
-                .iter()
-                .position(|&b| b == b'\n')
-                .unwrap_or(bytes.len());
-            if serde_json::from_slice::<serde_json::Value>(&bytes[..line_end]).is_ok() {
-                candidates.push(FormatKind::Json);
-            }
-            if bytes.iter().take(4096).any(|&b| b < 0x09) {
-                candidates.push(FormatKind::Yson);
-            } else {
-                candidates.push(FormatKind::YsonText);
-            }
-        }
-        Some(b'<') => candidates.push(FormatKind::Yson),
-        // MessagePack rows are arrays (0x90..0x9f, 0xdc, 0xdd), control records 1-maps (0x81);
-        // CBOR rows are arrays (0x80..0x9b: from 0x90 the same bytes, so MessagePack is tried
-        // first and CBOR second), control records 1-maps (0xa1).
-        Some(0x81 | 0x90..=0x9f | 0xdc | 0xdd) => {
-            candidates.extend([FormatKind::Msgpack, FormatKind::Cbor]);
-        }
-        Some(0x80 | 0x82..=0x8f | 0xa1) => {
-            candidates.extend([FormatKind::Cbor, FormatKind::Msgpack])
-        }
-        _ => {}
-    }
-    for kind in [
-        FormatKind::Msgpack,
-        FormatKind::Cbor,
-        FormatKind::Skiff,
-        FormatKind::Protobuf,
-        FormatKind::Json,
-        FormatKind::Yson,
-        FormatKind::Arrow,
-        FormatKind::Avro,
-    ] {
-        if !candidates.contains(&kind) {
-            candidates.push(kind);
-        }
-    }
-    candidates
-}
-
 /// Rows per table, reading the whole stream.
 fn count_rows(
     kind: FormatKind,
@@ -344,7 +289,7 @@ pub fn inspect(args: InspectArgs) -> Result<(), String> {
     if schemas.is_empty() {
         let kind = match args.format {
             Some(kind) => kind,
-            None => *sniff(&bytes)
+            None => *shapeshift_formats::registry::sniff(&bytes)
                 .first()
                 .ok_or("cannot tell the format: pass --format")?,
         };
@@ -384,7 +329,7 @@ pub fn inspect(args: InspectArgs) -> Result<(), String> {
         None => {
             let mut first_error = None;
             let mut found = None;
-            for kind in sniff(&bytes) {
+            for kind in shapeshift_formats::registry::sniff(&bytes) {
                 match count_rows(kind, &schemas, &bytes, args.system_columns) {
                     Ok(counts) => {
                         found = Some((kind, counts));

@@ -3,7 +3,8 @@
 use std::io::Write;
 
 use clap::Args;
-use shapeshift_formats::table::{open_sink, FormatKind, RowPosition};
+use shapeshift_formats::registry::{open_sink, FormatKind};
+use shapeshift_formats::table::RowPosition;
 use shapeshift_lab::datasets::{Cardinality, Dataset, RowGenerator};
 use shapeshift_types::SchemaForm;
 
@@ -57,7 +58,7 @@ pub fn run(args: GenerateArgs) -> Result<(), String> {
     ));
     // Arrow straight from its module: the same sink the common interface opens for it.
     let sink = if format == FormatKind::Arrow {
-        shapeshift_formats::arrow::sink(std::slice::from_ref(&schema), stdout)
+        shapeshift_formats::arrow::rows::sink(std::slice::from_ref(&schema), stdout)
     } else {
         open_sink(format, std::slice::from_ref(&schema), stdout)
     };

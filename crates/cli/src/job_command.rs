@@ -6,7 +6,7 @@
 use std::io::Write;
 
 use clap::Args;
-use shapeshift_formats::table::FormatKind;
+use shapeshift_formats::registry::FormatKind;
 use shapeshift_lab::scenarios::{run_columnar_job, run_job, JobPath, Scenario, COLUMNAR_SUFFIX};
 
 #[derive(Args)]

@@ -1,6 +1,17 @@
 //! shapeshift's formats layer: row codecs over the types layer's value model.
 //!
-//! Each format is a module with its own public low-level API (its fast path).
+//! Three layers, each importing only those below it (`tests/layout.rs` checks), over a leaf
+//! helper all share (`varint`):
+//! - [`table`], the row interface every format implements: traits, positions, the value
+//!   convention, the shared row buffer. It names no format; it uses the binary YSON codec
+//!   for composite values, as YT's own rows do.
+//! - one folder per format, each the same shape: the codec with its own public low-level API
+//!   (the format's fast path) and `rows/`, its adapter to the row interface. MessagePack and
+//!   CBOR share the self-describing tree codec in `tree/`.
+//! - [`registry`], the only module that names every format: names, options, opening a
+//!   reader or writer of any format, sniffing a format from its first bytes.
+
+pub mod table;
 
 pub mod arrow;
 pub mod avro;
@@ -8,10 +19,9 @@ pub mod cbor;
 pub mod json;
 pub mod msgpack;
 pub mod protobuf;
-pub mod protobuf_dynamic;
-mod row_bridge;
 pub mod skiff;
-mod skiff_rows;
-pub mod table;
+mod tree;
+mod varint;
 pub mod yson;
-mod yson_rows;
+
+pub mod registry;

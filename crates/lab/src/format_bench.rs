@@ -34,10 +34,9 @@ use std::io::Cursor;
 use std::rc::Rc;
 
 use serde::Serialize;
+use shapeshift_formats::registry::{open_sink, open_source, FormatKind};
 use shapeshift_formats::skiff::{Codec, FieldRef, MappingOptions, SystemFields};
-use shapeshift_formats::table::{
-    open_sink, open_source, FormatError, FormatKind, RowPosition, RowSink, RowSource,
-};
+use shapeshift_formats::table::{FormatError, RowPosition, RowSink, RowSource};
 use shapeshift_formats::yson::{Event, PullParser, YsonFormat, YsonType};
 use shapeshift_formats::{cbor, json, msgpack};
 use shapeshift_types::{TableSchema, Value, ValueRef};
@@ -264,8 +263,8 @@ enum OwnApi<'s> {
     Msgpack(&'s TableSchema),
     Cbor(&'s TableSchema),
     /// prost directly (see [`crate::prost_baseline`] for what is and is not timed).
-    Protobuf(crate::prost_baseline::ProstBaseline),
-    ProtobufDynamic(crate::prost_baseline::ReflectBaseline),
+    Protobuf(crate::peer_baselines::protobuf::ProstBaseline),
+    ProtobufDynamic(crate::peer_baselines::protobuf::ReflectBaseline),
     /// arrow-rs used directly (see [`crate::peer_baselines`]).
     Arrow(&'s TableSchema),
     /// apache-avro used directly (see [`crate::peer_baselines`]).
@@ -280,12 +279,12 @@ fn own_api(kind: FormatKind, schema: &TableSchema) -> Option<OwnApi<'_>> {
         FormatKind::Json => OwnApi::Json(schema),
         FormatKind::Msgpack => OwnApi::Msgpack(schema),
         FormatKind::Cbor => OwnApi::Cbor(schema),
-        FormatKind::Protobuf => {
-            OwnApi::Protobuf(crate::prost_baseline::ProstBaseline::for_schema(schema)?)
-        }
-        FormatKind::ProtobufDynamic => {
-            OwnApi::ProtobufDynamic(crate::prost_baseline::ReflectBaseline::for_schema(schema)?)
-        }
+        FormatKind::Protobuf => OwnApi::Protobuf(
+            crate::peer_baselines::protobuf::ProstBaseline::for_schema(schema)?,
+        ),
+        FormatKind::ProtobufDynamic => OwnApi::ProtobufDynamic(
+            crate::peer_baselines::protobuf::ReflectBaseline::for_schema(schema)?,
+        ),
         FormatKind::Arrow if crate::peer_baselines::arrow_supported(schema) => {
             OwnApi::Arrow(schema)
         }

@@ -7,5 +7,4 @@ pub mod datasets;
 pub mod format_bench;
 pub mod measure;
 pub mod peer_baselines;
-pub mod prost_baseline;
 pub mod scenarios;

@@ -1,4 +1,4 @@
-//! The format study's map jobs (REFERENCE.md §1, seed 000): one job's logic for each scenario,
+//! The format study's map jobs (the YTsaurus format study): one job's logic for each scenario,
 //! format and path.
 //!
 //! A job reads one input table on its input stream and writes one output table on its output
@@ -39,7 +39,8 @@ use std::fmt;
 use std::io::{Read, Write};
 use std::time::Instant;
 
-use shapeshift_formats::table::{FormatError, FormatKind};
+use shapeshift_formats::registry::FormatKind;
+use shapeshift_formats::table::FormatError;
 use shapeshift_types::{ColumnSchema, PrimitiveType, TableSchema, Type, Value};
 
 use crate::datasets::Dataset;

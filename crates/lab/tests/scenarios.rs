@@ -6,7 +6,8 @@
 use std::io::{Cursor, Write};
 use std::sync::{Arc, Mutex};
 
-use shapeshift_formats::table::{open_sink, open_source, value_from_ref, FormatKind, RowPosition};
+use shapeshift_formats::registry::{open_sink, open_source, FormatKind};
+use shapeshift_formats::table::{value_from_ref, RowPosition};
 use shapeshift_lab::datasets::{bm6_fixed_row, Cardinality, Dataset};
 use shapeshift_lab::scenarios::{
     has_native_path, run_job, JobPath, Scenario, APPENDED_ELEMENT, COUNTER_COLUMN,
@@ -42,7 +43,7 @@ fn serialize(format: FormatKind, schema: &TableSchema, rows: &[Vec<Value>]) -> O
     let out = SharedBuffer::default();
     let output = Box::new(out.clone());
     let mut sink = if format == FormatKind::Arrow {
-        shapeshift_formats::arrow::sink(std::slice::from_ref(schema), output).ok()?
+        shapeshift_formats::arrow::rows::sink(std::slice::from_ref(schema), output).ok()?
     } else {
         open_sink(format, std::slice::from_ref(schema), output).ok()?
     };
@@ -57,7 +58,7 @@ fn serialize(format: FormatKind, schema: &TableSchema, rows: &[Vec<Value>]) -> O
 fn deserialize(format: FormatKind, schema: &TableSchema, bytes: Vec<u8>) -> Vec<Vec<Value>> {
     let input = Box::new(Cursor::new(bytes));
     let mut source = if format == FormatKind::Arrow {
-        shapeshift_formats::arrow::source(std::slice::from_ref(schema), input).unwrap()
+        shapeshift_formats::arrow::rows::source(std::slice::from_ref(schema), input).unwrap()
     } else {
         open_source(format, std::slice::from_ref(schema), input).unwrap()
     };

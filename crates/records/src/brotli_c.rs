@@ -1,7 +1,7 @@
 //! The reference C brotli library, the implementation array_record itself links, compiled
 //! from the sources bundled in the `brotlic-sys` crate (a snapshot after 1.0.9 with shared
 //! dictionaries; it reports version 1.0.9) by `cc` at the release profile's `-O3`. No system
-//! package is needed. On seed 002's lorem records it decodes as fast as Debian's
+//! package is needed. On the ArrayRecord performance guide's lorem records it decodes as fast as Debian's
 //! `libbrotlidec` 1.0.9 and encodes byte-identical streams (see docs/records.md).
 //!
 //! Why not only the pure-Rust `brotli` crate: for small inputs (one record per chunk) it

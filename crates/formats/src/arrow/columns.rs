@@ -1,6 +1,6 @@
 //! Type_v3 types as Arrow types, and columns of values as Arrow arrays and back.
 //!
-//! The mapping (docs/formats-protobuf-arrow-avro.md has the full table) keeps every value:
+//! The mapping (docs/formats/arrow.md has the full table) keeps every value:
 //! - integers as the Arrow integer of their width; `float`/`double` as Float32/Float64;
 //! - `string` as Binary (YT strings are bytes), `utf8` as Utf8, `json` as Utf8 with the
 //!   `arrow.json` extension, `uuid` as FixedSizeBinary(16) with `arrow.uuid`, `yson` as

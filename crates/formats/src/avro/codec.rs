@@ -1,7 +1,7 @@
 //! A column type compiled to its Avro schema and binary encoding, and the codec driven by it.
 //!
 //! The schema (JSON) and the plan are made in one walk, so they cannot disagree. Mapping
-//! (docs/formats-protobuf-arrow-avro.md has the table): narrow integers `int`, 64-bit and
+//! (docs/formats/avro.md has the table): narrow integers `int`, 64-bit and
 //! `uint32` `long` (`uint64` as its bit pattern), `float`/`double`/`boolean`; `string` is
 //! `bytes`, `utf8` `string`, `json` `string`, `yson` `bytes` of binary YSON; `uuid` a
 //! `fixed(16)` (`"yt.type": "uuid"`; the `uuid` logicalType on a fixed is misread by
@@ -316,12 +316,7 @@ impl Compiler {
 
 #[inline]
 pub(crate) fn put_long(out: &mut Vec<u8>, v: i64) {
-    let mut z = ((v << 1) ^ (v >> 63)) as u64;
-    while z >= 0x80 {
-        out.push((z as u8) | 0x80);
-        z >>= 7;
-    }
-    out.push(z as u8);
+    crate::varint::put(out, crate::varint::zigzag(v));
 }
 
 fn put_bytes(out: &mut Vec<u8>, bytes: &[u8]) {

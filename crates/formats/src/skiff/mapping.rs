@@ -1,6 +1,6 @@
 //! From a YT table schema to the Skiff schema YT reads and writes for it.
 //!
-//! The rules (YT's, see docs/skiff.md for the table):
+//! The rules (YT's, see docs/formats/skiff.md for the table):
 //! - integers keep their width (`int8` -> `int8`, ..., `uint64` -> `uint64`); with
 //!   [`MappingOptions::widen_integers`] they widen to `int64`/`uint64` as YT's C++ and Python
 //!   clients' generated schemas do;

@@ -12,7 +12,6 @@ use std::sync::Arc;
 
 use shapeshift_types::{PhysicalType, PrimitiveType, TableSchema, Type};
 
-use super::block_scan::BlockScan;
 use super::error::SkiffError;
 use super::schema::{SkiffFormat, SkiffSchema};
 use super::wire_type::WireType;
@@ -438,9 +437,6 @@ pub struct TablePlan {
     /// Per data column, the compact form the hot loops read: 8 bytes instead of a whole
     /// [`FieldPlan`], so walking a 1000-column row touches 8 KB of plan, not 100 KB.
     pub(crate) fast: Vec<FastColumn>,
-    /// The one-pass scan of row blocks, when the rows carry no position and every data
-    /// column can be read in that pass (see `block_scan.rs`).
-    pub(crate) block_scan: Option<BlockScan>,
 }
 
 /// A data column as the fast paths see it: a simple non-optional scalar in the fixed prefix
@@ -613,7 +609,7 @@ impl TablePlan {
                 }
             })
             .collect();
-        let mut plan = TablePlan {
+        Ok(TablePlan {
             schema: schema.clone(),
             fields,
             columns,
@@ -623,10 +619,7 @@ impl TablePlan {
             prefix_booleans,
             fixed_row_size,
             fast,
-            block_scan: None,
-        };
-        plan.block_scan = BlockScan::compile(&plan, types);
-        Ok(plan)
+        })
     }
 
     /// The table's Skiff schema.

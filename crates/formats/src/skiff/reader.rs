@@ -7,12 +7,10 @@
 
 use std::io::Read;
 
-use shapeshift_types::ValueRef;
-
-use super::block_scan::{BlockPosition, CompositeOut};
 use super::error::{SkiffError, SkiffErrorKind};
+use super::owned_row::OwnedRow;
 use super::plan::{Codec, TablePlan};
-use super::row::{OwnedRow, RowView};
+use super::row::RowView;
 use super::scan::{need, read_u16, read_u64, skip, Fail};
 
 /// A failed scan: what, and in which child of which table (when known).
@@ -247,6 +245,25 @@ impl<'a> SliceReader<'a> {
     pub fn rows_read(&self) -> u64 {
         self.rows
     }
+}
+
+/// What [`StreamReader::scan_block`] hands a block scanner: the buffered bytes, the current
+/// row's table and where it starts, and the row itself as scanned.
+pub(crate) struct BlockStart<'s> {
+    /// The buffer up to its last valid byte; rows are read from `first_start` on.
+    pub data: &'s [u8],
+    pub table: &'s TablePlan,
+    pub table_index: u16,
+    pub first_start: usize,
+    pub first: RowView<'s>,
+}
+
+/// What a block scanner tells [`StreamReader::scan_block`]: rows read, where the last one
+/// ends in the buffer, and its resolved `$row_index`.
+pub(crate) struct BlockEnd {
+    pub rows: usize,
+    pub end: usize,
+    pub last_row_index: Option<i64>,
 }
 
 /// Reads rows from a `Read`, refilling a buffer that grows only as far as the longest row.
@@ -516,38 +533,19 @@ impl<R: Read> StreamReader<R> {
         )
     }
 
-    /// Whether the current row's table (the row of the last successful
-    /// [`StreamReader::advance`]) is read by [`StreamReader::scan_block_values`].
-    #[inline]
-    pub(crate) fn current_has_block_scan(&self) -> bool {
-        self.codec.tables[usize::from(self.current.0)]
-            .block_scan
-            .is_some()
-    }
-
-    /// The values of a block of up to `max_rows` rows (at least one) in one pass, appended to
-    /// `out` row after row: the current row (the one the last successful
-    /// [`StreamReader::advance`] scanned, which the block reads again) and the rows after it
-    /// that are complete in the buffer and of the same table. Composite values are written to
-    /// `composites` and stand in `out` as placeholders to patch (see [`CompositeOut`]).
-    /// Returns the number of rows. Only for a table with a block scan
-    /// ([`StreamReader::current_has_block_scan`]). Like a run, a block is cut before a row
-    /// that does not continue the first one's position (a key switch, another range, a row
-    /// index that is not the previous plus one).
-    ///
-    /// Like [`StreamReader::extend_run`], the block ends before a row that is cut off by the
-    /// end of the buffer, malformed or of another table, without reporting it: the next
-    /// [`StreamReader::advance`] scans it again, refilling or failing with its offset. The
-    /// buffer is not moved, so the values stay valid until the next call on the reader.
-    /// [`StreamReader::current_row`] stays at the block's first row.
-    ///
-    /// 0 only if the block scan refused the current row, which the scanner accepted: a broken
-    /// invariant of `block_scan.rs`, for the caller to report rather than loop on.
-    pub(crate) fn scan_block_values<'s>(
+    /// Hands the bytes from the current row on (the row the last successful
+    /// [`StreamReader::advance`] scanned) to `scan`, a one-pass scanner outside the codec (the
+    /// row adapter's block scan), and moves the reader past the rows it accepted: `scan`
+    /// returns how many rows it read, where the last one ends, and the last one's resolved row
+    /// index (`None` or zero rows: nothing is moved). Like [`StreamReader::extend_run`], a
+    /// scanner stops before a row cut off by the end of the buffer, malformed or of another
+    /// table, without reporting it: the next [`StreamReader::advance`] scans it again,
+    /// refilling or failing with its offset. The buffer is not moved, so values borrowed from
+    /// it stay valid until the next call on the reader; [`StreamReader::current_row`] stays
+    /// at the block's first row.
+    pub(crate) fn scan_block<'s>(
         &'s mut self,
-        max_rows: usize,
-        out: &mut Vec<ValueRef<'s>>,
-        composites: &mut CompositeOut<'_>,
+        scan: impl FnOnce(BlockStart<'s>) -> Option<BlockEnd>,
     ) -> usize {
         self.run.clear();
         let StreamReader {
@@ -564,9 +562,6 @@ impl<R: Read> StreamReader<R> {
         let (table_index, first_start, first_end) = *current;
         let data: &'s [u8] = &buffer[..*end];
         let table = &codec.tables[usize::from(table_index)];
-        let Some(scan) = table.block_scan.as_ref() else {
-            return 0;
-        };
         let first = RowView {
             row: &data[first_start..first_end],
             table,
@@ -575,39 +570,24 @@ impl<R: Read> StreamReader<R> {
             row_index: *previous_row_index,
             stream_offset: 0,
         };
-        let mut position = BlockPosition {
-            first: true,
-            row_index: *previous_row_index,
-            range_index: first.range_index(),
+        let Some(block) = scan(BlockStart {
+            data,
+            table,
+            table_index,
+            first_start,
+            first,
+        }) else {
+            return 0;
         };
-        let mut pos = first_start;
-        let mut count = 0;
-        while count < max_rows && pos < data.len() {
-            match scan.scan_row(
-                table,
-                table_index,
-                data,
-                pos,
-                out,
-                composites,
-                &mut position,
-            ) {
-                Some(row_end) => {
-                    pos = row_end;
-                    count += 1;
-                }
-                None => break,
-            }
-        }
-        if count == 0 {
+        if block.rows == 0 {
             return 0;
         }
-        debug_assert!(pos >= first_end);
-        *start = pos;
-        *rows += count as u64 - 1;
+        debug_assert!(block.end >= first_end);
+        *start = block.end;
+        *rows += block.rows as u64 - 1;
         // The next row's `$row_index` tag 0 resolves against the block's last row.
-        *previous_row_index = position.row_index;
-        count
+        *previous_row_index = block.last_row_index;
+        block.rows
     }
 
     /// Row `i` of the run the last [`StreamReader::extend_run`] scanned.

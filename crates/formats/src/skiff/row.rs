@@ -9,6 +9,7 @@ use shapeshift_types::{Value, ValueRef};
 
 use super::convert::{decode, scalar_ref};
 use super::error::SkiffError;
+use super::owned_row::{OwnedRow, SystemFields};
 use super::plan::{FieldPlan, Kind, TablePlan};
 use super::scan::{read_bytes32, read_u16, read_u64, skip};
 use super::writer::encode_value;
@@ -220,29 +221,6 @@ impl<'a> Iterator for RepeatedItems<'a> {
         self.pos = skip(child, self.data, at).unwrap_or(self.data.len());
         Some((tag, field))
     }
-}
-
-/// The system fields of a row (those its table's schema has).
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct SystemFields {
-    /// `$key_switch`: the row starts a new key (reduce jobs).
-    pub key_switch: bool,
-    /// `$row_index`, resolved (a "previous + 1" tag becomes the number).
-    pub row_index: Option<i64>,
-    /// `$range_index`.
-    pub range_index: Option<i64>,
-    /// `$sparse_columns`: `(index among the sparse columns, value)` in wire order.
-    pub sparse: Vec<(u16, Value)>,
-    /// `$other_columns`: the YSON map of columns the schema does not name, as its bytes.
-    pub other_columns: Option<Vec<u8>>,
-}
-
-/// An owned row: its table, its data columns' values in schema order, and its system fields.
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct OwnedRow {
-    pub table_index: u16,
-    pub values: Vec<Value>,
-    pub system: SystemFields,
 }
 
 /// A borrowed, validated row. Field access reads bytes in place.

@@ -10,8 +10,8 @@ use shapeshift_types::{Value, ValueRef};
 
 use super::convert::value_bytes_to_wide;
 use super::error::SkiffError;
+use super::owned_row::{OwnedRow, SystemFields};
 use super::plan::{Codec, FieldPlan, Kind, TablePlan, ValueShape};
-use super::row::{OwnedRow, SystemFields};
 use super::yson_bridge;
 
 /// Appends the Skiff encoding of `value` for `plan`.

@@ -4,7 +4,7 @@ use std::cell::RefCell;
 use std::io::Write;
 use std::rc::Rc;
 
-/// An in-memory `Write` for [`open_sink`](super::open_sink), which takes ownership of its
+/// An in-memory `Write` for [`open_sink`](crate::registry::open_sink), which takes ownership of its
 /// output: clones share one buffer, so the bytes are still there after the sink is
 /// finished and dropped.
 #[derive(Clone, Debug, Default)]

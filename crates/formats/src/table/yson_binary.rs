@@ -13,33 +13,26 @@
 
 use shapeshift_types::{Node, NodeValue, PrimitiveType, Type, Value};
 
-#[inline]
-fn varint(out: &mut Vec<u8>, mut v: u64) {
-    while v >= 0x80 {
-        out.push((v as u8) | 0x80);
-        v >>= 7;
-    }
-    out.push(v as u8);
-}
+use crate::varint;
 
 #[inline]
 pub(crate) fn string(out: &mut Vec<u8>, bytes: &[u8]) {
     out.push(0x01);
     let len = bytes.len() as i64;
-    varint(out, ((len << 1) ^ (len >> 63)) as u64);
+    varint::put(out, ((len << 1) ^ (len >> 63)) as u64);
     out.extend_from_slice(bytes);
 }
 
 #[inline]
 pub(crate) fn int64(out: &mut Vec<u8>, v: i64) {
     out.push(0x02);
-    varint(out, ((v << 1) ^ (v >> 63)) as u64);
+    varint::put(out, ((v << 1) ^ (v >> 63)) as u64);
 }
 
 #[inline]
 pub(crate) fn uint64(out: &mut Vec<u8>, v: u64) {
     out.push(0x06);
-    varint(out, v);
+    varint::put(out, v);
 }
 
 #[inline]

@@ -5,7 +5,7 @@
 //! next [`Source::refill`]; a refill may move or overwrite everything already consumed.
 //!
 //! [`ReadSource`] can also keep bytes *after* they are consumed: the row reader
-//! (`crate::yson_rows`) parses each row in place and hands out slices of the buffer, so it
+//! (`crate::yson::rows`) parses each row in place and hands out slices of the buffer, so it
 //! *pins* the row's first byte. A refill then moves the pinned bytes to the front instead of
 //! dropping them, and when the buffer is full of bytes it must keep, the buffer grows
 //! (doubling) up to the source's limit; past the limit the refill fails with an error naming

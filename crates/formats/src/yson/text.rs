@@ -1,5 +1,5 @@
 //! How YT spells scalars in text YSON, byte for byte (learned from `yt.yson.dumps`, see
-//! docs/yson.md): strings always quoted with C escapes, doubles in shortest round-trip digits.
+//! docs/formats/yson.md): strings always quoted with C escapes, doubles in shortest round-trip digits.
 
 /// Appends `value` as YT writes a double in text: shortest round-trip digits; fixed notation when
 /// the decimal exponent is in -10..=20 (with a trailing `.` when there is no fraction, `1.`),

@@ -13,6 +13,7 @@ use shapeshift_types::{Node, NodeValue};
 
 use super::text::{format_double, format_i64, format_u64, write_quoted};
 use super::{YsonFormat, YsonType};
+use crate::varint;
 
 const FLUSH_THRESHOLD: usize = 64 * 1024;
 
@@ -197,7 +198,7 @@ impl<W: Write> Writer<W> {
     fn raw_string(&mut self, bytes: &[u8]) {
         if self.format == YsonFormat::Binary {
             self.buffer.push(0x01);
-            write_varint(zigzag_encode(bytes.len() as i64), &mut self.buffer);
+            varint::put(&mut self.buffer, varint::zigzag(bytes.len() as i64));
             self.buffer.extend_from_slice(bytes);
         } else {
             write_quoted(bytes, &mut self.buffer);
@@ -240,7 +241,7 @@ impl<W: Write> Writer<W> {
         self.begin_value()?;
         if self.format == YsonFormat::Binary {
             self.buffer.push(0x02);
-            write_varint(zigzag_encode(value), &mut self.buffer);
+            varint::put(&mut self.buffer, varint::zigzag(value));
         } else {
             format_i64(value, &mut self.buffer);
         }
@@ -256,7 +257,7 @@ impl<W: Write> Writer<W> {
         self.begin_value()?;
         if self.format == YsonFormat::Binary {
             self.buffer.push(0x06);
-            write_varint(value, &mut self.buffer);
+            varint::put(&mut self.buffer, value);
         } else {
             format_u64(value, &mut self.buffer);
             self.buffer.push(b'u');
@@ -449,18 +450,4 @@ impl<W: Write> Writer<W> {
             }
         }
     }
-}
-
-#[inline(always)]
-pub(crate) fn zigzag_encode(value: i64) -> u64 {
-    ((value << 1) ^ (value >> 63)) as u64
-}
-
-#[inline(always)]
-pub(crate) fn write_varint(mut value: u64, out: &mut Vec<u8>) {
-    while value >= 0x80 {
-        out.push((value as u8) | 0x80);
-        value >>= 7;
-    }
-    out.push(value as u8);
 }

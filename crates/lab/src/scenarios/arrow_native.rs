@@ -28,7 +28,8 @@ use arrow_array::{
 };
 use arrow_buffer::{OffsetBuffer, ScalarBuffer};
 use arrow_schema::{DataType, Field, Schema};
-use shapeshift_formats::arrow::{arrow_schema, BatchReader, BatchWriter, DEFAULT_BATCH_ROWS};
+use shapeshift_formats::arrow::rows::{BatchReader, BatchWriter};
+use shapeshift_formats::arrow::{arrow_schema, DEFAULT_BATCH_ROWS};
 use shapeshift_formats::table::RowSink;
 use shapeshift_types::Value;
 

@@ -5,7 +5,8 @@
 
 use std::io::{Read, Write};
 
-use shapeshift_formats::table::{open_sink, open_source, value_from_ref, FormatKind, RowPosition};
+use shapeshift_formats::registry::{open_sink, open_source, FormatKind};
+use shapeshift_formats::table::{value_from_ref, RowPosition};
 use shapeshift_types::{Value, ValueRef};
 
 use super::column_blocks::ColumnBlock;

@@ -1,0 +1,168 @@
+//! Raw datum streams: datums of the first table back to back, no header, no positions.
+
+use std::io::{Read, Write};
+
+use shapeshift_types::{TableSchema, Value, ValueRef};
+
+use crate::table::row_arena::{owned_value, RowArena};
+use crate::table::{FormatError, RowPosition, RowRef, RowSink, RowSource};
+
+use crate::avro::codec::Reader;
+use crate::avro::{error, RowCodec, FORMAT};
+
+struct DatumSource {
+    input: Option<Box<dyn Read>>,
+    bytes: Vec<u8>,
+    pos: usize,
+    codec: RowCodec,
+    rows: u64,
+    row: RowArena,
+}
+
+impl RowSource for DatumSource {
+    fn next_row(&mut self) -> Result<Option<RowRef<'_>>, FormatError> {
+        if let Some(mut input) = self.input.take() {
+            input
+                .read_to_end(&mut self.bytes)
+                .map_err(|e| error(Some(self.bytes.len() as u64), None, format!("read: {e}")))?;
+        }
+        if self.pos >= self.bytes.len() {
+            return Ok(None);
+        }
+        let mut reader = Reader::new(&self.bytes[self.pos..], self.pos as u64);
+        let (values, _) = self
+            .codec
+            .decode(&mut reader)
+            .map_err(|e| error(Some(e.offset), Some(self.rows), e.message))?;
+        if reader.pos == 0 {
+            // A schema whose datums take no bytes cannot tell rows apart.
+            return Err(error(
+                Some(self.pos as u64),
+                Some(self.rows),
+                "datums of this schema take no bytes",
+            ));
+        }
+        self.pos += reader.pos;
+        self.row.clear();
+        for (value, column) in values.iter().zip(&self.codec.schema.columns) {
+            self.row.push_value(value, &column.ty, FORMAT)?;
+        }
+        self.rows += 1;
+        Ok(Some(RowRef {
+            position: RowPosition::default(),
+            values: self.row.views(),
+        }))
+    }
+}
+
+struct DatumSink {
+    output: Box<dyn Write>,
+    codec: RowCodec,
+    buffer: Vec<u8>,
+    rows: u64,
+}
+
+impl DatumSink {
+    fn write_buffer(&mut self) -> Result<(), FormatError> {
+        let result = self.output.write_all(&self.buffer);
+        result.map_err(|e| error(None, Some(self.rows), format!("write: {e}")))?;
+        self.buffer.clear();
+        self.rows += 1;
+        Ok(())
+    }
+
+    fn check_table(&self, position: &RowPosition) -> Result<(), FormatError> {
+        if position.table_index != 0 {
+            return Err(error(
+                None,
+                Some(self.rows),
+                "raw Avro datum streams carry one table only",
+            ));
+        }
+        Ok(())
+    }
+}
+
+impl RowSink for DatumSink {
+    fn write_row(
+        &mut self,
+        position: &RowPosition,
+        values: &[ValueRef<'_>],
+    ) -> Result<(), FormatError> {
+        self.check_table(position)?;
+        if values.len() != self.codec.schema.columns.len() {
+            return Err(error(
+                None,
+                Some(self.rows),
+                "row length differs from the schema",
+            ));
+        }
+        let owned = values
+            .iter()
+            .zip(&self.codec.schema.columns)
+            .map(|(v, c)| owned_value(v, &c.ty, FORMAT))
+            .collect::<Result<Vec<_>, _>>()?;
+        self.buffer.clear();
+        self.codec.encode_row(&owned, &mut self.buffer)?;
+        self.write_buffer()
+    }
+
+    fn write_owned_row(
+        &mut self,
+        position: &RowPosition,
+        values: &[Value],
+    ) -> Result<(), FormatError> {
+        self.check_table(position)?;
+        self.buffer.clear();
+        self.codec.encode_row(values, &mut self.buffer)?;
+        self.write_buffer()
+    }
+
+    fn finish(&mut self) -> Result<(), FormatError> {
+        self.output
+            .flush()
+            .map_err(|e| error(None, Some(self.rows), format!("write: {e}")))
+    }
+}
+
+/// Reads raw Avro datums back to back (no header) of the first table. The input is read
+/// whole.
+///
+/// # Errors
+/// Never at construction; kept fallible for the common constructor shape.
+pub fn datum_source(
+    schemas: &[TableSchema],
+    input: Box<dyn Read>,
+) -> Result<Box<dyn RowSource>, FormatError> {
+    let table = schemas
+        .first()
+        .ok_or_else(|| error(None, None, "no table schema given"))?;
+    Ok(Box::new(DatumSource {
+        input: Some(input),
+        bytes: Vec::new(),
+        pos: 0,
+        codec: RowCodec::new(table),
+        rows: 0,
+        row: RowArena::default(),
+    }))
+}
+
+/// Writes raw Avro datums back to back (no header) of the first table; positions are
+/// not carried.
+///
+/// # Errors
+/// Never at construction; kept fallible for the common constructor shape.
+pub fn datum_sink(
+    schemas: &[TableSchema],
+    output: Box<dyn Write>,
+) -> Result<Box<dyn RowSink>, FormatError> {
+    let table = schemas
+        .first()
+        .ok_or_else(|| error(None, None, "no table schema given"))?;
+    Ok(Box::new(DatumSink {
+        output,
+        codec: RowCodec::new(table),
+        buffer: Vec::new(),
+        rows: 0,
+    }))
+}

@@ -1,0 +1,266 @@
+//! MessagePack table streams: typed rows as MessagePack items, lossless for every type.
+//!
+//! The mapping (shared with CBOR, see docs/formats/msgpack.md): a row is an array of its column
+//! values in schema order, a control record is a map (`{"table_index": 1}`), integers keep
+//! their sign class (`int` families for signed types, `uint` for unsigned), doubles are
+//! always float64 (bit-exact), `string`/`uuid`/decimals are `bin`, `utf8`/`json` are `str`,
+//! structs and tuples are positional arrays, variants `[index, value]`, dicts MessagePack
+//! maps with keys of their own type, `optional<T>` of a nullable `T` is `nil` or `[value]`,
+//! and `yson` values are extension type [`YSON_EXT_TYPE`] holding binary YSON.
+//!
+//! Encoding goes through the `rmp` crate's writers (shortest forms); decoding matches the
+//! marker byte itself (one inlined match; `rmp`'s marker table for the rare extension items)
+//! and checks every length against the bytes that remain.
+//!
+//! - [`encode_row`]: one row into a buffer, the fast path for writing.
+//! - [`ItemReader`]: the lowest-level reader, item by item with no schema.
+//! - [`RowReader`]: rows of a stream in memory, as owned values.
+//! - the common interface: [`crate::table::open_source`] / [`crate::table::open_sink`].
+
+use rmp::Marker;
+use shapeshift_types::{TableSchema, Value};
+
+use crate::table::FormatError;
+pub use crate::tree::Item;
+use crate::tree::{self, Dialect, TreeError};
+
+pub(crate) mod rows;
+
+const FORMAT: &str = "msgpack";
+
+/// The MessagePack extension type of `yson` values (payload: binary YSON). ASCII `Y`.
+pub const YSON_EXT_TYPE: i8 = 0x59;
+
+/// The MessagePack spelling of the tree mapping (the type parameter of [`RowReader`] and
+/// [`ItemReader`]).
+pub struct MsgPack;
+
+impl Dialect for MsgPack {
+    const NAME: &'static str = FORMAT;
+
+    // Writing into a Vec cannot fail; rmp's results carry only the sink's error.
+    fn nil(out: &mut Vec<u8>) {
+        let _ = rmp::encode::write_nil(out);
+    }
+    fn boolean(out: &mut Vec<u8>, v: bool) {
+        let _ = rmp::encode::write_bool(out, v);
+    }
+    fn int(out: &mut Vec<u8>, v: i64) {
+        let _ = rmp::encode::write_sint(out, v);
+    }
+    fn uint(out: &mut Vec<u8>, v: u64) {
+        let _ = rmp::encode::write_uint(out, v);
+    }
+    fn double(out: &mut Vec<u8>, v: f64) {
+        let _ = rmp::encode::write_f64(out, v);
+    }
+    fn bytes(out: &mut Vec<u8>, v: &[u8]) {
+        let _ = rmp::encode::write_bin(out, v);
+    }
+    fn text(out: &mut Vec<u8>, v: &[u8]) {
+        // rmp's `write_str` wants a `&str`; the caller has checked the UTF-8 already.
+        let _ = rmp::encode::write_str_len(&mut *out, v.len() as u32);
+        out.extend_from_slice(v);
+    }
+    fn array(out: &mut Vec<u8>, len: usize) {
+        let _ = rmp::encode::write_array_len(out, len as u32);
+    }
+    fn map(out: &mut Vec<u8>, len: usize) {
+        let _ = rmp::encode::write_map_len(out, len as u32);
+    }
+    fn yson(out: &mut Vec<u8>, binary_yson: &[u8]) {
+        let _ = rmp::encode::write_ext_meta(out, binary_yson.len() as u32, YSON_EXT_TYPE);
+        out.extend_from_slice(binary_yson);
+    }
+
+    // The hot path of every reader: inlined into the row decoders, one match on the marker
+    // byte; the rare items (extensions, errors) are out of line.
+    #[inline(always)]
+    fn read<'a>(input: &'a [u8], pos: &mut usize) -> Result<Item<'a>, TreeError> {
+        let start = *pos;
+        let Some(&marker) = input.get(start) else {
+            return Err(truncated(input, start, start, 1));
+        };
+        let at = start + 1;
+        // `n` bytes after the marker (and the header bytes before them, `skip`).
+        let take = |skip: usize, n: usize| -> Result<&'a [u8], TreeError> {
+            let from = at + skip;
+            match input.get(from..from.wrapping_add(n)) {
+                Some(bytes) if from.checked_add(n).is_some() => Ok(bytes),
+                _ => Err(truncated(input, start, from, n)),
+            }
+        };
+        let (item, end) = match marker {
+            0x00..=0x7f => (Item::Uint(u64::from(marker)), at),
+            0x80..=0x8f => (Item::Map(u64::from(marker & 0x0f)), at),
+            0x90..=0x9f => (Item::Array(u64::from(marker & 0x0f)), at),
+            0xa0..=0xbf => {
+                let n = usize::from(marker & 0x1f);
+                (Item::Text(take(0, n)?), at + n)
+            }
+            0xc0 => (Item::Nil, at),
+            0xc2 => (Item::Bool(false), at),
+            0xc3 => (Item::Bool(true), at),
+            0xc4 | 0xd9 => {
+                let n = usize::from(take(0, 1)?[0]);
+                let bytes = take(1, n)?;
+                (string_item(marker, bytes), at + 1 + n)
+            }
+            0xc5 | 0xda => {
+                let n = usize::from(u16::from_be_bytes(
+                    take(0, 2)?.try_into().unwrap_or_default(),
+                ));
+                let bytes = take(2, n)?;
+                (string_item(marker, bytes), at + 2 + n)
+            }
+            0xc6 | 0xdb => {
+                let n = u32::from_be_bytes(take(0, 4)?.try_into().unwrap_or_default()) as usize;
+                let bytes = take(4, n)?;
+                (string_item(marker, bytes), at + 4 + n)
+            }
+            0xca => {
+                let bits = u32::from_be_bytes(take(0, 4)?.try_into().unwrap_or_default());
+                (Item::Double(f64::from(f32::from_bits(bits))), at + 4)
+            }
+            0xcb => {
+                let bits = u64::from_be_bytes(take(0, 8)?.try_into().unwrap_or_default());
+                (Item::Double(f64::from_bits(bits)), at + 8)
+            }
+            0xcc => (Item::Uint(u64::from(take(0, 1)?[0])), at + 1),
+            0xcd => {
+                let v = u16::from_be_bytes(take(0, 2)?.try_into().unwrap_or_default());
+                (Item::Uint(u64::from(v)), at + 2)
+            }
+            0xce => {
+                let v = u32::from_be_bytes(take(0, 4)?.try_into().unwrap_or_default());
+                (Item::Uint(u64::from(v)), at + 4)
+            }
+            0xcf => {
+                let v = u64::from_be_bytes(take(0, 8)?.try_into().unwrap_or_default());
+                (Item::Uint(v), at + 8)
+            }
+            0xd0 => (Item::Int(i64::from(take(0, 1)?[0] as i8)), at + 1),
+            0xd1 => {
+                let v = i16::from_be_bytes(take(0, 2)?.try_into().unwrap_or_default());
+                (Item::Int(i64::from(v)), at + 2)
+            }
+            0xd2 => {
+                let v = i32::from_be_bytes(take(0, 4)?.try_into().unwrap_or_default());
+                (Item::Int(i64::from(v)), at + 4)
+            }
+            0xd3 => {
+                let v = i64::from_be_bytes(take(0, 8)?.try_into().unwrap_or_default());
+                (Item::Int(v), at + 8)
+            }
+            0xdc => {
+                let v = u16::from_be_bytes(take(0, 2)?.try_into().unwrap_or_default());
+                (Item::Array(u64::from(v)), at + 2)
+            }
+            0xdd => {
+                let v = u32::from_be_bytes(take(0, 4)?.try_into().unwrap_or_default());
+                (Item::Array(u64::from(v)), at + 4)
+            }
+            0xde => {
+                let v = u16::from_be_bytes(take(0, 2)?.try_into().unwrap_or_default());
+                (Item::Map(u64::from(v)), at + 2)
+            }
+            0xdf => {
+                let v = u32::from_be_bytes(take(0, 4)?.try_into().unwrap_or_default());
+                (Item::Map(u64::from(v)), at + 4)
+            }
+            0xe0..=0xff => (Item::Int(i64::from(marker as i8)), at),
+            _ => return read_rare(input, pos),
+        };
+        *pos = end;
+        Ok(item)
+    }
+}
+
+/// A `str` (text) or `bin` (bytes) item of the marker that introduced it.
+#[inline(always)]
+fn string_item(marker: u8, bytes: &[u8]) -> Item<'_> {
+    if marker >= 0xd9 {
+        Item::Text(bytes)
+    } else {
+        Item::Bytes(bytes)
+    }
+}
+
+/// `n` bytes from `from` run past the end of `input` (the item starts at `start`).
+#[cold]
+fn truncated(input: &[u8], start: usize, from: usize, n: usize) -> TreeError {
+    // Says nothing of offsets but the item's own (added by the caller): a streaming reader
+    // decodes from a window of the stream, where `from` and the length are the window's.
+    TreeError::end_of_input(
+        start,
+        format!(
+            "truncated: the item needs {n} more bytes, {} remain",
+            input.len().saturating_sub(from)
+        ),
+    )
+}
+
+/// The items [`MsgPack::read`] leaves out of its hot path: extensions (the `yson` one) and
+/// the reserved marker; decoded through `rmp`'s marker table.
+#[cold]
+#[inline(never)]
+fn read_rare<'a>(input: &'a [u8], pos: &mut usize) -> Result<Item<'a>, TreeError> {
+    let start = *pos;
+    let take = |pos: &mut usize, n: usize| -> Result<&'a [u8], TreeError> {
+        let end = pos
+            .checked_add(n)
+            .filter(|&e| e <= input.len())
+            .ok_or_else(|| truncated(input, start, *pos, n))?;
+        let bytes = &input[*pos..end];
+        *pos = end;
+        Ok(bytes)
+    };
+    let be = |bytes: &[u8]| bytes.iter().fold(0u64, |acc, &b| (acc << 8) | u64::from(b));
+    let marker = take(pos, 1)?[0];
+    let len = match Marker::from_u8(marker) {
+        Marker::FixExt1 => 1,
+        Marker::FixExt2 => 2,
+        Marker::FixExt4 => 4,
+        Marker::FixExt8 => 8,
+        Marker::FixExt16 => 16,
+        Marker::Ext8 => be(take(pos, 1)?) as usize,
+        Marker::Ext16 => be(take(pos, 2)?) as usize,
+        Marker::Ext32 => be(take(pos, 4)?) as usize,
+        _ => {
+            return Err(TreeError::new(
+                start,
+                "the reserved byte 0xc1 is not a MessagePack item",
+            ))
+        }
+    };
+    let ext_type = take(pos, 1)?[0] as i8;
+    if ext_type != YSON_EXT_TYPE {
+        return Err(TreeError::new(
+            start,
+            format!("unknown extension type {ext_type} (only {YSON_EXT_TYPE}, yson, is defined)"),
+        ));
+    }
+    Ok(Item::Yson(take(pos, len)?))
+}
+
+/// Appends one row of `schema` (values in schema order) to `out`, checked against the
+/// column types. On error `out` is left as it was.
+///
+/// # Errors
+/// A [`FormatError`] naming the column whose value does not fit.
+pub fn encode_row(
+    schema: &TableSchema,
+    values: &[Value],
+    out: &mut Vec<u8>,
+) -> Result<(), FormatError> {
+    tree::encode_row::<MsgPack>(FORMAT, schema, values, out)
+}
+
+/// Reads the rows of a MessagePack stream held in memory, as owned values:
+/// `RowReader::new(schemas, input)`, then `next_row(&mut values)` until `None`;
+/// `other_columns()` gives the last row's columns outside a non-strict schema.
+pub type RowReader<'a> = tree::RowReader<'a, MsgPack>;
+
+/// Reads a MessagePack stream item by item with no schema (the lowest level):
+/// `ItemReader::new(input)`, then `next_item()` until `None`.
+pub type ItemReader<'a> = tree::ItemReader<'a, MsgPack>;

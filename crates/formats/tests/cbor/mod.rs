@@ -1,0 +1,3 @@
+//! CBOR: the item reader against the spec and minicbor.
+
+mod items;

@@ -1,0 +1,3 @@
+//! The MessagePack/CBOR tree codec: streaming reads through a refilled window.
+
+mod streaming;
