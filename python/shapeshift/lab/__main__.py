@@ -1,34 +1,25 @@
-"""``python -m shapeshift.lab``: run the studies and write the report."""
+"""``python -m shapeshift.lab``: run the studies and write the report.
+
+``python -m shapeshift.lab compare OLD NEW`` compares two runs instead (see ``lab.compare``).
+"""
 
 from __future__ import annotations
 
 import argparse
 import importlib
 import json
-import platform
 import sys
 import time
 import traceback
-from dataclasses import asdict
 from pathlib import Path
 
+from shapeshift.lab.machine_load import LoadProbe, describe, fingerprint, is_loaded, summarize_loads
 from shapeshift.lab.report import write_report
 from shapeshift.lab.study import LabContext
 from shapeshift.lab.studies import STUDIES
 
 
-def machine_description() -> dict:
-    import os
-
-    return {
-        "python": platform.python_version(),
-        "platform": platform.platform(),
-        "processor": platform.processor() or platform.machine(),
-        "cpus": os.cpu_count(),
-    }
-
-
-def main(argv: list[str] | None = None) -> int:
+def run_studies(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m shapeshift.lab", description=__doc__)
     parser.add_argument("--out", default="report", help="report directory (default: report)")
     parser.add_argument("--scale", type=float, default=1.0, help="row-count multiplier (default 1)")
@@ -40,39 +31,81 @@ def main(argv: list[str] | None = None) -> int:
 
     ctx = LabContext(Path(args.out), scale=args.scale, quiet=args.quiet)
     chosen = args.only or STUDIES
-    results, failures = [], []
+    results, studies, failures, measurements = [], [], [], {}
     started = time.monotonic()
     for index, name in enumerate(chosen, 1):
         module = importlib.import_module(f"shapeshift.lab.studies.{name}")
         ctx.progress(f"study {index}/{len(chosen)}: {module.TITLE}")
-        study_started = time.monotonic()
+        # Re-runs of unranked comparisons get a budget in proportion to the study's work.
+        ctx.begin_study(rerun_budget_s=getattr(module, "RERUN_BUDGET_S", 0.0) * args.scale)
+        probe = LoadProbe()
         try:
             result = module.run(ctx)
         except Exception:  # a failed study is reported, and the others still run
             failures.append({"study": name, "error": traceback.format_exc()})
             ctx.progress(f"study {name} FAILED:\n{traceback.format_exc()}")
             continue
-        seconds = time.monotonic() - study_started
+        load = probe.stop()
+        for target in result.targets:
+            target.others_share = load.others_share
         (ctx.out_dir / f"{result.name}.json").write_text(
             json.dumps(result.data, indent=1, default=float)
         )
-        results.append((result, seconds))
-        ctx.progress(f"study {name} done in {seconds:.1f}s")
+        results.append(result)
+        measurements[result.name] = ctx.measurements
+        studies.append({
+            "name": result.name,
+            "seconds": load.wall_s,
+            "load": load.as_dict() | {"samples": summarize_loads(ctx.loads)},
+            "rerun_seconds": ctx.rerun_spent_s,
+            "rerun_budget_seconds": ctx.rerun_budget_s,
+            "targets": [t.as_dict() for t in result.targets],
+        })
+        ctx.progress(
+            f"study {name} done in {load.wall_s:.1f}s, " + describe(load.others_share)
+        )
 
     meta = {
-        "machine": machine_description(),
+        "fingerprint": fingerprint(),
         "scale": args.scale,
         "seconds": time.monotonic() - started,
-        "studies": [
-            {"name": r.name, "seconds": s, "targets": [asdict(t) | {"met": t.met} for t in r.targets]}
-            for r, s in results
-        ],
+        "studies": studies,
         "failures": failures,
+        "measurements": measurements,
     }
     (ctx.out_dir / "lab.json").write_text(json.dumps(meta, indent=1))
-    index = write_report(ctx.out_dir, [r for r, _ in results], meta)
+    index = write_report(ctx.out_dir, results, meta)
     ctx.progress(f"report written to {index}")
+    print(verdict_lines(results, studies), file=sys.stderr)
     return 1 if failures else 0
+
+
+def verdict_lines(results, studies) -> str:
+    """The closing lines of a run: target counts, and every unresolved target with its cause."""
+    targets = [t for r in results for t in r.targets]
+    counts = {v: sum(t.verdict == v for t in targets) for v in ("met", "not met", "unresolved")}
+    lines = [f"targets: {counts['met']} met, {counts['not met']} not met, {counts['unresolved']} unresolved"]
+    for study in studies:
+        if is_loaded(study["load"]["others_share"]):
+            lines.append(f"  {study['name']}: {describe(study['load']['others_share'])}")
+    by_load = [(r.name, t) for r in results for t in r.targets if t.verdict == "unresolved" and t.under_load]
+    by_noise = [(r.name, t) for r in results for t in r.targets if t.verdict == "unresolved" and not t.under_load]
+    if by_load:
+        lines.append("unresolved because of load (run again on a quiet machine):")
+        lines += [f"  {study}: {t.name} ({t.unresolved_because})" for study, t in by_load]
+    if by_noise:
+        lines.append("unresolved because the figures were too noisy to rank:")
+        lines += [f"  {study}: {t.name} ({t.unresolved_because})" for study, t in by_noise]
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["compare"]:
+        from shapeshift.lab.compare import main as compare_main
+
+        return compare_main(argv[1:])
+    return run_studies(argv)
 
 
 if __name__ == "__main__":

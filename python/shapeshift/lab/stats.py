@@ -34,19 +34,30 @@ class Summary:
     median: float
     mean: float
     ci95: float  # half-width of the 95% confidence interval of the mean
+    # Where the lab timed the samples itself (``LabContext.time``): our CPU seconds and the
+    # machine's load (``machine_load.Load``) during each sample.
+    cpu_samples: list[float] | None = field(default=None, repr=False)
+    loads: list | None = field(default=None, repr=False)
 
     @property
     def n(self) -> int:
         return len(self.samples)
 
     def as_dict(self) -> dict:
-        return {
+        out = {
             "median": self.median,
             "mean": self.mean,
             "ci95": self.ci95,
             "n": self.n,
             "samples": list(self.samples),
         }
+        if self.cpu_samples is not None:
+            out["cpu_samples"] = list(self.cpu_samples)
+        if self.loads is not None:
+            out["others_share"] = [load.others_share for load in self.loads]
+            out["loadavg"] = [load.loadavg for load in self.loads]
+            out["cpu_mhz"] = [load.cpu_mhz for load in self.loads]
+        return out
 
 
 def summarize(samples: list[float]) -> Summary:
@@ -78,3 +89,57 @@ def format_ci(summary: Summary, scale: float = 1.0, digits: int = 3) -> str:
     if math.isnan(summary.ci95):
         return f"{summary.mean * scale:.{digits}g}"
     return f"{summary.mean * scale:.{digits}g} ± {summary.ci95 * scale:.2g}"
+
+
+def straddles(ci: tuple[float, float] | None, threshold: float) -> bool:
+    """Whether ``threshold`` lies inside ``ci``: the measurement cannot tell which side it is on."""
+    return ci is not None and ci[0] <= threshold <= ci[1]
+
+
+def median_ci(samples: list[float]) -> tuple[float, float] | None:
+    """Distribution-free 95% confidence interval of the median: the order statistics whose
+    ranks a Binomial(n, 1/2) puts around the middle (normal approximation, as in Conover's
+    *Practical Nonparametric Statistics*). ``None`` below 6 samples, where even (min, max)
+    covers less than 95%."""
+    values = sorted(samples)
+    n = len(values)
+    if n < 6:
+        return None
+    half_width = 1.96 * math.sqrt(n) / 2
+    low_rank = max(1, math.floor(n / 2 - half_width + 0.5))  # 1-based ranks, rounded
+    high_rank = min(n, math.floor(1 + n / 2 + half_width + 0.5))
+    return values[low_rank - 1], values[high_rank - 1]
+
+
+def ratio_of_medians(
+    old: list[float], new: list[float], resamples: int = 2000, seed: int = 0
+) -> tuple[float, float, float]:
+    """``median(new) / median(old)`` and its 95% bootstrap (percentile) confidence interval,
+    each side resampled on its own, as criterion.rs and asv compare two runs' samples."""
+    import numpy as np
+
+    old_a, new_a = np.asarray(old, dtype=float), np.asarray(new, dtype=float)
+    rng = np.random.default_rng(seed)
+    old_m = np.median(rng.choice(old_a, (resamples, old_a.size)), axis=1)
+    new_m = np.median(rng.choice(new_a, (resamples, new_a.size)), axis=1)
+    ratios = new_m / old_m
+    low, high = np.percentile(ratios, [2.5, 97.5])
+    return float(np.median(new_a) / np.median(old_a)), float(low), float(high)
+
+
+def ratio_interval(ratios: Summary) -> tuple[float, float] | None:
+    """95% confidence interval of the typical value of paired ratios, taken on their logarithms
+    (Student's t) and mapped back: a ratio's interval stays positive, and a 2x speedup and a
+    2x slowdown are equally far from 1. ``None`` from fewer than two finite positive ratios."""
+    logs = [math.log(r) for r in ratios.samples if r > 0 and math.isfinite(r)]
+    if len(logs) < 2:
+        return None
+    mean = statistics.fmean(logs)
+    half = t95(len(logs) - 1) * statistics.stdev(logs) / math.sqrt(len(logs))
+    return math.exp(mean - half), math.exp(mean + half)
+
+
+def geometric_mean(ratios: Summary) -> float:
+    """The centre of ``ratio_interval``: the geometric mean of the positive ratios."""
+    logs = [math.log(r) for r in ratios.samples if r > 0 and math.isfinite(r)]
+    return math.exp(statistics.fmean(logs)) if logs else math.nan
