@@ -131,3 +131,34 @@ def test_time_records_cpu_and_load_per_sample(tmp_path):
     record = summary.as_dict()
     assert len(record["others_share"]) == 4 and len(record["cpu_samples"]) == 4
     assert ctx.measurements["sum"]["wall_s"] == summary.samples
+
+
+def test_progress_without_a_terminal_prints_lines_with_an_eta(tmp_path, capsys):
+    from shapeshift.lab.study import Progress
+
+    ctx = LabContext(tmp_path)
+    with Progress(ctx, 4, "study", every_s=0) as progress:
+        for step in range(4):
+            progress.advance(note=f"step {step}")
+    lines = capsys.readouterr().err.splitlines()
+    assert len(lines) == 4
+    assert "study: 1/4 (25%), ETA" in lines[0] and lines[0].endswith("step 0")
+    assert "4/4 (100%), ETA 0s" in lines[-1]
+
+
+def test_summary_lines_name_what_load_left_unresolved():
+    from shapeshift.lab.report import summary_lines
+    from shapeshift.lab.study import StudyResult
+
+    loaded = [Target("rate", 0.8, 1.0, "GB/s", others_share=0.5),
+              Target("size", 1.0, 0.5, "%", lower_is_better=True, timed=False, others_share=0.5)]
+    quiet = [Target("speedup", 2.1, 2.0, ci=(1.8, 2.4), others_share=0.01), Target("ok", 3.0, 2.0, others_share=0.01)]
+    results = [StudyResult("busy", "Busy", "", targets=loaded), StudyResult("calm", "Calm", "", targets=quiet)]
+    studies = [{"name": "busy", "load": {"others_share": 0.5}}, {"name": "calm", "load": {"others_share": 0.01}}]
+    lines = summary_lines(results, studies)
+    assert lines[0] == "Targets: 1 met, 1 not met, 2 unresolved."
+    assert "busy measured while other processes used 50% of the machine" in lines[1]
+    load_at = lines.index("Unresolved because of load (run again on a quiet machine):")
+    assert lines[load_at + 1].startswith("- busy: rate (not met, measured while")
+    noise_at = lines.index("Unresolved because the figures were too noisy to rank:")
+    assert lines[noise_at + 1].startswith("- calm: speedup (95% CI 1.8 to 2.4")

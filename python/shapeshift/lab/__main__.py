@@ -13,8 +13,8 @@ import time
 import traceback
 from pathlib import Path
 
-from shapeshift.lab.machine_load import LoadProbe, describe, fingerprint, is_loaded, summarize_loads
-from shapeshift.lab.report import write_report
+from shapeshift.lab.machine_load import LoadProbe, describe, fingerprint, summarize_loads
+from shapeshift.lab.report import summary_lines, write_report
 from shapeshift.lab.study import LabContext
 from shapeshift.lab.studies import STUDIES
 
@@ -76,27 +76,8 @@ def run_studies(argv: list[str] | None = None) -> int:
     (ctx.out_dir / "lab.json").write_text(json.dumps(meta, indent=1))
     index = write_report(ctx.out_dir, results, meta)
     ctx.progress(f"report written to {index}")
-    print(verdict_lines(results, studies), file=sys.stderr)
+    print("\n".join(summary_lines(results, studies)), file=sys.stderr)
     return 1 if failures else 0
-
-
-def verdict_lines(results, studies) -> str:
-    """The closing lines of a run: target counts, and every unresolved target with its cause."""
-    targets = [t for r in results for t in r.targets]
-    counts = {v: sum(t.verdict == v for t in targets) for v in ("met", "not met", "unresolved")}
-    lines = [f"targets: {counts['met']} met, {counts['not met']} not met, {counts['unresolved']} unresolved"]
-    for study in studies:
-        if is_loaded(study["load"]["others_share"]):
-            lines.append(f"  {study['name']}: {describe(study['load']['others_share'])}")
-    by_load = [(r.name, t) for r in results for t in r.targets if t.verdict == "unresolved" and t.under_load]
-    by_noise = [(r.name, t) for r in results for t in r.targets if t.verdict == "unresolved" and not t.under_load]
-    if by_load:
-        lines.append("unresolved because of load (run again on a quiet machine):")
-        lines += [f"  {study}: {t.name} ({t.unresolved_because})" for study, t in by_load]
-    if by_noise:
-        lines.append("unresolved because the figures were too noisy to rank:")
-        lines += [f"  {study}: {t.name} ({t.unresolved_because})" for study, t in by_noise]
-    return "\n".join(lines)
 
 
 def main(argv: list[str] | None = None) -> int:

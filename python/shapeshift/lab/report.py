@@ -5,7 +5,7 @@ from __future__ import annotations
 import html
 from pathlib import Path
 
-from shapeshift.lab.machine_load import describe, is_loaded
+from shapeshift.lab.machine_load import LOADED_SHARE, describe, is_loaded
 from shapeshift.lab.study import StudyResult, Table, Target
 
 
@@ -91,11 +91,13 @@ def _load_sentence(study: dict) -> str:
     return text
 
 
-def _summary_lines(results: list[StudyResult], meta: dict) -> list[str]:
+def summary_lines(results: list[StudyResult], studies: list[dict]) -> list[str]:
+    """What a run comes to: target counts, the studies measured under load, and every
+    unresolved target with its cause (printed by ``make lab`` and atop the report)."""
     targets = [t for r in results for t in r.targets]
     counts = {v: sum(t.verdict == v for t in targets) for v in _CLASS}
     lines = [f"Targets: {counts['met']} met, {counts['not met']} not met, {counts['unresolved']} unresolved."]
-    loaded = [s for s in meta["studies"] if is_loaded(s["load"]["others_share"])]
+    loaded = [s for s in studies if is_loaded(s["load"]["others_share"])]
     if loaded:
         lines.append(
             "Measured under load: "
@@ -103,11 +105,17 @@ def _summary_lines(results: list[StudyResult], meta: dict) -> list[str]:
             + ". Timed figures of these studies are slower than on a quiet machine."
         )
     else:
-        lines.append("No study was measured under load (other processes below 10% of the machine).")
-    for r in results:
-        for t in r.targets:
-            if t.verdict == "unresolved":
-                lines.append(f"Unresolved on this machine: {r.name}: {t.name} ({t.unresolved_because}).")
+        lines.append(
+            f"No study was measured under load (other processes below {100 * LOADED_SHARE:.0f}% of the machine)."
+        )
+    unresolved = [(r.name, t) for r in results for t in r.targets if t.verdict == "unresolved"]
+    for heading, group in (
+        ("Unresolved because of load (run again on a quiet machine):", [u for u in unresolved if u[1].under_load]),
+        ("Unresolved because the figures were too noisy to rank:", [u for u in unresolved if not u[1].under_load]),
+    ):
+        if group:
+            lines.append(heading)
+            lines += [f"- {study}: {t.name} ({t.unresolved_because})" for study, t in group]
     return lines
 
 
@@ -128,7 +136,7 @@ def write_report(out_dir: Path, results: list[StudyResult], meta: dict) -> Path:
         )
         + "</p>",
     ]
-    summary = _summary_lines(results, meta)
+    summary = summary_lines(results, meta["studies"])
     parts.append("<div class='loaded'>" + "".join(f"<p>{html.escape(l)}</p>" for l in summary) + "</div>")
     markdown = ["# shapeshift lab report", ""] + [f"{l}  " for l in summary] + [""]
     for failure in meta.get("failures", []):
