@@ -30,6 +30,7 @@ def run_studies(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
 
     ctx = LabContext(Path(args.out), scale=args.scale, quiet=args.quiet)
+    machine = fingerprint()  # at the start: the build that runs is the one checked out now
     chosen = args.only or STUDIES
     results, studies, failures, measurements = [], [], [], {}
     started = time.monotonic()
@@ -66,7 +67,7 @@ def run_studies(argv: list[str] | None = None) -> int:
         )
 
     meta = {
-        "fingerprint": fingerprint(),
+        "fingerprint": machine,
         "scale": args.scale,
         "seconds": time.monotonic() - started,
         "studies": studies,

@@ -9,6 +9,7 @@ container without ``/sys``) the figure is ``None`` and the figures that need it 
 
 from __future__ import annotations
 
+import functools
 import glob
 import os
 import resource
@@ -51,10 +52,16 @@ def read_cpu_jiffies(path: str | Path = "/proc/stat") -> tuple[int, int] | None:
     return busy, busy + idle + iowait
 
 
+@functools.lru_cache(maxsize=None)
+def _frequency_files(pattern: str) -> tuple[str, ...]:
+    """The files ``pattern`` names, listed once (CPUs do not come and go during a run)."""
+    return tuple(glob.glob(pattern))
+
+
 def read_cpu_mhz(pattern: str = "/sys/devices/system/cpu/cpu*/cpufreq/scaling_cur_freq") -> float | None:
     """Mean current frequency over the CPUs that expose it (MHz), or ``None`` (most VMs)."""
     values = []
-    for name in glob.glob(pattern):
+    for name in _frequency_files(pattern):
         try:
             values.append(int(Path(name).read_text().split()[0]) / 1000)
         except (OSError, ValueError, IndexError):

@@ -239,5 +239,5 @@ def run(ctx: LabContext) -> StudyResult:
         charts=charts,
         targets=targets,
         recommendations=recommendations,
-        data={"native": native, "python": python},
+        data={"native": native, "native_load": native_load.as_dict(), "python": python},
     )

@@ -114,7 +114,9 @@ def _grain_pipelines(ctx: LabContext, paths: dict, count: int, sources: dict) ->
         for lib in sources:
             ctx.record(f"grain/{name}/{lib}", [l.wall_s for l in loads[lib]], [l.cpu_s for l in loads[lib]], loads[lib])
         ours, peer = (_qps(records, statistics.median(l.wall_s for l in loads[lib])) for lib in sources)
-        rows.append([name, f"{records:,}", f"{ours:,.0f}", f"{peer:,.0f}", f"{ours / peer:.2f}x"])
+        comparison = paired_comparison(*sources, loads)
+        rows.append([name, f"{records:,}", f"{ours:,.0f}", f"{peer:,.0f}", f"{ours / peer:.2f}x",
+                     format_ci(comparison.wall), format_ci(comparison.cpu), _believe(comparison)])
     return rows
 
 
@@ -410,7 +412,8 @@ def run(ctx: LabContext) -> StudyResult:
                        "Both libraries pay the interpreter's cost of one call per record in sequential read() and one bytes object per record everywhere; "
                        "with uncompressed files that cost is most of the time for both. Parallel decoding needs idle cores: see the load average in the summary."),
             Table("Grain pipelines over each library's data source (zstd:3, group_size 1): records per second, median of 3 interleaved rounds",
-                  ["pipeline", "records", "shapeshift DataSource", "ArrayRecordDataSource", "speedup"], grain_rows,
+                  ["pipeline", "records", "shapeshift DataSource", "ArrayRecordDataSource", "speedup",
+                   "paired speedup, mean ± 95% CI", "CPU-time speedup, mean ± 95% CI", "which to believe"], grain_rows,
                   note="pip grain 0.2.18; Grain's own per-record work (iterators, prefetch bookkeeping) is in every figure. "
                        "The DataLoader without worker processes spends most of its time in Grain itself. With its default 500-element "
                        "prefetch buffer it also counts the buffer's ready elements on every record it returns, so a source fast enough "
