@@ -85,3 +85,30 @@ def test_cli_explains_an_unusable_run(tmp_path, capsys):
     old = _write(tmp_path / "old", {"machine": {}, "studies": []})  # a lab.json without samples
     assert lab_main(["compare", str(old), str(tmp_path / "missing")]) == 2
     assert "written by an older lab" in capsys.readouterr().err
+
+
+def test_three_samples_against_three_never_show_a_change():
+    # All three new samples above all three old: the bootstrap CI excludes 1, but the
+    # Mann-Whitney test cannot reject at 5% with so few samples (exact p = 0.1).
+    old = {"fingerprint": MACHINE, "measurements": {"s": {"op": {"wall_s": [1.0, 1.01, 1.02]}}}}
+    new = {"fingerprint": MACHINE, "measurements": {"s": {"op": {"wall_s": [1.5, 1.6, 1.7]}}}}
+    (change,), _ = compare.compare_runs(old, new)
+    assert change.low > 1 and change.p_value == pytest.approx(0.1)
+    assert change.status() == "no change"
+
+
+def test_mann_whitney_matches_known_values():
+    from shapeshift.lab.stats import mann_whitney_p
+
+    assert mann_whitney_p([1, 2, 3, 4, 5], [6, 7, 8, 9, 10]) == pytest.approx(2 / 252)
+    assert mann_whitney_p([1, 3, 5, 7, 9], [2, 4, 6, 8, 10]) == pytest.approx(0.6905, abs=1e-4)
+    assert mann_whitney_p([2.0] * 50, [2.0] * 50) == 1.0  # all tied: no evidence at all
+    rng = np.random.default_rng(5)
+    assert mann_whitney_p(rng.normal(0, 1, 60), rng.normal(1, 1, 60)) < 1e-4
+
+
+def test_benjamini_hochberg_adjusts_for_many_measurements():
+    q = compare.benjamini_hochberg([0.01, 0.04, 0.03, 0.5])
+    # sorted 0.01, 0.03, 0.04, 0.5 -> 0.04, min(0.06, 0.0533), 0.04 * 4 / 3, 0.5
+    assert q == pytest.approx([0.04, 0.16 / 3, 0.16 / 3, 0.5])
+    assert compare.benjamini_hochberg([]) == []

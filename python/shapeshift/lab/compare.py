@@ -2,9 +2,12 @@
 
 OLD and NEW are report directories or their ``lab.json``. Every measurement both runs recorded
 (the samples under ``measurements`` in ``lab.json``) is compared as criterion.rs and asv do: the
-ratio of medians new/old with a 95% bootstrap confidence interval. A change is reported when
-the interval excludes 1 and the ratio is beyond ``--threshold`` (5% by default), so run-to-run
-noise of a quiet machine is not reported as a change.
+ratio of medians new/old with a 95% bootstrap confidence interval, and the Mann-Whitney U test
+(as asv does). A change is reported when the test rejects "same distribution" with a false
+discovery rate of 5% over all the measurements compared (Benjamini-Hochberg: a run holds
+about a thousand), the interval excludes 1, and the ratio is beyond ``--threshold`` (5% by
+default), so run-to-run noise is not reported as a change (three samples against three can
+never show one).
 
 Runs from different machines (CPU model, cores, memory, kernel, Python) are refused unless
 ``--force``: their figures differ for reasons that have nothing to do with the code.
@@ -18,8 +21,8 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from shapeshift.lab.machine_load import LOADED_SHARE, MACHINE_KEYS
-from shapeshift.lab.stats import ratio_of_medians
+from shapeshift.lab.machine_load import LOADED_SHARE, MACHINE_KEYS, is_loaded
+from shapeshift.lab.stats import mann_whitney_p, ratio_of_medians
 
 THRESHOLD = 0.05
 
@@ -39,8 +42,12 @@ class Change:
     new_n: int
     old_share: float | None  # other processes' share of the machine during the samples
     new_share: float | None
+    p_value: float  # Mann-Whitney U, two-sided
+    q_value: float = 1.0  # p_value adjusted for the number of measurements compared
 
     def status(self, threshold: float = THRESHOLD) -> str:
+        if self.q_value >= 0.05:
+            return "no change"
         if self.low > 1 and self.ratio > 1 + threshold:
             return "slower"
         if self.high < 1 and self.ratio < 1 - threshold:
@@ -55,7 +62,8 @@ class Change:
         ]
         return (
             f"{self.study}: {self.name}: {self.ratio:.3f}x time (95% CI {self.low:.3f} to "
-            f"{self.high:.3f}; {self.old_n} vs {self.new_n} samples)"
+            f"{self.high:.3f}; p = {self.p_value:.2g}, adjusted {self.q_value:.2g}; {self.old_n} vs "
+            f"{self.new_n} samples)"
             + (f" [{'; '.join(loads)}]" if loads else "")
         )
 
@@ -107,8 +115,23 @@ def compare_runs(old: dict, new: dict) -> tuple[list[Change], list[str]]:
                 study, name, ratio, low, high, len(a), len(b),
                 _mean_share(before[name].get("others_share")),
                 _mean_share(after[name].get("others_share")),
+                mann_whitney_p(a, b),
             ))
+    for change, q in zip(changes, benjamini_hochberg([c.p_value for c in changes])):
+        change.q_value = q
     return changes, unmatched
+
+
+def benjamini_hochberg(p_values: list[float]) -> list[float]:
+    """Adjusted p-values (q-values) controlling the false discovery rate over many tests."""
+    order = sorted(range(len(p_values)), key=lambda i: p_values[i])
+    adjusted = [1.0] * len(p_values)
+    running = 1.0
+    for rank in range(len(order), 0, -1):
+        i = order[rank - 1]
+        running = min(running, p_values[i] * len(p_values) / rank)
+        adjusted[i] = running
+    return adjusted
 
 
 def _build(run: dict) -> str:
@@ -144,6 +167,11 @@ def main(argv: list[str] | None = None) -> int:
     print(f"new: {args.new} (build {_build(new)}, scale {new.get('scale')})")
     if differences:
         print("WARNING: different machines, compared because of --force: " + "; ".join(differences))
+    for label, run in (("old", old), ("new", new)):
+        loaded = [s["name"] for s in run.get("studies", []) if is_loaded((s.get("load") or {}).get("others_share"))]
+        if loaded:
+            print(f"WARNING: the {label} run was measured under load ({', '.join(loaded)}): "
+                  "a change there may come from the load, not the code")
     if old.get("scale") != new.get("scale"):
         print("WARNING: different --scale: the studies timed different amounts of work")
     for status in ("slower", "faster"):

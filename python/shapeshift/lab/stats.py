@@ -6,6 +6,7 @@ Every figure the lab reports goes through here, so all studies summarize the sam
 
 from __future__ import annotations
 
+import itertools
 import math
 import statistics
 from dataclasses import dataclass, field
@@ -143,3 +144,46 @@ def geometric_mean(ratios: Summary) -> float:
     """The centre of ``ratio_interval``: the geometric mean of the positive ratios."""
     logs = [math.log(r) for r in ratios.samples if r > 0 and math.isfinite(r)]
     return math.exp(statistics.fmean(logs)) if logs else math.nan
+
+
+def mann_whitney_p(a: list[float], b: list[float]) -> float:
+    """Two-sided p-value of the Mann-Whitney U test that ``a`` and ``b`` come from one
+    distribution (asv's test for a change between runs). Exact for small samples without
+    ties; otherwise the normal approximation with tie and continuity corrections. (Written
+    here because the lab's pinned dependencies have no SciPy.)"""
+    n, m = len(a), len(b)
+    if n == 0 or m == 0:
+        return 1.0
+    u = sum((x > y) + 0.5 * (x == y) for x in a for y in b)
+    pooled = sorted(list(a) + list(b))
+    tie_sizes = [len(list(g)) for _, g in itertools.groupby(pooled)]
+    if n + m <= 40 and all(t == 1 for t in tie_sizes):
+        counts = _u_counts(n, m)
+        total = sum(counts)
+        low = sum(counts[: int(u) + 1]) / total
+        high = sum(counts[int(math.ceil(u)) :]) / total
+        return min(1.0, 2 * min(low, high))
+    size = n + m
+    tie_term = sum(t**3 - t for t in tie_sizes) / (size * (size - 1))
+    sigma = math.sqrt(n * m / 12 * ((size + 1) - tie_term))
+    if sigma == 0:
+        return 1.0
+    z = max(0.0, abs(u - n * m / 2) - 0.5) / sigma
+    return min(1.0, math.erfc(z / math.sqrt(2)))
+
+
+def _u_counts(n: int, m: int) -> list[int]:
+    """How many orderings of ``n`` + ``m`` distinct values give each U from 0 to n*m: the
+    largest value is one of ``a`` (adding ``m`` to U) or one of ``b``."""
+    table = {(0, j): [1] for j in range(m + 1)}
+    for i in range(1, n + 1):
+        table[(i, 0)] = [1]
+        for j in range(1, m + 1):
+            with_a, with_b = table[(i - 1, j)], table[(i, j - 1)]
+            counts = [0] * (i * j + 1)
+            for k, c in enumerate(with_a):
+                counts[k + j] += c
+            for k, c in enumerate(with_b):
+                counts[k] += c
+            table[(i, j)] = counts
+    return table[(n, m)]
