@@ -218,7 +218,7 @@ class Progress:
         if not ctx.quiet and sys.stderr.isatty():
             from tqdm import tqdm
 
-            self.bar = tqdm(total=self.total, desc=label, file=sys.stderr, leave=False, unit="step")
+            self.bar = ctx.bar = tqdm(total=self.total, desc=label, file=sys.stderr, leave=False, unit="step")
 
     def advance(self, steps: int = 1, note: str = "") -> None:
         self.done += steps
@@ -239,6 +239,7 @@ class Progress:
     def close(self) -> None:
         if self.bar is not None:
             self.bar.close()
+            self.bar = self.ctx.bar = None
 
     def __enter__(self) -> "Progress":
         return self
@@ -264,6 +265,7 @@ class LabContext:
         self.loads: list[Load] = []  # every sample's load since begin_study
         self.rerun_budget_s = 0.0
         self.rerun_spent_s = 0.0
+        self.bar = None  # the open tqdm bar, if any
 
     def begin_study(self, rerun_budget_s: float = 0.0) -> None:
         """Fresh measurements, loads and re-run budget for the next study."""
@@ -278,7 +280,11 @@ class LabContext:
         if self.quiet:
             return
         elapsed = time.monotonic() - self._started
-        print(f"[{elapsed:7.1f}s] {message}", file=sys.stderr, flush=True)
+        line = f"[{elapsed:7.1f}s] {message}"
+        if self.bar is not None:  # above the progress bar, not through it
+            self.bar.write(line, file=sys.stderr)
+        else:
+            print(line, file=sys.stderr, flush=True)
 
     def steps(self, total: int, label: str) -> Progress:
         """Progress over ``total`` steps, with an ETA: ``with ctx.steps(n, "x") as p: p.advance()``."""
