@@ -121,6 +121,12 @@ def test_study_end_to_end_at_tiny_scale(tmp_path, monkeypatch):
         assert r["same_stat_as_others"], r
         assert 0 <= r["fixed_share"] <= 1 and r["startup_s"] >= 0, r
         assert r["bytes_in_zstd"] > 0 or r["scenario"] == "BM6", r
+        # Wall and CPU ratios vs YSON, which to believe, and the load of the rounds.
+        assert r["cpu_ratio_vs_yson"]["n"] == r["ratio_vs_yson"]["n"] == r["runs"], r
+        assert r["believe"] in ("wall", "cpu") and r["why"], r
+        assert r["others_share"] is None or 0 <= r["others_share"] <= 1, r
+        samples = ctx.measurements[f"{r['scenario']}/{r['format']}/{r['path']}"]
+        assert len(samples["wall_s"]) == len(samples["cpu_s"]) == r["runs"] * r["jobs"], r
     by_case = {}
     for r in result.data:
         by_case.setdefault(r["scenario"], set()).add(r["rows_in"])
