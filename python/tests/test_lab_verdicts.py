@@ -162,3 +162,27 @@ def test_summary_lines_name_what_load_left_unresolved():
     assert lines[load_at + 1].startswith("- busy: rate (not met, measured while")
     noise_at = lines.index("Unresolved because the figures were too noisy to rank:")
     assert lines[noise_at + 1].startswith("- calm: speedup (95% CI 1.8 to 2.4")
+
+
+def test_report_shows_load_ci_and_verdicts(tmp_path):
+    from shapeshift.lab.machine_load import fingerprint
+    from shapeshift.lab.report import write_report
+    from shapeshift.lab.study import StudyResult
+
+    targets = [Target("rate", 0.8, 1.0, "GB/s", ci=(0.7, 0.9), others_share=0.5),
+               Target("speedup", 2.5, 2.0, ci=(2.2, 2.8), others_share=0.5)]
+    result = StudyResult("busy", "Busy study", "summary", targets=targets)
+    load = {"wall_s": 10.0, "cpu_s": 4.0, "others_share": 0.5, "loadavg": 3.2, "cpu_mhz": None,
+            "samples": {"others_share_max": 0.9, "cpu_mhz_min": None}}
+    meta = {"fingerprint": fingerprint(), "scale": 1.0, "seconds": 10.0,
+            "studies": [{"name": "busy", "load": load, "rerun_seconds": 2.0, "rerun_budget_seconds": 5.0,
+                         "targets": [t.as_dict() for t in targets]}]}
+    write_report(tmp_path, [result], meta)
+    page = (tmp_path / "index.html").read_text()
+    assert "Measured while other processes used 50% of the machine" in page
+    assert "at most 90% during one timed sample" in page and "2 s of its 5 s budget" in page
+    assert "<th>95% CI</th>" in page and "0.7 to 0.9" in page
+    assert "class='unresolved'>unresolved (not met, measured while" in page
+    assert "class='met'>met [under load]" in page
+    markdown = (tmp_path / "report.md").read_text()
+    assert "Targets: 1 met, 0 not met, 1 unresolved." in markdown
