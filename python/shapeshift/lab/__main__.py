@@ -1,34 +1,25 @@
-"""``python -m shapeshift.lab``: run the studies and write the report."""
+"""``python -m shapeshift.lab``: run the studies and write the report.
+
+``python -m shapeshift.lab compare OLD NEW`` compares two runs instead (see ``lab.compare``).
+"""
 
 from __future__ import annotations
 
 import argparse
 import importlib
 import json
-import platform
 import sys
 import time
 import traceback
-from dataclasses import asdict
 from pathlib import Path
 
-from shapeshift.lab.report import write_report
+from shapeshift.lab.machine_load import LoadProbe, describe, fingerprint, summarize_loads
+from shapeshift.lab.report import summary_lines, write_report
 from shapeshift.lab.study import LabContext
 from shapeshift.lab.studies import STUDIES
 
 
-def machine_description() -> dict:
-    import os
-
-    return {
-        "python": platform.python_version(),
-        "platform": platform.platform(),
-        "processor": platform.processor() or platform.machine(),
-        "cpus": os.cpu_count(),
-    }
-
-
-def main(argv: list[str] | None = None) -> int:
+def run_studies(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m shapeshift.lab", description=__doc__)
     parser.add_argument("--out", default="report", help="report directory (default: report)")
     parser.add_argument("--scale", type=float, default=1.0, help="row-count multiplier (default 1)")
@@ -39,40 +30,64 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
 
     ctx = LabContext(Path(args.out), scale=args.scale, quiet=args.quiet)
+    machine = fingerprint()  # at the start: the build that runs is the one checked out now
     chosen = args.only or STUDIES
-    results, failures = [], []
+    results, studies, failures, measurements = [], [], [], {}
     started = time.monotonic()
     for index, name in enumerate(chosen, 1):
         module = importlib.import_module(f"shapeshift.lab.studies.{name}")
         ctx.progress(f"study {index}/{len(chosen)}: {module.TITLE}")
-        study_started = time.monotonic()
+        # Re-runs of unranked comparisons get a budget in proportion to the study's work.
+        ctx.begin_study(rerun_budget_s=getattr(module, "RERUN_BUDGET_S", 0.0) * args.scale)
+        probe = LoadProbe()
         try:
             result = module.run(ctx)
         except Exception:  # a failed study is reported, and the others still run
             failures.append({"study": name, "error": traceback.format_exc()})
             ctx.progress(f"study {name} FAILED:\n{traceback.format_exc()}")
             continue
-        seconds = time.monotonic() - study_started
+        load = probe.stop()
+        for target in result.targets:
+            target.others_share = load.others_share
         (ctx.out_dir / f"{result.name}.json").write_text(
             json.dumps(result.data, indent=1, default=float)
         )
-        results.append((result, seconds))
-        ctx.progress(f"study {name} done in {seconds:.1f}s")
+        results.append(result)
+        measurements[result.name] = ctx.measurements
+        studies.append({
+            "name": result.name,
+            "seconds": load.wall_s,
+            "load": load.as_dict() | {"samples": summarize_loads(ctx.loads)},
+            "rerun_seconds": ctx.rerun_spent_s,
+            "rerun_budget_seconds": ctx.rerun_budget_s,
+            "targets": [t.as_dict() for t in result.targets],
+        })
+        ctx.progress(
+            f"study {name} done in {load.wall_s:.1f}s, " + describe(load.others_share)
+        )
 
     meta = {
-        "machine": machine_description(),
+        "fingerprint": machine,
         "scale": args.scale,
         "seconds": time.monotonic() - started,
-        "studies": [
-            {"name": r.name, "seconds": s, "targets": [asdict(t) | {"met": t.met} for t in r.targets]}
-            for r, s in results
-        ],
+        "studies": studies,
         "failures": failures,
+        "measurements": measurements,
     }
     (ctx.out_dir / "lab.json").write_text(json.dumps(meta, indent=1))
-    index = write_report(ctx.out_dir, [r for r, _ in results], meta)
+    index = write_report(ctx.out_dir, results, meta)
     ctx.progress(f"report written to {index}")
+    print("\n".join(summary_lines(results, studies)), file=sys.stderr)
     return 1 if failures else 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["compare"]:
+        from shapeshift.lab.compare import main as compare_main
+
+        return compare_main(argv[1:])
+    return run_studies(argv)
 
 
 if __name__ == "__main__":

@@ -10,14 +10,15 @@ readable by array_record).
 
 from __future__ import annotations
 
-import gc
 import os
 import random
 import statistics
 import tempfile
-import time
 
-from shapeshift.lab.study import LabContext, StudyResult, Table, Target
+from shapeshift.lab.stats import format_ci
+from shapeshift.lab.study import (
+    Comparison, LabContext, StudyResult, Table, Target, paired_comparison, worst_of,
+)
 
 TITLE = "ArrayRecord files: shapeshift.records vs array_record"
 
@@ -28,6 +29,16 @@ GROUP_SIZES = [1, 256]
 ACCESS_COMPRESSIONS = ["zstd:3", "brotli:3", "snappy", "uncompressed"]
 # Each configuration is written this many times by each library (median reported).
 WRITE_ROUNDS = 3
+# Speedup goals over array_record, per access operation and for writing.
+ACCESS_GOALS = {
+    "individual Reader": 3.0, "individual DataSource": 3.0,
+    "batch Reader": 2.0, "batch DataSource": 2.0,
+    "sequential g1": 1.5, "sequential g256": 1.5,
+    "read_all g1": 2.0, "read_all g256": 2.0,
+}
+WRITE_GOAL = 2.0
+# Seconds (at scale 1) the study may spend re-running comparisons that could not rank the sides.
+RERUN_BUDGET_S = 20.0
 
 
 def _records(count: int) -> list[bytes]:
@@ -37,16 +48,18 @@ def _records(count: int) -> list[bytes]:
     return [lorem.words(200).encode("utf-8") for _ in range(count)]
 
 
-def _write(writer_class, path: str, options: str, records: list[bytes]) -> tuple[float, float]:
-    """Writes `records` to a file; returns (wall seconds, process CPU seconds)."""
-    cpu_start = time.process_time()
-    start = time.perf_counter()
+def _write(writer_class, path: str, options: str, records: list[bytes]) -> None:
+    """Writes `records` to a file."""
     writer = writer_class(path, options)
     write = writer.write
     for record in records:
         write(record)
     writer.close()
-    return time.perf_counter() - start, time.process_time() - cpu_start
+
+
+def _believe(comparison: Comparison) -> str:
+    believe, why = comparison.believe
+    return f"{believe}: {why}" if comparison.disagree else believe
 
 
 def _qps(count: int, seconds: float) -> float:
@@ -88,17 +101,22 @@ def _grain_pipelines(ctx: LabContext, paths: dict, count: int, sources: dict) ->
     rows = []
     for name, (records, build) in pipelines.items():
         records = min(records, count)
-        seconds: dict[str, list[float]] = {lib: [] for lib in sources}
+        loads: dict[str, list] = {lib: [] for lib in sources}
         opened = {lib: source([paths[(lib, "zstd:3", 1)]]) for lib, source in sources.items()}
         for round_index in range(3):
             order = list(opened.items()) if round_index % 2 == 0 else list(opened.items())[::-1]
             for lib, source in order:
-                start = time.perf_counter()
-                seen = sum(1 if isinstance(item, bytes) else len(item) for item in build(source, records))
-                seconds[lib].append(time.perf_counter() - start)
-                assert seen == records, (name, lib, seen)
-        ours, peer = (_qps(records, statistics.median(seconds[lib])) for lib in sources)
-        rows.append([name, f"{records:,}", f"{ours:,.0f}", f"{peer:,.0f}", f"{ours / peer:.2f}x"])
+                seen = []
+                load = ctx.sample(lambda source=source: seen.append(
+                    sum(1 if isinstance(item, bytes) else len(item) for item in build(source, records))))
+                loads[lib].append(load)
+                assert seen == [records], (name, lib, seen)
+        for lib in sources:
+            ctx.record(f"grain/{name}/{lib}", [l.wall_s for l in loads[lib]], [l.cpu_s for l in loads[lib]], loads[lib])
+        ours, peer = (_qps(records, statistics.median(l.wall_s for l in loads[lib])) for lib in sources)
+        comparison = paired_comparison(*sources, loads)
+        rows.append([name, f"{records:,}", f"{ours:,.0f}", f"{peer:,.0f}", f"{ours / peer:.2f}x",
+                     format_ci(comparison.wall), format_ci(comparison.cpu), _believe(comparison)])
     return rows
 
 
@@ -110,7 +128,6 @@ def run(ctx: LabContext) -> StudyResult:
 
     import numpy as np
 
-    load_before = os.getloadavg()[0]
     cores = len(os.sched_getaffinity(0))
     count = ctx.rows(65536, minimum=512)
     ctx.progress(f"records: generating {count} lorem records")
@@ -122,6 +139,8 @@ def run(ctx: LabContext) -> StudyResult:
     sizes: dict[tuple[str, str, int], int] = {}
     write_seconds: dict[tuple[str, str, int], float] = {}
     write_cpu_seconds: dict[tuple[str, str, int], float] = {}
+    write_comparisons: dict[tuple[str, int], Comparison] = {}
+    progress = ctx.steps(len(GROUP_SIZES) * len(COMPRESSIONS) + len(ACCESS_COMPRESSIONS) + 2, "records")
 
     def round_path(lib: str, compression: str, group_size: int, round_index: int) -> str:
         return os.path.join(workdir.name, f"{lib}-{group_size}-{compression.replace(':', '')}-{round_index}.ar")
@@ -132,8 +151,7 @@ def run(ctx: LabContext) -> StudyResult:
         for compression in COMPRESSIONS:
             options = f"group_size:{group_size},{compression}"
             key = (compression, group_size)
-            wall_samples: dict[str, list[float]] = {lib: [] for lib in libs}
-            cpu_samples: dict[str, list[float]] = {lib: [] for lib in libs}
+            write_loads: dict[str, list] = {lib: [] for lib in libs}
             for round_index in range(WRITE_ROUNDS):
                 order = list(libs.items())
                 if round_index % 2:
@@ -146,23 +164,26 @@ def run(ctx: LabContext) -> StudyResult:
                     path = round_path(lib, *key, round_index)
                     if round_index > 0:
                         os.remove(round_path(lib, *key, round_index - 1))
-                    wall, cpu = _write(writer_class, path, options, records)
-                    wall_samples[lib].append(wall)
-                    cpu_samples[lib].append(cpu)
+                    write_loads[lib].append(ctx.sample(
+                        lambda writer_class=writer_class, path=path: _write(writer_class, path, options, records)))
                     size = os.path.getsize(path)
                     if lib == "shapeshift" and (lib, *key) in sizes and sizes[(lib, *key)] != size:
                         raise AssertionError(f"shapeshift wrote {options} as {size} bytes, earlier {sizes[(lib, *key)]}")
                     sizes[(lib, *key)] = size
+            comparison = paired_comparison("shapeshift", "array_record", write_loads)
+            write_comparisons[key] = comparison
             for lib in libs:
-                write_seconds[(lib, *key)] = statistics.median(wall_samples[lib])
-                write_cpu_seconds[(lib, *key)] = statistics.median(cpu_samples[lib])
+                side = comparison.sides[lib]
+                ctx.record(f"write/{options}/{lib}", side.samples, side.cpu_samples, write_loads[lib])
+                write_seconds[(lib, *key)] = side.median
+                write_cpu_seconds[(lib, *key)] = statistics.median(side.cpu_samples)
                 path = round_path(lib, *key, WRITE_ROUNDS - 1)
                 if compression in ACCESS_COMPRESSIONS:
                     paths[(lib, *key)] = path
                 else:
                     os.remove(path)
-            ctx.progress(
-                f"records: {options}: {100 * sizes[('shapeshift', *key)] / raw_bytes:.2f}% vs "
+            progress.advance(
+                note=f"{options}: {100 * sizes[('shapeshift', *key)] / raw_bytes:.2f}% vs "
                 f"{100 * sizes[('array_record', *key)] / raw_bytes:.2f}%, write "
                 f"{write_seconds[('array_record', *key)] / write_seconds[('shapeshift', *key)]:.2f}x"
             )
@@ -170,7 +191,7 @@ def run(ctx: LabContext) -> StudyResult:
     # shapeshift's dictionary extension at group_size 1.
     dictionary_path = os.path.join(workdir.name, "shapeshift-dictionary.ar")
     dictionary_options = "group_size:1,zstd:3,zstd_dictionary"
-    dictionary_write, _ = _write(Writer, dictionary_path, dictionary_options, records)
+    dictionary_write = ctx.sample(lambda: _write(Writer, dictionary_path, dictionary_options, records)).wall_s
     dictionary_size = os.path.getsize(dictionary_path)
 
     rng = np.random.default_rng(42)
@@ -183,33 +204,19 @@ def run(ctx: LabContext) -> StudyResult:
     # regardless of how many cores were free while it ran.
     cpu_per_record: dict[tuple[str, str, str], float] = {}
 
+    comparisons: dict[tuple[str, str], Comparison] = {}
+
     def measure_pair(compression: str, op: str, fns: dict, operations: int) -> None:
         """Both libraries on the same operation, interleaved: one warm-up run each, then
-        `repeat` rounds alternating which library goes first; the median of each."""
-        order = list(fns)
-        samples: dict[str, list[float]] = {lib: [] for lib in order}
-        cpu_samples: dict[str, list[float]] = {lib: [] for lib in order}
-        gc_was_enabled = gc.isenabled()
-        gc.disable()
-        try:
-            for lib in order:
-                fns[lib]()
-            for round_index in range(repeat):
-                for lib in (order if round_index % 2 == 0 else order[::-1]):
-                    cpu_start = time.process_time()
-                    start = time.perf_counter()
-                    fns[lib]()
-                    samples[lib].append(time.perf_counter() - start)
-                    cpu_samples[lib].append(time.process_time() - cpu_start)
-        finally:
-            if gc_was_enabled:
-                gc.enable()
-        for lib in order:
-            access[(lib, compression, op)] = _qps(operations, statistics.median(samples[lib]))
-            cpu_per_record[(lib, compression, op)] = 1e6 * statistics.median(cpu_samples[lib]) / operations
+        `repeat` rounds alternating which library goes first (more while the paired ratio
+        cannot be ranked against 1 and the operation's goal, within the study's budget)."""
+        comparison = ctx.compare(f"{compression}/{op}", fns, repeat=repeat, goal=ACCESS_GOALS[op])
+        comparisons[(compression, op)] = comparison
+        for lib, side in comparison.sides.items():
+            access[(lib, compression, op)] = _qps(operations, side.median)
+            cpu_per_record[(lib, compression, op)] = 1e6 * statistics.median(side.cpu_samples) / operations
 
     for compression in ACCESS_COMPRESSIONS:
-        ctx.progress(f"records: access benchmarks, {compression}")
         ops: dict[str, dict] = {}
         for lib in libs:
             path1 = paths[(lib, compression, 1)]
@@ -252,19 +259,20 @@ def run(ctx: LabContext) -> StudyResult:
         for op in ops["shapeshift"]:
             operations = ops["shapeshift"][op][1]
             measure_pair(compression, op, {lib: ops[lib][op][0] for lib in libs}, operations)
+        progress.advance(note=f"access benchmarks, {compression}")
 
-    ctx.progress("records: Grain pipelines")
     grain_rows = _grain_pipelines(ctx, paths, count, {"shapeshift": DataSource, "array_record": ArrayRecordDataSource})
-
-    ctx.progress("records: dictionary extension access")
+    progress.advance(note="Grain pipelines")
     dictionary_reader = Reader(dictionary_path, "readahead_buffer_size:0")
     assert dictionary_reader.read(permutation[:100]) == [records[i] for i in permutation[:100]]
     for op, fn, operations in (
         ("individual Reader", lambda: [dictionary_reader.read(i) for i in individual], len(individual)),
         ("batch Reader", lambda: dictionary_reader.read(permutation), count),
     ):
-        summary = ctx.time(fn, repeat=repeat, warmup=1)
+        summary = ctx.time(fn, repeat=repeat, warmup=1, name=f"zstd:3+dictionary/{op}/shapeshift")
         access[("shapeshift", "zstd:3+dictionary", op)] = _qps(operations, summary.median)
+    progress.advance(note="dictionary extension access")
+    progress.close()
     workdir.cleanup()
 
     # Tables.
@@ -294,13 +302,15 @@ def run(ctx: LabContext) -> StudyResult:
     operations = ["individual Reader", "individual DataSource", "batch Reader", "batch DataSource",
                   "sequential g1", "sequential g256", "read_all g1", "read_all g256"]
     access_rows = []
-    speedups: dict[str, list[float]] = {op: [] for op in operations}
     for compression in ACCESS_COMPRESSIONS:
         for op in operations:
             ours = access[("shapeshift", compression, op)]
             peer = access[("array_record", compression, op)]
-            speedups[op].append(ours / peer)
-            access_rows.append([compression, op, f"{ours:,.0f}", f"{peer:,.0f}", f"{ours / peer:.2f}x"])
+            comparison = comparisons[(compression, op)]
+            access_rows.append([
+                compression, op, f"{ours:,.0f}", f"{peer:,.0f}", f"{ours / peer:.2f}x",
+                format_ci(comparison.wall), format_ci(comparison.cpu), _believe(comparison),
+            ])
     cpu_rows = []
     for compression in ACCESS_COMPRESSIONS:
         for op in operations:
@@ -313,24 +323,26 @@ def run(ctx: LabContext) -> StudyResult:
             cpu_rows.append([compression, op, f"{ours:.2f}", f"{peer:.2f}", f"{peer / ours:.2f}x" if ours > 0 else "", ceiling])
     for op in ("individual Reader", "batch Reader"):
         ours = access[("shapeshift", "zstd:3+dictionary", op)]
-        access_rows.append(["zstd:3 + dictionary (extension)", op, f"{ours:,.0f}", "", ""])
+        access_rows.append(["zstd:3 + dictionary (extension)", op, f"{ours:,.0f}", "", "", "", "", ""])
 
-    def worst(ops):
-        return min(min(speedups[op]) for op in ops)
+    def worst(label, ops):
+        return worst_of(
+            f"{label} (paired; worst of {', '.join(ops)} x {len(ACCESS_COMPRESSIONS)} compressions)",
+            [comparisons[(c, op)] for c in ACCESS_COMPRESSIONS for op in ops],
+            ACCESS_GOALS[ops[0]],
+        )
 
-    write_ratio = min(
-        write_seconds[("array_record", c, g)] / write_seconds[("shapeshift", c, g)]
-        for c in COMPRESSIONS for g in GROUP_SIZES
-    )
+    batch_target = worst("batch random access", ["batch Reader", "batch DataSource"])
+    read_all_target = worst("read_all", ["read_all g1", "read_all g256"])
+    sequential_target = worst("sequential read()", ["sequential g1", "sequential g256"])
+    individual_target = worst("individual access", ["individual Reader", "individual DataSource"])
+    writing_target = worst_of("writing (paired; worst configuration)", list(write_comparisons.values()), WRITE_GOAL)
     worst_size = max(ratio for _, _, ratio in size_ratios)
     worst_size_config = max(size_ratios, key=lambda item: item[2])
     targets = [
-        Target("largest size excess vs array_record (%)", 100 * (worst_size - 1), 0.5, "%", lower_is_better=True),
-        Target("batch random access (worst of Reader/DataSource x 4 compressions)", worst(["batch Reader", "batch DataSource"]), 2.0),
-        Target("read_all (worst case)", worst(["read_all g1", "read_all g256"]), 2.0),
-        Target("sequential read() (worst case)", worst(["sequential g1", "sequential g256"]), 1.5),
-        Target("individual access (worst case)", worst(["individual Reader", "individual DataSource"]), 3.0),
-        Target("writing (worst configuration)", write_ratio, 2.0),
+        Target("largest size excess vs array_record (%)", 100 * (worst_size - 1), 0.5, "%", lower_is_better=True,
+               timed=False),
+        batch_target, read_all_target, sequential_target, individual_target, writing_target,
     ]
 
     charts = []
@@ -351,21 +363,21 @@ def run(ctx: LabContext) -> StudyResult:
         log=True,
     ))
 
-    met = sum(target.met for target in targets)
-    load_after = os.getloadavg()[0]
+    met = sum(target.verdict == "met" for target in targets)
+    unresolved = sum(target.verdict == "unresolved" for target in targets)
     plain_g1 = sizes[("shapeshift", "zstd:3", 1)]
     plain_g256 = sizes[("shapeshift", "zstd:3", 256)]
     summary = (
-        f"{count:,} records of 200 lorem words ({raw_bytes / 1e6:.1f} MB). {met} of {len(targets)} targets met. "
+        f"{count:,} records of 200 lorem words ({raw_bytes / 1e6:.1f} MB). {met} of {len(targets)} targets met, {unresolved} unresolved. "
         f"Sizes: largest excess over array_record {100 * (worst_size - 1):+.2f}% "
         f"({worst_size_config[0]}, group_size {worst_size_config[1]}). "
-        f"Speedups, worst case over compressions: batch {worst(['batch Reader', 'batch DataSource']):.2f}x, "
-        f"read_all {worst(['read_all g1', 'read_all g256']):.2f}x, sequential {worst(['sequential g1', 'sequential g256']):.2f}x, "
-        f"individual {worst(['individual Reader', 'individual DataSource']):.2f}x, writing {write_ratio:.2f}x. "
+        f"Speedups (paired), worst case over compressions: batch {batch_target.measured:.2f}x, "
+        f"read_all {read_all_target.measured:.2f}x, sequential {sequential_target.measured:.2f}x, "
+        f"individual {individual_target.measured:.2f}x, writing {writing_target.measured:.2f}x. "
         f"The zstd dictionary extension stores group_size 1 in {100 * dictionary_size / raw_bytes:.1f}% of raw "
         f"(plain zstd:3 {100 * plain_g1 / raw_bytes:.1f}%, group_size 256 {100 * plain_g256 / raw_bytes:.1f}%). "
-        f"Machine load average {load_before:.1f} at the start and {load_after:.1f} at the end on "
-        f"{cores} cores: parallel speedups shrink when other work holds the cores."
+        f"Our reads decode on a thread pool over {cores} cores: parallel speedups shrink when other "
+        "work holds the cores (the load line above says how much it did)."
     )
     recommendations = [
         f"For random access keep group_size 1: group_size 256 saves {100 * (plain_g1 - plain_g256) / raw_bytes:.0f} points "
@@ -394,12 +406,14 @@ def run(ctx: LabContext) -> StudyResult:
                        "the speedup our writer would show with every core busy and nothing waiting. Both libraries call the same zstd and brotli encoders, "
                        "so where the CPU times are equal the ceiling is about the number of cores."),
             Table(f"Reads per second (median of {repeat} runs after a warm-up, the two libraries interleaved); group_size 1 unless the operation says g256",
-                  ["compression", "operation", "shapeshift", "array_record", "speedup"], access_rows,
+                  ["compression", "operation", "shapeshift", "array_record", "speedup",
+                   "paired speedup, mean ± 95% CI", "CPU-time speedup, mean ± 95% CI", "which to believe"], access_rows,
                   note=f"Individual access times {len(individual):,} random single reads; batch reads all {count:,} records in random order. "
                        "Both libraries pay the interpreter's cost of one call per record in sequential read() and one bytes object per record everywhere; "
                        "with uncompressed files that cost is most of the time for both. Parallel decoding needs idle cores: see the load average in the summary."),
             Table("Grain pipelines over each library's data source (zstd:3, group_size 1): records per second, median of 3 interleaved rounds",
-                  ["pipeline", "records", "shapeshift DataSource", "ArrayRecordDataSource", "speedup"], grain_rows,
+                  ["pipeline", "records", "shapeshift DataSource", "ArrayRecordDataSource", "speedup",
+                   "paired speedup, mean ± 95% CI", "CPU-time speedup, mean ± 95% CI", "which to believe"], grain_rows,
                   note="pip grain 0.2.18; Grain's own per-record work (iterators, prefetch bookkeeping) is in every figure. "
                        "The DataLoader without worker processes spends most of its time in Grain itself. With its default 500-element "
                        "prefetch buffer it also counts the buffer's ready elements on every record it returns, so a source fast enough "
@@ -426,7 +440,8 @@ def run(ctx: LabContext) -> StudyResult:
             "access_qps": {f"{lib}|{c}|{op}": q for (lib, c, op), q in access.items()},
             "cpu_us_per_record": {f"{lib}|{c}|{op}": v for (lib, c, op), v in cpu_per_record.items()},
             "dictionary": {"size": dictionary_size, "write_seconds": dictionary_write},
-            "load_average": [load_before, load_after],
+            "comparisons": {f"{c}|{op}": v.as_dict() for (c, op), v in comparisons.items()},
+            "write_comparisons": {f"{c}|{g}": v.as_dict() for (c, g), v in write_comparisons.items()},
             "cores": cores,
             "grain": grain_rows,
             "write_rounds": WRITE_ROUNDS,

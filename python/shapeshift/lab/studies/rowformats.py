@@ -56,7 +56,14 @@ def _overhead_pct(interface: list[float], own: list[float] | None) -> float | No
 
 def _measure(ctx: LabContext) -> list[dict]:
     scale = max(BENCH_SCALE * ctx.scale, 1e-4)
-    return ctx.native("bench", "formats", "--scale", f"{scale:g}", "--repeat", str(REPEAT))
+    raw, load = ctx.native("bench", "formats", "--scale", f"{scale:g}", "--repeat", str(REPEAT))
+    # The benchmark times inside one process: each sample's load is that of the whole run.
+    for r in raw:
+        for arm in ("write", "read", "own_write", "own_read"):
+            samples = r.get(f"{arm}_samples_s")
+            if samples:
+                ctx.record(f"{r['dataset']}/{r['format']}/{arm}", samples, loads=[load] * len(samples))
+    return raw
 
 
 def _own_api_name(record: dict) -> str | None:

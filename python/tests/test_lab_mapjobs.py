@@ -98,13 +98,13 @@ def test_a_failing_job_reports_its_own_error(exe):
 
 
 def test_study_end_to_end_at_tiny_scale(tmp_path, monkeypatch):
-    from shapeshift.lab.studies import formats
+    from shapeshift.lab.studies import mapjobs
 
-    monkeypatch.setattr(formats, "ALL_FORMATS", ["yson", "skiff", "protobuf"])
-    monkeypatch.setattr(formats, "REPEAT", 2)
-    monkeypatch.setattr(formats, "JOBS", 2)
+    monkeypatch.setattr(mapjobs, "ALL_FORMATS", ["yson", "skiff", "protobuf"])
+    monkeypatch.setattr(mapjobs, "REPEAT", 2)
+    monkeypatch.setattr(mapjobs, "JOBS", 2)
     ctx = LabContext(tmp_path, scale=0.002, quiet=True)
-    result = formats.run(ctx)
+    result = mapjobs.run(ctx)
     assert isinstance(result.data, list)
     keys = {(r["scenario"], r["format"], r["path"]) for r in result.data}
     for scenario in ["BM1", "BM2", "BM3", "BM4", "BM4-mid", "BM5", "BM6", "BM1-lowcard"]:
@@ -121,6 +121,12 @@ def test_study_end_to_end_at_tiny_scale(tmp_path, monkeypatch):
         assert r["same_stat_as_others"], r
         assert 0 <= r["fixed_share"] <= 1 and r["startup_s"] >= 0, r
         assert r["bytes_in_zstd"] > 0 or r["scenario"] == "BM6", r
+        # Wall and CPU ratios vs YSON, which to believe, and the load of the rounds.
+        assert r["cpu_ratio_vs_yson"]["n"] == r["ratio_vs_yson"]["n"] == r["runs"], r
+        assert r["believe"] in ("wall", "cpu") and r["why"], r
+        assert r["others_share"] is None or 0 <= r["others_share"] <= 1, r
+        samples = ctx.measurements[f"{r['scenario']}/{r['format']}/{r['path']}"]
+        assert len(samples["wall_s"]) == len(samples["cpu_s"]) == r["runs"] * r["jobs"], r
     by_case = {}
     for r in result.data:
         by_case.setdefault(r["scenario"], set()).add(r["rows_in"])
@@ -130,4 +136,4 @@ def test_study_end_to_end_at_tiny_scale(tmp_path, monkeypatch):
     assert any("column-at-a-time" in r for r in result.recommendations)
     assert result.recommendations and result.tables and result.targets
     assert all((tmp_path / chart).exists() for chart in result.charts)
-    json.dumps(result.data)  # serializable as formats.json
+    json.dumps(result.data)  # serializable as mapjobs.json
