@@ -5,7 +5,7 @@ Rows are dicts ``column name -> value``. A schema is any of:
 - a YT table schema: a list of column dicts (``{"name": "a", "type_v3": "int64"}`` or the
   legacy ``{"name": "a", "type": "int64", "required": True}``), or its YSON text
   (``"<strict=%true>[{name=a;type_v3=int64}]"``); the Skiff schema is then derived the way
-  YT does it (see docs/skiff.md);
+  YT does it (see docs/formats/skiff.md);
 - a list of such table schemas (one per table index);
 - a Skiff schema (``{"wire_type": "tuple", "children": [...]}``), a list of them, or a whole
   ``skiff`` format (``"<table_skiff_schemas=[...]; skiff_schema_registry={...}>skiff"``),

@@ -4,7 +4,7 @@ Both directions, for the wire types those bindings handle (int64, uint64, double
 string32, yson32, optionals of them, the system fields and $other_columns): rows the peer
 writes we read to the same values, rows we write the peer reads to the same values, and for
 the same rows both write the same bytes wherever the encoding is canonical. The peer aborts
-the whole process on narrow integers and int128 (REFERENCE.md §3); that is checked in a
+the whole process on narrow integers and int128 (ytsaurus-yson 0.4.10's SkiffRecord); that is checked in a
 subprocess, and those wire types are covered by hand-derived vectors in the Rust tests.
 """
 
@@ -204,7 +204,7 @@ def test_consecutive_row_indexes():
 
 
 def test_peer_aborts_on_narrow_integers():
-    """REFERENCE.md §3: the peer cannot handle narrow ints; it kills the process. Run it apart."""
+    """The peer cannot handle narrow ints; it kills the process. Run it apart."""
     code = (
         "import io, yt_yson_bindings as yb\n"
         "s = yb.SkiffSchema([{'wire_type': 'tuple', 'children': [{'wire_type': 'int8', 'name': 'a'}]}], {}, '@r', '@i')\n"

@@ -13,10 +13,11 @@
 mod arrow;
 mod avro;
 mod cbor;
+mod json;
 mod layout;
+mod msgpack;
 mod protobuf;
 mod skiff;
 mod support;
 mod table;
-mod tree;
 mod yson;

@@ -13,15 +13,28 @@ pub fn format_double(value: f64, out: &mut Vec<u8>) {
         out.extend_from_slice(if value > 0.0 { b"%inf" } else { b"%-inf" });
         return;
     }
-    // `{:e}` gives the shortest digits that round-trip: "-1.2345e-7", "1e21", "0e0".
+    // `{:e}` gives the shortest digits that round-trip: "-1.2345e-7", "1e21", "0e0". When the
+    // value lies exactly halfway between two such spellings (562949953421312.25 between
+    // ...312.2 and ...312.3) it takes the upper one, where YT (double-conversion) and
+    // Python's repr take the one ending in an even digit. Rust's fixed-precision `{:.Ne}` is
+    // exact and rounds ties to even, and the nearest spelling of the shortest length always
+    // round-trips, so an odd last digit is spelled again at that length.
     let mut scientific = [0u8; 40];
-    let length = {
-        use std::io::Write;
-        let mut cursor = std::io::Cursor::new(&mut scientific[..]);
-        // 40 bytes hold any f64 in `{:e}` form (at most 24 bytes).
-        let _ = write!(cursor, "{value:e}");
-        cursor.position() as usize
-    };
+    let mut length = spell_scientific(&mut scientific, format_args!("{value:e}"));
+    let mantissa_end = scientific[..length]
+        .iter()
+        .position(|&b| b == b'e')
+        .unwrap_or(length);
+    if mantissa_end > 0 && scientific[mantissa_end - 1] % 2 == 1 {
+        let fraction_digits = scientific[..mantissa_end]
+            .iter()
+            .position(|&b| b == b'.')
+            .map_or(0, |dot| mantissa_end - dot - 1);
+        length = spell_scientific(
+            &mut scientific,
+            format_args!("{value:.fraction_digits$e}"),
+        );
+    }
     let text = &scientific[..length];
     let (negative, text) = match text {
         [b'-', rest @ ..] => (true, rest),
@@ -71,6 +84,15 @@ pub fn format_double(value: f64, out: &mut Vec<u8>) {
         out.push(if exponent < 0 { b'-' } else { b'+' });
         format_u64(exponent.unsigned_abs() as u64, out);
     }
+}
+
+/// Writes `args` (an `f64` in `{:e}` form) into `buffer`; returns the length.
+fn spell_scientific(buffer: &mut [u8; 40], args: std::fmt::Arguments<'_>) -> usize {
+    use std::io::Write;
+    let mut cursor = std::io::Cursor::new(&mut buffer[..]);
+    // 40 bytes hold any f64 in `{:e}` form (at most 24 bytes).
+    let _ = cursor.write_fmt(args);
+    cursor.position() as usize
 }
 
 /// Appends the decimal digits of `value`.
@@ -180,6 +202,10 @@ mod tests {
         assert_eq!(double(1.5e-30), "1.5e-30");
         assert_eq!(double(9.999999999999998e16), "99999999999999980.");
         assert_eq!(double(5e-324), "5e-324");
+        // Halfway between two shortest spellings: the even last digit, as YT and Python do.
+        assert_eq!(double(562949953421312.25), "562949953421312.2");
+        assert_eq!(double(562949953421312.75), "562949953421312.8");
+        assert_eq!(double(0.3), "0.3");
         assert_eq!(double(f64::NAN), "%nan");
         assert_eq!(double(f64::NEG_INFINITY), "%-inf");
     }

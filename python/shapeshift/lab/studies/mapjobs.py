@@ -7,7 +7,7 @@ output table on standard output (``shapeshift.lab.operation``). Each (case, form
 runs once to warm up, then ``REPEAT`` times in rounds: a round runs every combination of a
 case once, so ratios against YSON are taken pair by pair within a round. Everything in the
 report — tables, rankings, explanations, recommendations — is computed from these runs;
-the only fixed numbers are the study's own (REFERENCE.md §1), shown beside ours.
+the only fixed numbers are the study's own published figures, shown beside ours.
 """
 
 from __future__ import annotations
@@ -65,7 +65,7 @@ class Case:
 
 # Rows over the ten jobs at scale 1. Chosen so that on the fastest path the serialized work
 # dominates a job (several times the process start-up of a few ms), while the whole study
-# stays near four minutes on two cores: see docs/format-study.md, "Scale".
+# stays near four minutes on two cores: see docs/lab-mapjobs.md, "Scale".
 DEFAULT_ROWS = {"BM1": 20_000, "BM2": 1_500_000, "BM3": 720_000, "BM5": 300_000, "BM6": 1_200_000}
 
 

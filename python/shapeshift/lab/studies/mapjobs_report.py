@@ -1,6 +1,6 @@
 """The map-job study's report: tables, rankings, explanations, recommendations and targets,
 every one computed from the study's results (``mapjobs.run``); the only fixed numbers are the
-YTsaurus format study's own (REFERENCE.md §1), shown beside ours."""
+YTsaurus format study's own published figures, shown beside ours."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from shapeshift.lab.study import StudyResult, Table, Target
 
 MAIN_SCENARIOS = ["BM1", "BM2", "BM3", "BM4", "BM5", "BM6"]
 
-# Job seconds the study reports (REFERENCE.md §1; BM4's Skiff figure is the column-last run,
+# Job seconds the study reports (the study's chart; BM4's Skiff figure is the column-last run,
 # 30.4 s is its column-in-the-middle figure).
 STUDY_SECONDS = {
     "BM1": {"skiff": 11.5, "protobuf": 12, "protobuf-dynamic": 19.5, "yson": 22, "arrow": 33.5},
@@ -191,7 +191,7 @@ def _verdict(agrees: bool) -> str:
 
 
 def _remarks(data, shown) -> list[list[str]]:
-    """The study's findings besides the chart (REFERENCE.md §1), each next to our figure."""
+    """The study's findings besides the chart, each next to our figure."""
     rows = []
     row_formats = [f for f in shown if f != "arrow"]
 

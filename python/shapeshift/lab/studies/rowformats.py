@@ -1,4 +1,4 @@
-"""Every row format behind one interface (issue 3's benchmark): throughput, size, and what the
+"""Every row format behind one interface (the row-interface benchmark): throughput, size, and what the
 interface costs against each format's own API.
 
 The measuring is native: ``shapeshift bench formats`` writes, per (table, format), the

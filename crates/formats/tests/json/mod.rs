@@ -1,0 +1,3 @@
+//! JSON: the spelling of YT's `json` format, exact bytes per convention.
+
+mod vectors;
