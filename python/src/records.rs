@@ -6,7 +6,8 @@
 use std::sync::{Arc, Mutex, RwLock, TryLockError};
 
 use pyo3::exceptions::{
-    PyFileNotFoundError, PyIndexError, PyOSError, PyRuntimeError, PyValueError,
+    PyFileNotFoundError, PyIndexError, PyNotImplementedError, PyOSError, PyRuntimeError,
+    PyValueError,
 };
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
@@ -60,6 +61,8 @@ fn to_py_error(error: Error) -> PyErr {
         }
         Error::Io { .. } => PyOSError::new_err(message),
         Error::State { .. } => PyRuntimeError::new_err(message),
+        // NotImplementedError is a RuntimeError, which array_record code catches.
+        Error::Unsupported { .. } => PyNotImplementedError::new_err(message),
         _ => PyRuntimeError::new_err(message),
     }
 }

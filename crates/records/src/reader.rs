@@ -575,6 +575,15 @@ impl Reader {
     }
 
     fn check_entry(&self, header: &crate::block::ChunkHeader, entry: ChunkEntry) -> Result<()> {
+        if header.chunk_type == ChunkType::Transposed {
+            return Err(Error::Unsupported {
+                path: self.path.clone(),
+                offset: entry.offset,
+                what: "a transposed chunk ('t', written with transpose:true): shapeshift reads \
+                       simple chunks ('r') only; the file itself is not damaged"
+                    .into(),
+            });
+        }
         if header.chunk_type != ChunkType::Simple {
             return Err(Malformed::new(
                 entry.offset,
