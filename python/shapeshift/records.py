@@ -1,8 +1,11 @@
 """ArrayRecord-compatible record files, fast.
 
-Drop-in for array_record's Python API: ``Writer`` ~ ``ArrayRecordWriter``, ``Reader`` ~
-``ArrayRecordReader``, ``DataSource`` ~ ``ArrayRecordDataSource``; switching is changing an
-import. Files are readable by array_record both ways, except those written with the
+Drop-in for array_record's Python API under its names (``ArrayRecordWriter``,
+``ArrayRecordReader``, ``ArrayRecordDataSource``; ``Writer``, ``Reader`` and ``DataSource`` are
+the same classes): switching is changing an import. The defaults and the option string stored in
+the file are array_record's (``group_size:1`` unless given); errors are the exception classes
+array_record raises, or subclasses of them (``CorruptRecordsError`` is a RuntimeError too).
+Files are readable by array_record both ways, except those written with the
 ``zstd_dictionary`` option (shapeshift's extension, see docs/records.md).
 
     from shapeshift.records import Writer, Reader, DataSource
@@ -22,6 +25,7 @@ from __future__ import annotations
 
 import bisect
 import dataclasses
+import hashlib
 import itertools
 import os
 import re
@@ -30,11 +34,17 @@ from typing import Any, Iterator, Sequence, SupportsIndex, Union
 
 from shapeshift._native import records as _native
 
-Writer = _native.Writer
-Reader = _native.Reader
+Writer = ArrayRecordWriter = _native.Writer
+Reader = ArrayRecordReader = _native.Reader
 CorruptRecordsError = _native.CorruptRecordsError
+# A record index or range outside the file: an IndexError, and the ValueError / RuntimeError
+# array_record's data source / batch reads raise, so code written against either catches it.
+RecordIndexError = _native.RecordIndexError
 
 __all__ = [
+    "ArrayRecordWriter",
+    "ArrayRecordReader",
+    "ArrayRecordDataSource",
     "Writer",
     "Reader",
     "DataSource",
@@ -42,11 +52,6 @@ __all__ = [
     "CorruptRecordsError",
     "RecordIndexError",
 ]
-
-
-class RecordIndexError(IndexError, ValueError):
-    """A record key outside ``[0, len)``. Subclasses ValueError too, which array_record's
-    data source raises, so code written against either library catches it."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -83,7 +88,7 @@ def _read_instruction(path: Any) -> _ReadInstruction:
     return _ReadInstruction(text, 0, Reader(text).num_records())
 
 
-class DataSource:
+class ArrayRecordDataSource:
     """Random access to the records of one or more files, in the order given.
 
     ``DataSource(paths, reader_options=None)``: ``paths`` is a path, a ``FileInstruction``,
@@ -116,7 +121,7 @@ class DataSource:
         for index in range(self._num_records):
             yield self[index]
 
-    def __enter__(self) -> "DataSource":
+    def __enter__(self) -> "ArrayRecordDataSource":
         return self
 
     def __exit__(self, *exc_info: object) -> None:
@@ -179,4 +184,8 @@ class DataSource:
         self._lock = threading.Lock()
 
     def __repr__(self) -> str:
-        return f"DataSource(files={len(self._paths)}, num_records={self._num_records})"
+        digest = hashlib.sha256("".join(self._paths).encode("utf-8")).hexdigest()
+        return f"ArrayRecordDataSource(hash_of_paths={digest})"
+
+
+DataSource = ArrayRecordDataSource

@@ -3,34 +3,66 @@
 //! Decoding runs with the GIL released; records become `bytes` with one copy (straight
 //! from the decompressor into the `bytes` object for one-record chunks).
 
-use std::sync::{Arc, Mutex, TryLockError};
+use std::sync::{Arc, Mutex, RwLock, TryLockError};
 
-use pyo3::create_exception;
 use pyo3::exceptions::{
-    PyFileNotFoundError, PyIndexError, PyOSError, PyRuntimeError, PyValueError,
+    PyFileNotFoundError, PyIndexError, PyNotImplementedError, PyOSError, PyRuntimeError,
+    PyValueError,
 };
 use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyDict, PyList, PyString};
-use shapeshift_records::{Error, PreparedBatch, Reader, ReaderOptions, SequentialReader, Writer};
+use pyo3::sync::PyOnceLock;
+use pyo3::types::{PyBytes, PyDict, PyList, PyString, PyTuple, PyType};
+use shapeshift_records::{
+    Error, PreparedBatch, Reader, ReaderOptions, SequentialReader, Writer, WriterOptions,
+};
 
-create_exception!(
-    records,
-    CorruptRecordsError,
-    PyValueError,
-    "A record file is damaged or not an ArrayRecord file; the message names file and byte offset."
-);
+/// `CorruptRecordsError(ValueError, RuntimeError)`: a damaged file or not an ArrayRecord file
+/// (the message names file and byte offset). array_record raises RuntimeError there, so code
+/// written for it still catches this.
+static CORRUPT_RECORDS_ERROR: PyOnceLock<Py<PyType>> = PyOnceLock::new();
+/// `RecordIndexError(IndexError, ValueError, RuntimeError)`: a record index or range outside
+/// the file. array_record raises IndexError for ranges and RuntimeError for batch indices.
+static RECORD_INDEX_ERROR: PyOnceLock<Py<PyType>> = PyOnceLock::new();
+
+fn exception_class(
+    py: Python<'_>,
+    name: &str,
+    bases: &[Bound<'_, PyType>],
+    doc: &str,
+) -> PyResult<Py<PyType>> {
+    let namespace = PyDict::new(py);
+    namespace.set_item("__doc__", doc)?;
+    namespace.set_item("__module__", "shapeshift.records")?;
+    let class = py
+        .get_type::<PyType>()
+        .call1((name, PyTuple::new(py, bases)?, namespace))?;
+    Ok(class.cast_into::<PyType>()?.unbind())
+}
+
+fn error_of(py: Python<'_>, class: &PyOnceLock<Py<PyType>>, message: String) -> PyErr {
+    match class.get(py) {
+        Some(class) => PyErr::from_type(class.bind(py).clone(), message),
+        None => PyRuntimeError::new_err(message),
+    }
+}
 
 fn to_py_error(error: Error) -> PyErr {
     let message = error.to_string();
     match error {
-        Error::OutOfRange { .. } => PyIndexError::new_err(message),
+        Error::OutOfRange { .. } => {
+            Python::attach(|py| error_of(py, &RECORD_INDEX_ERROR, message))
+        }
         Error::Options { .. } => PyValueError::new_err(message),
-        Error::Corrupt { .. } => CorruptRecordsError::new_err(message),
+        Error::Corrupt { .. } => {
+            Python::attach(|py| error_of(py, &CORRUPT_RECORDS_ERROR, message))
+        }
         Error::Io { source, .. } if source.kind() == std::io::ErrorKind::NotFound => {
             PyFileNotFoundError::new_err(message)
         }
         Error::Io { .. } => PyOSError::new_err(message),
         Error::State { .. } => PyRuntimeError::new_err(message),
+        // NotImplementedError is a RuntimeError, which array_record code catches.
+        Error::Unsupported { .. } => PyNotImplementedError::new_err(message),
         _ => PyRuntimeError::new_err(message),
     }
 }
@@ -42,6 +74,20 @@ fn path_string(path: &Bound<'_, PyAny>) -> PyResult<String> {
     }
     let raw: Vec<u8> = fspath.extract()?;
     String::from_utf8(raw).map_err(|_| PyValueError::new_err("path is not valid UTF-8"))
+}
+
+/// The options of array_record's Python writer for the same string: `group_size:1` unless given,
+/// and `max_parallelism:1` in the stored option string (the file's footer is then the same).
+fn python_writer_options(text: &str) -> shapeshift_records::Result<WriterOptions> {
+    let mut options = WriterOptions::parse(text)?;
+    let names_group_size = text
+        .split(',')
+        .any(|entry| entry.split(':').next().map(str::trim) == Some("group_size"));
+    if !names_group_size {
+        options.group_size = 1;
+    }
+    options.recorded_max_parallelism = Some(1);
+    Ok(options)
 }
 
 /// Writes an ArrayRecord file: `Writer(path, options="")`, `write(bytes)`, `close()`.
@@ -63,8 +109,9 @@ impl PyWriter {
         _kwargs: Option<&Bound<'_, PyDict>>,
     ) -> PyResult<Self> {
         let path = path_string(path)?;
+        let writer_options = python_writer_options(options).map_err(to_py_error)?;
         let writer = py
-            .detach(|| Writer::create(&path, options))
+            .detach(|| Writer::with_options(&path, writer_options))
             .map_err(to_py_error)?;
         Ok(PyWriter {
             inner: Some(writer),
@@ -140,8 +187,9 @@ impl Drop for PyWriter {
 /// Reads an ArrayRecord file; random reads may run from several threads at once.
 #[pyclass(frozen, name = "Reader", module = "shapeshift.records")]
 struct PyReader {
-    reader: Arc<Reader>,
-    sequential: Mutex<SequentialReader>,
+    /// `None` once closed: the file is unmapped, later reads raise RuntimeError.
+    reader: RwLock<Option<Arc<Reader>>>,
+    sequential: Mutex<Option<SequentialReader>>,
     path: String,
     options: String,
 }
@@ -236,9 +284,21 @@ fn read_range<'py>(
 }
 
 impl PyReader {
+    /// The open reader, or array_record's RuntimeError after `close()`.
+    fn open(&self) -> PyResult<Arc<Reader>> {
+        let guard = self.reader.read().unwrap_or_else(|poison| poison.into_inner());
+        guard
+            .as_ref()
+            .map(Arc::clone)
+            .ok_or_else(|| PyRuntimeError::new_err(format!("{}: Object closed", self.path)))
+    }
+
     /// Locks the sequential state without blocking while holding the GIL (the holder may be
     /// waiting for the GIL itself).
-    fn lock_sequential(&self, py: Python<'_>) -> std::sync::MutexGuard<'_, SequentialReader> {
+    fn lock_sequential(
+        &self,
+        py: Python<'_>,
+    ) -> std::sync::MutexGuard<'_, Option<SequentialReader>> {
         loop {
             match self.sequential.try_lock() {
                 Ok(guard) => return guard,
@@ -249,7 +309,7 @@ impl PyReader {
     }
 
     fn read_one<'py>(&self, py: Python<'py>, index: u64) -> PyResult<Bound<'py, PyBytes>> {
-        let reader = &self.reader;
+        let reader = &self.open()?;
         if let Some(size) = reader.known_record_size(index) {
             return PyBytes::new_with(py, size as usize, |buffer| {
                 py.detach(|| reader.read_into(index, buffer))
@@ -265,20 +325,24 @@ impl PyReader {
     }
 
     fn read_next<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyBytes>> {
-        let mut sequential = self.lock_sequential(py);
+        let reader = self.open()?;
+        let mut guard = self.lock_sequential(py);
+        let Some(sequential) = guard.as_mut() else {
+            return Err(PyRuntimeError::new_err(format!("{}: Object closed", self.path)));
+        };
         if let Some(record) = sequential.current() {
             let bytes = PyBytes::new(py, record);
             sequential.advance();
             return Ok(bytes);
         }
-        let state: &mut SequentialReader = &mut sequential;
+        let state: &mut SequentialReader = sequential;
         let ready = py.detach(|| state.prepare()).map_err(to_py_error)?;
         if !ready {
             return Err(PyIndexError::new_err(format!(
                 "{}: no record at position {} (the file has {})",
                 self.path,
                 sequential.position(),
-                self.reader.num_records()
+                reader.num_records()
             )));
         }
         let bytes = PyBytes::new(py, sequential.current().expect("prepared"));
@@ -306,34 +370,46 @@ impl PyReader {
             .map_err(to_py_error)?;
         let reader = Arc::new(reader);
         Ok(PyReader {
-            sequential: Mutex::new(SequentialReader::new(Arc::clone(&reader))),
-            reader,
+            sequential: Mutex::new(Some(SequentialReader::new(Arc::clone(&reader)))),
+            reader: RwLock::new(Some(reader)),
             path,
             options: options.to_owned(),
         })
     }
 
     /// `read()`: next record; `read(i)`: record i; `read([i, ...])`: those records;
-    /// `read(begin, end)`: records begin..end.
+    /// `read(begin, end)`: records begin..end, negative bounds counting from the end (as in
+    /// array_record: an empty or reversed range is an IndexError).
     #[pyo3(signature = (first = None, second = None))]
     fn read<'py>(
         &self,
         py: Python<'py>,
         first: Option<&Bound<'py, PyAny>>,
-        second: Option<u64>,
+        second: Option<i64>,
     ) -> PyResult<Bound<'py, PyAny>> {
         match (first, second) {
             (None, None) => Ok(self.read_next(py)?.into_any()),
             (Some(begin), Some(end)) => {
-                let begin: u64 = begin.extract()?;
-                Ok(read_range(py, &self.reader, begin, end)?.into_any())
+                let reader = self.open()?;
+                let begin: i64 = begin.extract()?;
+                let count = reader.num_records() as i64;
+                let resolve = |bound: i64| if bound < 0 { bound + count } else { bound };
+                let (from, to) = (resolve(begin), resolve(end));
+                if from < 0 || from >= to || to > count {
+                    return Err(error_of(
+                        py,
+                        &RECORD_INDEX_ERROR,
+                        format!("{}: [{begin}, {end}) is out of range of [0, {count})", self.path),
+                    ));
+                }
+                Ok(read_range(py, &reader, from as u64, to as u64)?.into_any())
             }
             (Some(first), None) => {
                 if let Ok(index) = first.extract::<u64>() {
                     return Ok(self.read_one(py, index)?.into_any());
                 }
                 let indices: Vec<u64> = first.extract()?;
-                Ok(read_indices(py, &self.reader, &indices)?.into_any())
+                Ok(read_indices(py, &*self.open()?, &indices)?.into_any())
             }
             (None, Some(_)) => Err(PyValueError::new_err("read(begin, end) needs both bounds")),
         }
@@ -341,40 +417,57 @@ impl PyReader {
 
     /// All records, decoded in parallel.
     fn read_all<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
-        read_range(py, &self.reader, 0, self.reader.num_records())
+        let reader = self.open()?;
+        read_range(py, &reader, 0, reader.num_records())
     }
 
+    /// The number of records (0 once closed, as in array_record).
     fn num_records(&self) -> u64 {
-        self.reader.num_records()
+        self.open().map_or(0, |reader| reader.num_records())
     }
 
     /// Moves the sequential position to record `index`.
     fn seek(&self, py: Python<'_>, index: u64) -> PyResult<()> {
-        self.lock_sequential(py).seek(index).map_err(to_py_error)
+        match self.lock_sequential(py).as_mut() {
+            Some(sequential) => sequential.seek(index).map_err(to_py_error),
+            None => Err(PyRuntimeError::new_err(format!("{}: Object closed", self.path))),
+        }
     }
 
     /// The sequential position.
     fn record_index(&self, py: Python<'_>) -> u64 {
-        self.lock_sequential(py).position()
+        self.lock_sequential(py)
+            .as_ref()
+            .map_or(0, SequentialReader::position)
     }
 
-    fn writer_options_string(&self) -> String {
-        self.reader.writer_options().to_owned()
+    fn writer_options_string(&self) -> PyResult<String> {
+        Ok(self.open()?.writer_options().to_owned())
     }
 
     fn ok(&self) -> bool {
-        true
+        self.is_open()
     }
 
     fn is_open(&self) -> bool {
-        true
+        self.open().is_ok()
     }
 
-    fn close(&self) {}
+    /// Releases the file; later reads raise RuntimeError, as array_record's do.
+    fn close(&self, py: Python<'_>) {
+        self.lock_sequential(py).take();
+        let reader = self
+            .reader
+            .write()
+            .unwrap_or_else(|poison| poison.into_inner())
+            .take();
+        // The last reference unmaps the file; without the GIL, as reads do.
+        py.detach(move || drop(reader));
+    }
 
     /// Records, chunks, group size, compression and sizes.
     fn info<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        let info = self.reader.info();
+        let info = self.open()?.info();
         let dict = PyDict::new(py);
         dict.set_item("path", info.path.display().to_string())?;
         dict.set_item("file_size", info.file_size)?;
@@ -390,14 +483,14 @@ impl PyReader {
     }
 
     fn __len__(&self) -> usize {
-        self.reader.num_records() as usize
+        self.num_records() as usize
     }
 
     fn __getitem__<'py>(&self, py: Python<'py>, index: i64) -> PyResult<Bound<'py, PyBytes>> {
-        let length = self.reader.num_records() as i64;
+        let length = self.open()?.num_records() as i64;
         let resolved = if index < 0 { index + length } else { index };
         if resolved < 0 {
-            return Err(PyIndexError::new_err(format!(
+            return Err(error_of(py, &RECORD_INDEX_ERROR, format!(
                 "{}: record index {index} is out of range (the file has {length} records)",
                 self.path
             )));
@@ -410,7 +503,7 @@ impl PyReader {
         py: Python<'py>,
         indices: Vec<u64>,
     ) -> PyResult<Bound<'py, PyList>> {
-        read_indices(py, &self.reader, &indices)
+        read_indices(py, &*self.open()?, &indices)
     }
 
     fn __getnewargs__(&self) -> (String, String) {
@@ -426,17 +519,39 @@ impl PyReader {
         format!(
             "Reader(path={:?}, num_records={})",
             self.path,
-            self.reader.num_records()
+            self.num_records()
         )
     }
 }
 
 pub fn register(module: &Bound<'_, PyModule>) -> PyResult<()> {
+    let py = module.py();
     module.add_class::<PyWriter>()?;
     module.add_class::<PyReader>()?;
-    module.add(
-        "CorruptRecordsError",
-        module.py().get_type::<CorruptRecordsError>(),
-    )?;
+    let corrupt = CORRUPT_RECORDS_ERROR.get_or_try_init(py, || {
+        exception_class(
+            py,
+            "CorruptRecordsError",
+            &[py.get_type::<PyValueError>(), py.get_type::<PyRuntimeError>()],
+            "A record file is damaged or not an ArrayRecord file; the message names file and \
+             byte offset. Also a RuntimeError, which array_record raises there.",
+        )
+    })?;
+    module.add("CorruptRecordsError", corrupt.bind(py))?;
+    let index = RECORD_INDEX_ERROR.get_or_try_init(py, || {
+        exception_class(
+            py,
+            "RecordIndexError",
+            &[
+                py.get_type::<PyIndexError>(),
+                py.get_type::<PyValueError>(),
+                py.get_type::<PyRuntimeError>(),
+            ],
+            "A record index or range outside the file. An IndexError (array_record's for \
+             ranges and sequential reads), a ValueError (its data source's) and a \
+             RuntimeError (its batch reads').",
+        )
+    })?;
+    module.add("RecordIndexError", index.bind(py))?;
     Ok(())
 }

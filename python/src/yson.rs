@@ -34,8 +34,10 @@ create_exception!(
     "YSON could not be read or written; the message names the byte offset when reading."
 );
 
+/// The error with its byte offset as the second argument, for `shapeshift.yson`'s error
+/// attributes (`offset`, `context`).
 fn yson_error(error: NativeError) -> PyErr {
-    YsonError::new_err(error.to_string())
+    YsonError::new_err((error.to_string(), error.offset()))
 }
 
 fn parse_type(yson_type: Option<&str>) -> PyResult<YsonType> {
@@ -554,7 +556,12 @@ impl<'py> Dumper<'py> {
             // SAFETY: CPython guarantees `size` bytes at `data`.
             return Ok(unsafe { std::slice::from_raw_parts(data.cast::<u8>(), size as usize) });
         }
-        let encoding = self.encoding.as_deref().unwrap_or("utf-8");
+        let Some(encoding) = self.encoding.as_deref() else {
+            return Err(YsonError::new_err(format!(
+                "Cannot encode unicode object {} to bytes since \"encoding\" parameter is None",
+                object.repr()?
+            )));
+        };
         let encoded = object
             .call_method1("encode", (encoding,))?
             .cast_into::<PyBytes>()?;
@@ -737,6 +744,10 @@ impl<'py> Dumper<'py> {
         if object.is_none() || object.is_instance(&self.kinds.entity)? {
             return self.writer.entity().map_err(write_error);
         }
+        let mapping = self.py.import("collections.abc")?.getattr("Mapping")?;
+        if object.is_instance(&mapping)? {
+            return self.mapping(object);
+        }
         Err(YsonError::new_err(format!(
             "Value {} cannot be serialized to YSON since it has unsupported type \"{}\"",
             object.repr()?,
@@ -769,6 +780,22 @@ impl<'py> Dumper<'py> {
         self.enter(dict.as_any())?;
         self.writer.begin_map().map_err(write_error)?;
         self.entries(dict)?;
+        self.writer.end_map().map_err(write_error)?;
+        self.path.pop();
+        Ok(())
+    }
+
+    /// A `Mapping` that is not a dict (`FrozenDict`, `MappingProxyType`, a lazy map): written
+    /// from its items, in their order.
+    fn mapping(&mut self, object: &Bound<'py, PyAny>) -> PyResult<()> {
+        self.enter(object)?;
+        self.writer.begin_map().map_err(write_error)?;
+        let items = PyDict::new(self.py);
+        for item in object.call_method0("items")?.try_iter()? {
+            let (key, value): (Bound<'py, PyAny>, Bound<'py, PyAny>) = item?.extract()?;
+            items.set_item(key, value)?;
+        }
+        self.entries(&items)?;
         self.writer.end_map().map_err(write_error)?;
         self.path.pop();
         Ok(())
@@ -858,7 +885,7 @@ fn dumps<'py>(
     }
     let utf8 = encoding
         .as_deref()
-        .is_none_or(|e| e.eq_ignore_ascii_case("utf-8") || e.eq_ignore_ascii_case("utf8"));
+        .is_some_and(|e| e.eq_ignore_ascii_case("utf-8") || e.eq_ignore_ascii_case("utf8"));
     let mut dumper = Dumper {
         py,
         writer: Writer::new(Vec::new(), format, yson_type).with_indent(indent),
@@ -894,9 +921,167 @@ fn dumps<'py>(
     Ok(PyBytes::new(py, &bytes))
 }
 
+
+/// Where the next value starts: `from` with separators (whitespace, `;` between items, `=`
+/// after a key) skipped. The parser reports the offset after an event; the next value's first
+/// byte follows these.
+fn skip_separators(data: &[u8], from: usize) -> usize {
+    let mut at = from;
+    while at < data.len() && matches!(data[at], b' ' | b'\t' | b'\r' | b'\n' | b';' | b'=') {
+        at += 1;
+    }
+    at
+}
+
+/// Whether `data` is exactly one complete YSON node.
+fn is_node(data: &[u8], max_depth: usize) -> bool {
+    let mut parser = PullParser::from_slice(data, YsonType::Node).with_max_depth(max_depth);
+    loop {
+        match parser.next_event() {
+            Ok(None) => return true,
+            Ok(Some(_)) => {}
+            Err(_) => return false,
+        }
+    }
+}
+
+/// The end of the value in `data[start..end]`, `end` being the parser's offset after the
+/// value's last event: the parser takes a `;` right after a value along with it, so a final
+/// `;` is dropped when the bytes before it are a complete node (when the `;` is the last byte of
+/// a binary string, they are not).
+fn value_end(data: &[u8], start: usize, end: usize, max_depth: usize) -> usize {
+    if end > start && data[end - 1] == b';' && is_node(&data[start..end - 1], max_depth) {
+        end - 1
+    } else {
+        end
+    }
+}
+
+/// Where each item of a list fragment starts and ends (`(start, end)`, attributes included,
+/// separators not). Raw mode hands out `data[start_i..start_(i+1)]`, separators included, as
+/// yt.yson's bindings do; lazy mode parses `data[start..end]` as a node.
+#[pyfunction]
+#[pyo3(signature = (data, max_depth=DEFAULT_MAX_DEPTH))]
+fn list_fragment_item_spans(data: &[u8], max_depth: usize) -> PyResult<Vec<(usize, usize)>> {
+    let mut parser = PullParser::from_slice(data, YsonType::ListFragment).with_max_depth(max_depth);
+    let mut spans = Vec::new();
+    let mut start = None;
+    loop {
+        let before = parser.offset() as usize;
+        let ends_attributes = match parser.next_event().map_err(yson_error)? {
+            None => break,
+            Some(event) => matches!(event, Event::EndAttributes),
+        };
+        if start.is_none() {
+            start = Some(skip_separators(data, before));
+        }
+        if parser.depth() == 0 && !ends_attributes {
+            if let Some(item_start) = start.take() {
+                let end = value_end(data, item_start, parser.offset() as usize, max_depth);
+                spans.push((item_start, end));
+            }
+        }
+    }
+    Ok(spans)
+}
+
+/// What `map_spans` needs of an event (keys copied out of the parser's buffer).
+enum Step {
+    Key(Vec<u8>),
+    BeginAttributes,
+    EndAttributes,
+    BeginMap,
+    Other,
+}
+
+/// A map's entries as (key bytes, value start, value end), the value bytes being a complete
+/// YSON node (attributes included), for lazy parsing.
+type Spans = Vec<(Vec<u8>, usize, usize)>;
+
+/// The entries of a map for lazy parsing: for a node, `(attribute spans or None, map spans or
+/// None when the node is not a map)`; for a map fragment, `(None, spans)`.
+#[pyfunction]
+#[pyo3(signature = (data, yson_type, max_depth=DEFAULT_MAX_DEPTH))]
+fn map_spans(
+    data: &[u8],
+    yson_type: Option<&str>,
+    max_depth: usize,
+) -> PyResult<(Option<Spans>, Option<Spans>)> {
+    let yson_type = parse_type(yson_type)?;
+    let level = match yson_type {
+        YsonType::MapFragment => 0,
+        YsonType::Node => 1,
+        YsonType::ListFragment => {
+            return Err(YsonError::new_err("lazy parsing reads a node or a map fragment"))
+        }
+    };
+    let mut parser = PullParser::from_slice(data, yson_type).with_max_depth(max_depth);
+    let mut attributes: Option<Spans> = None;
+    let mut entries: Option<Spans> = if level == 0 { Some(Vec::new()) } else { None };
+    let mut in_attributes = false;
+    // The entry whose value is being read: (key, value start).
+    let mut pending: Option<(Vec<u8>, usize)> = None;
+    let mut saw_body = false;
+    loop {
+        let before = parser.offset() as usize;
+        let depth_before = parser.depth();
+        let event = match parser.next_event().map_err(yson_error)? {
+            None => break,
+            Some(Event::Key(key)) => Step::Key(key.to_vec()),
+            Some(Event::BeginAttributes) => Step::BeginAttributes,
+            Some(Event::EndAttributes) => Step::EndAttributes,
+            Some(Event::BeginMap) => Step::BeginMap,
+            Some(_) => Step::Other,
+        };
+        let depth = parser.depth();
+        if level == 1 && depth == 0 && matches!(event, Step::EndAttributes) {
+            in_attributes = false;
+            continue;
+        }
+        if level == 1 && depth_before == 0 {
+            match event {
+                Step::BeginAttributes if !saw_body => {
+                    in_attributes = true;
+                    attributes = Some(Vec::new());
+                }
+                Step::BeginMap => {
+                    saw_body = true;
+                    entries = Some(Vec::new());
+                }
+                _ => saw_body = true,
+            }
+            continue;
+        }
+        if depth_before == level && pending.is_none() {
+            if let Step::Key(key) = event {
+                pending = Some((key, 0));
+            }
+            continue;
+        }
+        if let Some((_, start)) = pending.as_mut() {
+            if *start == 0 && depth_before == level {
+                *start = skip_separators(data, before);
+            }
+        }
+        let value_done = depth == level && !matches!(event, Step::EndAttributes);
+        if value_done {
+            if let Some((key, start)) = pending.take() {
+                let end = value_end(data, start, parser.offset() as usize, max_depth);
+                let target = if in_attributes { &mut attributes } else { &mut entries };
+                if let Some(spans) = target.as_mut() {
+                    spans.push((key, start, end));
+                }
+            }
+        }
+    }
+    Ok((attributes, entries))
+}
+
 pub fn register(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add_function(wrap_pyfunction!(loads, module)?)?;
     module.add_function(wrap_pyfunction!(dumps, module)?)?;
+    module.add_function(wrap_pyfunction!(list_fragment_item_spans, module)?)?;
+    module.add_function(wrap_pyfunction!(map_spans, module)?)?;
     module.add("YsonError", module.py().get_type::<YsonError>())?;
     module.add("DEFAULT_MAX_DEPTH", DEFAULT_MAX_DEPTH)?;
     Ok(())

@@ -156,7 +156,8 @@ def test_parallel_batches_out_of_order_with_repeats(tmp_path, options, reader_op
     assert reader.__getitems__(order[:50]) == [records[i] for i in order[:50]]
     assert DataSource([path]).__getitems__(order) == [records[i] for i in order]
     assert reader.read([]) == []
-    assert reader.read(5, 5) == []
+    with pytest.raises(IndexError):  # an empty range is an error, as in array_record
+        reader.read(5, 5)
     assert reader.read_all() == records
     with pytest.raises(IndexError):
         reader.read([0, len(records)])
@@ -174,3 +175,31 @@ def test_damaged_chunk_fails_only_the_batches_that_need_it(tmp_path):
     with pytest.raises(CorruptRecordsError):
         reader.read_all()
     assert reader.read([7, 5, 7]) == [records[7], records[5], records[7]]
+
+
+def test_close_and_ranges_behave_as_array_record(tmp_path):
+    from shapeshift.records import ArrayRecordReader, ArrayRecordWriter, CorruptRecordsError
+    path = str(tmp_path / "f.ar")
+    writer = ArrayRecordWriter(path)
+    for index in range(5):
+        writer.write(b"r%d" % index)
+    writer.close()
+    reader = ArrayRecordReader(path)
+    assert reader.read(-1, 5) == [b"r4"]
+    assert reader.read(-3, -1) == [b"r2", b"r3"]
+    for begin, end in [(0, 0), (3, 2), (-100, 2), (1, -6), (0, 6)]:
+        with pytest.raises(IndexError):
+            reader.read(begin, end)
+    with pytest.raises(RuntimeError):  # array_record raises RuntimeError for batch indices
+        reader.read([7])
+    reader.close()
+    assert not reader.is_open() and reader.num_records() == 0
+    for call in (reader.read, reader.read_all, lambda: reader.read([0]), lambda: reader.seek(0)):
+        with pytest.raises(RuntimeError, match="closed"):
+            call()
+    with open(path, "r+b") as damaged:
+        damaged.seek(100)
+        damaged.write(b"\xff" * 8)
+    with pytest.raises(RuntimeError):  # CorruptRecordsError is a RuntimeError too
+        ArrayRecordReader(path).read_all()
+    assert issubclass(CorruptRecordsError, ValueError)

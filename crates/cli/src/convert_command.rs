@@ -49,7 +49,8 @@ pub struct ConvertArgs {
 
 #[derive(Args)]
 pub struct CatArgs {
-    /// The stream's format.
+    /// The stream's format: yson, yson-text, skiff, protobuf, protobuf-dynamic, arrow, json,
+    /// msgpack, cbor, avro. (ArrayRecord files: `shapeshift records cat`.)
     #[arg(long, value_parser = parse_format, default_value = "yson")]
     format: FormatKind,
     /// Table schemas (as for `convert`); needed for every format but YSON.
@@ -283,6 +284,14 @@ fn count_rows(
 /// A message naming the format and position when the file does not read.
 pub fn inspect(args: InspectArgs) -> Result<(), String> {
     let bytes = std::fs::read(&args.file).map_err(|e| format!("{}: {e}", args.file.display()))?;
+    if args.format.is_none() && shapeshift_records::is_record_file(&bytes) {
+        println!("format:          ArrayRecord (a Riegeli records file, sniffed)");
+        return crate::records_command::run(crate::records_command::RecordsCommand::Info {
+            file: args.file,
+            json: false,
+            no_verify: false,
+        });
+    }
     let schemas = schemas(&args.schema)?;
     let mut out = io::stdout().lock();
     let io_error = |e: io::Error| format!("writing output: {e}");

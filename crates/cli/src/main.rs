@@ -26,7 +26,8 @@ enum Command {
     Cat(convert_command::CatArgs),
     /// Convert a table stream between formats, standard input to standard output.
     Convert(convert_command::ConvertArgs),
-    /// Print the format, schema and row count of a table file (format sniffed if not given).
+    /// Print the format, schema and row count of a table file, or the summary of an ArrayRecord
+    /// file (format sniffed if not given).
     Inspect(convert_command::InspectArgs),
     /// ArrayRecord files: info, cat, write.
     #[command(subcommand)]
@@ -41,6 +42,13 @@ enum Command {
 }
 
 fn main() {
+    // Rust ignores SIGPIPE, so writing into a closed pipe (`shapeshift cat ... | head`) would
+    // surface as an error; with the default action the process ends quietly, as Unix tools do.
+    #[cfg(unix)]
+    // SAFETY: restoring a signal's default disposition before any thread starts.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Cat(args) => convert_command::cat(args),

@@ -9,13 +9,18 @@ use shapeshift_records::{Reader, SequentialReader, Writer};
 
 #[derive(Subcommand)]
 pub enum RecordsCommand {
-    /// Records, chunks, group size, compression and sizes of a file (JSON with --json).
+    /// Records, chunks, group size, compression and sizes of a file (JSON with --json), after
+    /// reading every chunk (hashes and decoding); exits non-zero if one is damaged.
     Info {
         file: PathBuf,
         #[arg(long)]
         json: bool,
+        /// Skip reading the chunks (only the footer is read; the output says so).
+        #[arg(long)]
+        no_verify: bool,
     },
-    /// Print the records of a file, one per line (or length-prefixed with --output-format).
+    /// Print the records of a file, one per line with `\` and newlines escaped as `\\` and
+    /// `\n` (or length-prefixed with --output-format).
     Cat {
         file: PathBuf,
         #[arg(long, value_enum, default_value_t = Framing::Lines)]
@@ -35,7 +40,7 @@ pub enum RecordsCommand {
 /// How records are framed on standard input/output.
 #[derive(Clone, Copy, ValueEnum)]
 pub enum Framing {
-    /// One record per line, without the newline.
+    /// One record per line; a backslash in a record is `\\`, a newline `\n`.
     Lines,
     /// Each record preceded by its length as a little-endian u32.
     LengthPrefixed,
@@ -47,7 +52,11 @@ pub enum Framing {
 /// A message for the user: which file, what went wrong.
 pub fn run(command: RecordsCommand) -> Result<(), String> {
     match command {
-        RecordsCommand::Info { file, json } => info(file, json),
+        RecordsCommand::Info {
+            file,
+            json,
+            no_verify,
+        } => info(file, json, !no_verify),
         RecordsCommand::Cat {
             file,
             output_format,
@@ -60,9 +69,23 @@ pub fn run(command: RecordsCommand) -> Result<(), String> {
     }
 }
 
-fn info(file: PathBuf, json: bool) -> Result<(), String> {
-    let reader = Reader::open(&file).map_err(|error| error.to_string())?;
+/// Reads every chunk (hashes checked, data decoded): `Err` with the first damage found.
+fn verify(reader: &Arc<Reader>) -> Result<(), String> {
+    let mut records = SequentialReader::new(Arc::clone(reader));
+    while let Some(record) = records.next_record() {
+        record.map_err(|error| error.to_string())?;
+    }
+    Ok(())
+}
+
+fn info(file: PathBuf, json: bool, check: bool) -> Result<(), String> {
+    let reader = Arc::new(Reader::open(&file).map_err(|error| error.to_string())?);
     let info = reader.info();
+    let verified = if check { Some(verify(&reader)) } else { None };
+    let failure = || match &verified {
+        Some(Err(message)) => Err(format!("verification failed: {message}")),
+        _ => Ok(()),
+    };
     if json {
         let value = serde_json::json!({
             "path": info.path.display().to_string(),
@@ -75,9 +98,10 @@ fn info(file: PathBuf, json: bool) -> Result<(), String> {
             "decoded_size": info.decoded_size,
             "footer_offset": info.footer_offset,
             "zstd_dictionary_size": info.zstd_dictionary_size,
+            "chunks_verified": verified.as_ref().map(Result::is_ok),
         });
         println!("{value}");
-        return Ok(());
+        return failure();
     }
     println!("file:            {}", info.path.display());
     println!("records:         {}", info.num_records);
@@ -99,7 +123,51 @@ fn info(file: PathBuf, json: bool) -> Result<(), String> {
     if let Some(size) = info.zstd_dictionary_size {
         println!("zstd dictionary: {size} bytes (shapeshift extension; array_record cannot read this file)");
     }
-    Ok(())
+    match &verified {
+        None => println!("verified:        no (--no-verify: only the footer was read)"),
+        Some(Ok(())) => println!(
+            "verified:        all {} chunks read, hashes and decoding checked",
+            info.num_chunks
+        ),
+        Some(Err(_)) => println!("verified:        FAILED (see the error)"),
+    }
+    failure()
+}
+
+/// A record as one line: `\` and newline escaped, so every record is exactly one line.
+fn escape_line(record: &[u8], out: &mut Vec<u8>) {
+    for &byte in record {
+        match byte {
+            b'\\' => out.extend_from_slice(b"\\\\"),
+            b'\n' => out.extend_from_slice(b"\\n"),
+            _ => out.push(byte),
+        }
+    }
+    out.push(b'\n');
+}
+
+/// The record a line stands for (see [`escape_line`]); an unknown escape is an error.
+fn unescape_line(line: &[u8], index: u64) -> Result<Vec<u8>, String> {
+    let mut record = Vec::with_capacity(line.len());
+    let mut bytes = line.iter();
+    while let Some(&byte) = bytes.next() {
+        if byte != b'\\' {
+            record.push(byte);
+            continue;
+        }
+        match bytes.next() {
+            Some(b'\\') => record.push(b'\\'),
+            Some(b'n') => record.push(b'\n'),
+            other => {
+                return Err(format!(
+                    "standard input: line {} has {} after a backslash (lines escape only \\\\ and \\n; use --input-format length-prefixed for raw bytes)",
+                    index + 1,
+                    other.map_or("the end of the line".to_string(), |b| format!("{:?}", *b as char))
+                ))
+            }
+        }
+    }
+    Ok(record)
 }
 
 fn cat(file: PathBuf, framing: Framing) -> Result<(), String> {
@@ -107,10 +175,15 @@ fn cat(file: PathBuf, framing: Framing) -> Result<(), String> {
     let mut records = SequentialReader::new(reader);
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::with_capacity(1 << 20, stdout.lock());
+    let mut line = Vec::new();
     while let Some(record) = records.next_record() {
         let record = record.map_err(|error| error.to_string())?;
         let written = match framing {
-            Framing::Lines => out.write_all(record).and_then(|()| out.write_all(b"\n")),
+            Framing::Lines => {
+                line.clear();
+                escape_line(record, &mut line);
+                out.write_all(&line)
+            }
             Framing::LengthPrefixed => {
                 let len = u32::try_from(record.len()).map_err(|_| {
                     format!(
@@ -155,7 +228,8 @@ fn write(file: PathBuf, options: &str, framing: Framing) -> Result<(), String> {
                 if line.last() == Some(&b'\n') {
                     line.pop();
                 }
-                writer.write(&line).map_err(|error| error.to_string())?;
+                let record = unescape_line(&line, count)?;
+                writer.write(&record).map_err(|error| error.to_string())?;
                 count += 1;
             }
         }

@@ -443,3 +443,126 @@ fn avro_output_is_compressed_with_the_codec_asked_for() {
     assert!(!refused.status.success());
     assert!(String::from_utf8_lossy(&refused.stderr).contains("zstd:99"));
 }
+
+/// Records as `records write --input-format length-prefixed` reads them.
+fn length_prefixed(records: &[&[u8]]) -> Vec<u8> {
+    let mut bytes = Vec::new();
+    for record in records {
+        bytes.extend_from_slice(&(record.len() as u32).to_le_bytes());
+        bytes.extend_from_slice(record);
+    }
+    bytes
+}
+
+fn record_file(dir: &Path, name: &str, records: &[&[u8]]) -> PathBuf {
+    let path = dir.join(name);
+    let input = length_prefixed(records);
+    ok(
+        &[
+            "records",
+            "write",
+            "--input-format",
+            "length-prefixed",
+            "--options",
+            "group_size:2",
+            path.to_str().unwrap(),
+        ],
+        &input,
+    );
+    path
+}
+
+#[test]
+fn records_info_verifies_every_chunk() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = record_file(dir.path(), "f.ar", &[b"one", b"two", b"three"]);
+    let text = String::from_utf8(ok(&["records", "info", path.to_str().unwrap()], b"")).unwrap();
+    assert!(text.contains("verified:        all 2 chunks read"), "{text}");
+    let skipped = ok(&["records", "info", "--no-verify", path.to_str().unwrap()], b"");
+    assert!(String::from_utf8(skipped).unwrap().contains("verified:        no"));
+
+    // A damaged data chunk: the footer still reads, the verification does not.
+    let mut bytes = std::fs::read(&path).unwrap();
+    bytes[70] ^= 0xff;
+    std::fs::write(&path, &bytes).unwrap();
+    let output = run(&["records", "info", path.to_str().unwrap()], b"");
+    assert!(!output.status.success());
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("verification failed") && stderr.contains("at byte"), "{stderr}");
+    let output = run(&["records", "info", "--json", path.to_str().unwrap()], b"");
+    assert!(!output.status.success());
+    assert!(String::from_utf8_lossy(&output.stdout).contains("\"chunks_verified\":false"));
+}
+
+#[test]
+fn records_cat_escapes_newlines_and_write_reads_them_back() {
+    let dir = tempfile::tempdir().unwrap();
+    let records: [&[u8]; 4] = [b"one\ntwo", b"back\\slash", b"", b"plain"];
+    let path = record_file(dir.path(), "f.ar", &records);
+    let lines = ok(&["records", "cat", path.to_str().unwrap()], b"");
+    assert_eq!(lines, b"one\\ntwo\nback\\\\slash\n\nplain\n");
+    let copy = dir.path().join("copy.ar");
+    ok(&["records", "write", copy.to_str().unwrap()], &lines);
+    let framed = ok(
+        &["records", "cat", "--output-format", "length-prefixed", copy.to_str().unwrap()],
+        b"",
+    );
+    assert_eq!(framed, length_prefixed(&records));
+    let output = run(&["records", "write", copy.to_str().unwrap()], b"a\\tb\n");
+    assert!(!output.status.success());
+    assert!(String::from_utf8_lossy(&output.stderr).contains("line 1"));
+}
+
+#[test]
+fn inspect_recognises_record_files_and_truncation_is_named() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = record_file(dir.path(), "f.ar", &[b"one", b"two", b"three"]);
+    let text = String::from_utf8(ok(&["inspect", path.to_str().unwrap()], b"")).unwrap();
+    assert!(text.starts_with("format:          ArrayRecord"), "{text}");
+    assert!(text.contains("records:         3"), "{text}");
+
+    let bytes = std::fs::read(&path).unwrap();
+    for cut in [30_000, 65_536] {
+        let truncated = dir.path().join(format!("cut{cut}.ar"));
+        std::fs::write(&truncated, &bytes[..cut]).unwrap();
+        let output = run(&["records", "info", truncated.to_str().unwrap()], b"");
+        assert!(!output.status.success());
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(stderr.contains("truncated"), "cut at {cut}: {stderr}");
+    }
+}
+
+#[test]
+fn writing_into_a_closed_pipe_ends_quietly() {
+    let dir = tempfile::tempdir().unwrap();
+    let many: Vec<Vec<u8>> = (0..200_000).map(|i| format!("record {i}").into_bytes()).collect();
+    let refs: Vec<&[u8]> = many.iter().map(Vec::as_slice).collect();
+    let records = record_file(dir.path(), "big.ar", &refs);
+    let table = dir.path().join("big.yson");
+    std::fs::write(&table, ROWS.repeat(50_000)).unwrap();
+    for args in [
+        vec!["records", "cat", records.to_str().unwrap()],
+        vec!["cat", table.to_str().unwrap()],
+    ] {
+        let mut child = Command::new(binary())
+            .args(&args)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("the binary runs");
+        let mut stdout = child.stdout.take().unwrap();
+        let mut first = [0u8; 16];
+        std::io::Read::read_exact(&mut stdout, &mut first).unwrap();
+        drop(stdout); // what `| head` does once it has its lines
+        let output = child.wait_with_output().unwrap();
+        assert!(output.stderr.is_empty(), "{args:?}: {}", String::from_utf8_lossy(&output.stderr));
+    }
+}
+
+#[test]
+fn cat_help_lists_every_format_it_reads() {
+    let help = String::from_utf8(ok(&["cat", "--help"], b"")).unwrap();
+    for format in FORMATS {
+        assert!(help.contains(format), "{format} is missing from `cat --help`: {help}");
+    }
+}

@@ -88,6 +88,10 @@ thread_local! {
     /// Compression contexts are expensive to set up; each thread keeps its last one.
     static ZSTD_COMPRESSOR: RefCell<Option<(CompressorKey, zstd::bulk::Compressor<'static>)>> =
         const { RefCell::new(None) };
+    /// The context for streamed buffers, apart: a context's history can change libzstd's
+    /// output for the next frame, and one-shot frames then come out as array_record's.
+    static ZSTD_STREAM_COMPRESSOR: RefCell<Option<(CompressorKey, zstd::bulk::Compressor<'static>)>> =
+        const { RefCell::new(None) };
     /// A plain decompression context, and one per thread with the last dictionary loaded.
     static ZSTD_DECOMPRESSOR: RefCell<Option<zstd_safe::DCtx<'static>>> = const { RefCell::new(None) };
     static ZSTD_DICTIONARY_DECOMPRESSOR: RefCell<Option<(u64, zstd_safe::DCtx<'static>)>> =
@@ -133,7 +137,9 @@ impl Compressor {
             .as_ref()
             .map_or(0, |dictionary| dictionary.id);
         let key = (level, self.window_log, dictionary_key);
-        ZSTD_COMPRESSOR.with(|cell| {
+        let streamed = self.dictionary.is_none() && data.len() >= RIEGELI_ZSTD_STREAMING_SIZE;
+        let cache = if streamed { &ZSTD_STREAM_COMPRESSOR } else { &ZSTD_COMPRESSOR };
+        cache.with(|cell| {
             let mut slot = cell.borrow_mut();
             if slot.as_ref().is_none_or(|(existing, _)| *existing != key) {
                 let mut compressor = match &self.dictionary {
@@ -163,6 +169,10 @@ impl Compressor {
             let (_, compressor) = slot.as_mut().expect("set above");
             let start = out.len();
             out.reserve(zstd_safe::compress_bound(data.len()));
+            if streamed {
+                stream_without_size(compressor.context_mut(), data, out);
+                return;
+            }
             let written = {
                 let mut tail = OutputTail { out, start };
                 compressor
@@ -172,6 +182,50 @@ impl Compressor {
             debug_assert_eq!(out.len(), start + written);
         });
     }
+}
+
+/// Buffers of at least this many bytes reach Riegeli's zstd writer in more than one piece (its
+/// buffer fills before the chunk ends), so libzstd compresses them as a stream of unknown
+/// size: no content size in the frame header, and parameters chosen for an unknown size
+/// rather than reduced to the buffer's. Shorter ones go in one call, which libzstd treats as a
+/// one-shot compression with the size known. Measured on array_record 0.8.6: one-record
+/// chunks of 4,000 bytes carry the content size, of 4,096 and more do not.
+const RIEGELI_ZSTD_STREAMING_SIZE: usize = 4096;
+
+/// Compresses `data` as a zstd stream whose size is not given in advance (as Riegeli's
+/// `ZstdWriter` does for data that exceeds its buffer), appending the frame to `out`.
+fn stream_without_size(context: &mut zstd_safe::CCtx<'_>, data: &[u8], out: &mut Vec<u8>) {
+    context
+        .reset(zstd_safe::ResetDirective::SessionOnly)
+        .expect("resetting a zstd session cannot fail");
+    let start = out.len();
+    let mut input = zstd_safe::InBuffer::around(data);
+    let mut ending = false;
+    loop {
+        if out.capacity() - out.len() < zstd_safe::CCtx::out_size() {
+            out.reserve(zstd_safe::CCtx::out_size());
+        }
+        let from = out.len();
+        let remaining = {
+            let mut tail = OutputTail { out, start: from };
+            let mut output = zstd_safe::OutBuffer::around(&mut tail);
+            let directive = if ending {
+                zstd_safe::zstd_sys::ZSTD_EndDirective::ZSTD_e_end
+            } else {
+                zstd_safe::zstd_sys::ZSTD_EndDirective::ZSTD_e_continue
+            };
+            context
+                .compress_stream2(&mut output, &mut input, directive)
+                .expect("zstd streaming compression of an in-memory buffer")
+        };
+        if ending && remaining == 0 {
+            break;
+        }
+        if input.pos() == data.len() {
+            ending = true;
+        }
+    }
+    debug_assert!(out.len() > start);
 }
 
 /// Lets zstd write into the spare capacity of a Vec after `start`.

@@ -41,6 +41,6 @@ pub use compression::Compression;
 pub use error::{Error, Result};
 pub use options::{ReaderOptions, WriterOptions, DEFAULT_DICTIONARY_SIZE};
 pub use prepared::PreparedBatch;
-pub use reader::{FileInfo, Reader, RecordBatch};
+pub use reader::{is_record_file, FileInfo, Reader, RecordBatch};
 pub use sequential::SequentialReader;
 pub use writer::Writer;

@@ -28,6 +28,10 @@ pub struct WriterOptions {
     /// cache. The bytes are the same; only how they reach the disk differs (see
     /// docs/records.md, "Writing").
     pub direct_io: bool,
+    /// The `max_parallelism` written into the stored option string; `None` records the
+    /// parallelism used. array_record's Python writer always records 1, so shapeshift's Python
+    /// writer sets 1 for the same footer.
+    pub recorded_max_parallelism: Option<usize>,
 }
 
 impl Default for WriterOptions {
@@ -40,6 +44,7 @@ impl Default for WriterOptions {
             pad_to_block_boundary: false,
             zstd_dictionary: None,
             direct_io: false,
+            recorded_max_parallelism: None,
         }
     }
 }

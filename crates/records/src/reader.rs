@@ -37,6 +37,12 @@ const SIGNATURE: [u8; 64] = [
     0x73, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
 ];
 
+/// Whether `bytes` start as a Riegeli file (so an ArrayRecord file) does: block header and
+/// signature chunk.
+pub fn is_record_file(bytes: &[u8]) -> bool {
+    bytes.starts_with(&SIGNATURE)
+}
+
 /// Largest record [`Reader::known_record_size`] reports.
 const MAX_PREALLOCATED_RECORD: u64 = 64 << 20;
 
@@ -258,12 +264,16 @@ impl Reader {
             .len();
         let corrupt = |offset: u64, what: String| Malformed::new(offset, what).in_file(&path);
         if size < BLOCK_SIZE {
-            return Err(corrupt(
-                size,
-                format!(
-                    "file of {size} bytes is too short for an ArrayRecord file (at least 65536)"
-                ),
-            ));
+            let mut start = [0u8; SIGNATURE.len()];
+            let starts_as_record_file = size >= SIGNATURE.len() as u64
+                && std::io::Read::read_exact(&mut &file, &mut start).is_ok()
+                && is_record_file(&start);
+            let what = if starts_as_record_file {
+                format!("the file is truncated: {size} bytes, but an ArrayRecord file has at least 65536 (its last block holds the postscript)")
+            } else {
+                format!("file of {size} bytes is too short for an ArrayRecord file (at least 65536)")
+            };
+            return Err(corrupt(size, what));
         }
         // SAFETY: the map is read-only; a file changed underneath by another process can
         // yield wrong bytes, which the chunk hashes then report as corruption.
@@ -284,8 +294,14 @@ impl Reader {
         }
         let map = Arc::new(map);
         let postscript_offset = size - BLOCK_SIZE;
-        let footer_offset =
-            read_postscript(&map, postscript_offset).map_err(|m| m.in_file(&path))?;
+        let footer_offset = read_postscript(&map, postscript_offset).map_err(|m| {
+            // A file cut at a block boundary ends in some other block than the postscript's.
+            Malformed::new(
+                m.offset,
+                format!("{} (no postscript in the last block: the file is truncated or incomplete)", m.what),
+            )
+            .in_file(&path)
+        })?;
         let (metadata, entries) = read_footer(&map, footer_offset).map_err(|m| m.in_file(&path))?;
         let mut chunks = Vec::with_capacity(entries.len());
         let mut record_starts = Vec::with_capacity(entries.len() + 1);
@@ -559,6 +575,15 @@ impl Reader {
     }
 
     fn check_entry(&self, header: &crate::block::ChunkHeader, entry: ChunkEntry) -> Result<()> {
+        if header.chunk_type == ChunkType::Transposed {
+            return Err(Error::Unsupported {
+                path: self.path.clone(),
+                offset: entry.offset,
+                what: "a transposed chunk ('t', written with transpose:true): shapeshift reads \
+                       simple chunks ('r') only; the file itself is not damaged"
+                    .into(),
+            });
+        }
         if header.chunk_type != ChunkType::Simple {
             return Err(Malformed::new(
                 entry.offset,

@@ -690,7 +690,9 @@ impl Writer {
                 version: Some(ARRAY_RECORD_VERSION),
                 num_chunks: Some(num_chunks),
                 num_records: Some(num_records),
-                writer_options: Some(options.to_canonical_string(self.parallelism)),
+                writer_options: Some(options.to_canonical_string(
+                    options.recorded_max_parallelism.unwrap_or(self.parallelism),
+                )),
             }),
         }
         .encode_to_vec();

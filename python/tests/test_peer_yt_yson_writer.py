@@ -1,0 +1,6 @@
+"""yt.yson's own tests (test_writer.py, unmodified) run on shapeshift; see peer_suites.py."""
+
+from peer_suites import load_peer_file
+
+PEER_FILE = "yson_tests/test_writer.py"
+globals().update(load_peer_file(PEER_FILE))
