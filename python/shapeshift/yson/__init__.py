@@ -14,7 +14,7 @@ Submodules mirror yt.yson's: ``yson_types`` (``YsonInt64``, ``YsonMap``, ``YsonS
 ``parser`` (``loads``, ``load``, ``YsonParser``), ``writer`` (``dumps``, ``dump``), ``common``
 (``YsonError``, a ``yt.common.YtError`` when ytsaurus-client is installed). ``dumps`` also
 accepts ``yt.yson``'s own ``Yson*`` objects and any ``Mapping``. The parsing and writing run in
-native code (``shapeshift._native.yson``). See docs/yson.md for the type mapping and defaults.
+native code (``shapeshift._native.yson``). See docs/formats/yson.md for the type mapping and defaults.
 """
 
 from . import common, convert, lazy, parser, tokenizer, writer, yson_token, yson_types  # noqa: F401

@@ -1,4 +1,4 @@
-"""ArrayRecord files: ``shapeshift.records`` against pip ``array_record`` on seed 002's
+"""ArrayRecord files: ``shapeshift.records`` against pip ``array_record`` on the ArrayRecord performance guide's
 benchmark (65,536 lorem-ipsum records of 200 words), both libraries in the same run.
 
 Measures compressed size for zstd 1/3/5/7, brotli 1/3/5/7, snappy and uncompressed at
@@ -25,7 +25,7 @@ TITLE = "ArrayRecord files: shapeshift.records vs array_record"
 LEVELED = [("zstd", level) for level in (1, 3, 5, 7)] + [("brotli", level) for level in (1, 3, 5, 7)]
 COMPRESSIONS = [f"{name}:{level}" for name, level in LEVELED] + ["snappy", "uncompressed"]
 GROUP_SIZES = [1, 256]
-# Access benchmarks use level 3, as seed 002 does.
+# Access benchmarks use level 3, as the ArrayRecord performance guide does.
 ACCESS_COMPRESSIONS = ["zstd:3", "brotli:3", "snappy", "uncompressed"]
 # Each configuration is written this many times by each library (median reported).
 WRITE_ROUNDS = 3
