@@ -1,0 +1,110 @@
+//! Dictionary with cascaded parts: `[3 zero bytes][entries u32][nested entries: T × entries]
+//! [nested codes: u32 × n]`. The sorted distinct values and the codes are each encoded by the
+//! selection engine (`nested`): entries of floats may be split (`real_doubles`), codes may be
+//! bit-packed, run-length coded or entropy-coded (pco, zstd over byte-packed codes — what
+//! Parquet's dictionary pages + zstd do), whichever the target prefers.
+
+use super::dictionary::{bad_code, build, entry_limit, ENTRIES_PER_VALUE_TO_UNPACK, MAX_ENTRIES};
+use super::{nested, BlockInput, Cascaded, Encoding, Nest};
+use crate::bytes::ByteReader;
+use crate::error::{corrupt, Result};
+use crate::value::ColumnValue;
+
+pub(crate) fn encode<T: ColumnValue>(input: &BlockInput<'_, T>, nest: &Nest) -> Option<Cascaded> {
+    let sample = &input.sample;
+    // A sample whose values are nearly all distinct means a dictionary as large as the block.
+    if input.stats.is_constant() || sample.distinct * 10 > sample.values.len() * 9 {
+        return None;
+    }
+    let (entries, codes) = build::<T>(input.lanes, entry_limit(input.lanes.len()))?;
+    let entries: Vec<T> = entries.into_iter().map(T::from_lane).collect();
+    let mut out = vec![Encoding::CascadedDictionary.tag(), 0, 0, 0];
+    out.extend_from_slice(&(entries.len() as u32).to_le_bytes());
+    let mut decode_ns = nested::write(&mut out, &entries, &nest.child(nested::VALUES));
+    decode_ns += nested::write(&mut out, &codes, &nest.child(nested::SMALL_CODES));
+    Some(Cascaded { bytes: out, decode_ns })
+}
+
+struct Parts<'a> {
+    size: usize,
+    entries: nested::View<'a>,
+    codes: nested::View<'a>,
+    codes_at: usize,
+}
+
+fn parse<'a>(reader: &mut ByteReader<'a>, count: usize, level: u8) -> Result<Parts<'a>> {
+    reader.take(3, "dictionary padding")?;
+    let at = reader.offset();
+    let size = reader.count(count.min(MAX_ENTRIES), "dictionary size")?;
+    if size == 0 && count > 0 {
+        return Err(corrupt(at, "empty dictionary for a non-empty block"));
+    }
+    let entries = nested::View::parse(reader, size, level)?;
+    let codes_at = reader.offset();
+    let codes = nested::View::parse(reader, count, level)?;
+    Ok(Parts {
+        size,
+        entries,
+        codes,
+        codes_at,
+    })
+}
+
+fn check_codes(codes: &[u32], parts: &Parts<'_>) -> Result<()> {
+    let worst = codes.iter().copied().max().unwrap_or(0);
+    if worst as usize >= parts.size {
+        return Err(bad_code(parts.codes_at, worst as u64, parts.size));
+    }
+    Ok(())
+}
+
+pub(crate) fn decode<T: ColumnValue>(
+    reader: &mut ByteReader<'_>,
+    out: &mut [T],
+    level: u8,
+) -> Result<()> {
+    let parts = parse(reader, out.len(), level)?;
+    let mut entries = vec![T::default(); parts.size];
+    parts.entries.decode(&mut entries)?;
+    let mut codes = vec![0u32; out.len()];
+    parts.codes.decode(&mut codes)?;
+    check_codes(&codes, &parts)?;
+    for (slot, &code) in out.iter_mut().zip(&codes) {
+        // Every code is < entries.len() (checked above).
+        *slot = entries[code as usize];
+    }
+    Ok(())
+}
+
+pub(crate) fn take<T: ColumnValue>(
+    reader: &mut ByteReader<'_>,
+    count: usize,
+    positions: &[u32],
+    out: &mut [T],
+    level: u8,
+) -> Result<()> {
+    let parts = parse(reader, count, level)?;
+    let mut codes = vec![0u32; positions.len()];
+    parts.codes.take(positions, &mut codes)?;
+    check_codes(&codes, &parts)?;
+    if parts.size <= ENTRIES_PER_VALUE_TO_UNPACK * positions.len() {
+        let mut entries = vec![T::default(); parts.size];
+        parts.entries.decode(&mut entries)?;
+        for (slot, &code) in out.iter_mut().zip(&codes) {
+            *slot = entries[code as usize];
+        }
+        return Ok(());
+    }
+    // Only the entries asked for: their codes sorted and deduplicated, taken from the entries
+    // part, then found again by binary search.
+    let mut wanted = codes.clone();
+    wanted.sort_unstable();
+    wanted.dedup();
+    let mut values = vec![T::default(); wanted.len()];
+    parts.entries.take(&wanted, &mut values)?;
+    for (slot, code) in out.iter_mut().zip(&codes) {
+        let index = wanted.binary_search(code).unwrap_or(0);
+        *slot = values[index];
+    }
+    Ok(())
+}
