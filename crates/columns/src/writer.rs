@@ -77,6 +77,8 @@ pub(crate) struct EncodedVector {
     pub(crate) bytes: Vec<u8>,
     /// Estimated decode nanoseconds (parts included).
     pub(crate) decode_ns: f64,
+    /// Whether a take reads single values (for cascades: through their parts).
+    pub(crate) random_access: bool,
 }
 
 /// Encodes one vector (a block, or a part of a cascading scheme at `nest.level`): ranks the
@@ -104,7 +106,7 @@ pub(crate) fn encode_vector<T: ColumnValue>(values: &[T], nest: &Nest) -> Encode
     };
     let mut allowed = nest.allowed;
     allowed[Encoding::Unencoded.tag() as usize] = true;
-    let (candidates, budget) = selection::rank(&input, &allowed, nest.target);
+    let (candidates, budget) = selection::rank(&input, &allowed, nest.target, nest.level);
     let encode_candidate = |candidate: &selection::Candidate| {
         let mut bytes = Vec::new();
         scheme::encode(candidate.encoding, candidate.inner, &input, &mut bytes).then(|| {
@@ -112,6 +114,7 @@ pub(crate) fn encode_vector<T: ColumnValue>(values: &[T], nest: &Nest) -> Encode
                 encoding: candidate.encoding,
                 bytes,
                 decode_ns: candidate.decode_ns,
+                random_access: candidate.encoding.random_access(),
             }
         })
     };
@@ -153,6 +156,7 @@ pub(crate) fn encode_vector<T: ColumnValue>(values: &[T], nest: &Nest) -> Encode
                         encoding,
                         bytes: block.bytes,
                         decode_ns: block.decode_ns,
+                        random_access: block.random_access,
                     });
                 }
             }
@@ -165,16 +169,22 @@ pub(crate) fn encode_vector<T: ColumnValue>(values: &[T], nest: &Nest) -> Encode
             encoding: Encoding::Unencoded,
             bytes,
             decode_ns: 0.0,
+            random_access: true,
         });
     }
     for block in &mut encoded {
         pad8(&mut block.bytes);
     }
-    let sizes: Vec<(f64, usize)> = encoded
+    let sizes: Vec<selection::Encoded> = encoded
         .iter()
-        .map(|block| (block.decode_ns, block.bytes.len()))
+        .map(|block| selection::Encoded {
+            decode_ns: block.decode_ns,
+            bytes: block.bytes.len(),
+            random_access: block.random_access,
+        })
         .collect();
-    let position = selection::choose_encoded(nest.target, values.len() * T::Lane::BYTES, &sizes);
+    let raw_bytes = values.len() * T::Lane::BYTES;
+    let position = selection::choose_encoded(nest.target, raw_bytes, nest.level, &sizes);
     encoded.swap_remove(position)
 }
 

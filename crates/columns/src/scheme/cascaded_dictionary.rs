@@ -20,9 +20,14 @@ pub(crate) fn encode<T: ColumnValue>(input: &BlockInput<'_, T>, nest: &Nest) -> 
     let entries: Vec<T> = entries.into_iter().map(T::from_lane).collect();
     let mut out = vec![Encoding::CascadedDictionary.tag(), 0, 0, 0];
     out.extend_from_slice(&(entries.len() as u32).to_le_bytes());
-    let mut decode_ns = nested::write(&mut out, &entries, &nest.child(nested::VALUES));
-    decode_ns += nested::write(&mut out, &codes, &nest.child(nested::SMALL_CODES));
-    Some(Cascaded { bytes: out, decode_ns })
+    let entries = nested::write(&mut out, &entries, &nest.child(nested::VALUES));
+    let codes = nested::write(&mut out, &codes, &nest.child(nested::SMALL_CODES));
+    // A take reads the codes it needs, then the entries (unpacked whole when few).
+    Some(Cascaded {
+        bytes: out,
+        decode_ns: entries.decode_ns + codes.decode_ns,
+        random_access: codes.random_access,
+    })
 }
 
 struct Parts<'a> {

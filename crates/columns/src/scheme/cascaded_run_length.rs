@@ -25,10 +25,17 @@ pub(crate) fn encode<T: ColumnValue>(input: &BlockInput<'_, T>, nest: &Nest) -> 
     }
     let mut out = vec![Encoding::CascadedRunLength.tag(), 0, 0, 0];
     out.extend_from_slice(&(values.len() as u32).to_le_bytes());
-    let mut decode_ns = nested::write(&mut out, &values, &nest.child(nested::VALUES));
-    decode_ns += nested::write(&mut out, &ends, &nest.child(nested::LEAVES));
-    decode_ns += crate::cost_table::RUN_LENGTH_NS_PER_RUN * values.len() as f64;
-    Some(Cascaded { bytes: out, decode_ns })
+    let runs = values.len() as f64;
+    let values = nested::write(&mut out, &values, &nest.child(nested::VALUES));
+    let ends = nested::write(&mut out, &ends, &nest.child(nested::LEAVES));
+    // A take decodes the run ends (one per run, not per value) and reads the values it needs.
+    Some(Cascaded {
+        bytes: out,
+        decode_ns: values.decode_ns
+            + ends.decode_ns
+            + crate::cost_table::RUN_LENGTH_NS_PER_RUN * runs,
+        random_access: true,
+    })
 }
 
 struct Parts<'a> {

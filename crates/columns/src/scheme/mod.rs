@@ -207,6 +207,8 @@ impl Nest {
 pub(crate) struct Cascaded {
     pub(crate) bytes: Vec<u8>,
     pub(crate) decode_ns: f64,
+    /// Whether a take reads single values through the parts (see each scheme's `encode`).
+    pub(crate) random_access: bool,
 }
 
 /// Encodes the block with the cascading `encoding`, if it applies.

@@ -41,15 +41,23 @@ pub(crate) const SMALL_CODES: [bool; ENCODING_COUNT] = set(&[Encoding::CascadedR
 pub(crate) const VALUES: [bool; ENCODING_COUNT] =
     set(&[Encoding::RealDoubles, Encoding::CascadedDictionary]);
 
-/// Encodes `values` as a part at `nest`'s level and appends it to `out`; returns the part's
-/// estimated decode nanoseconds.
-pub(crate) fn write<U: ColumnValue>(out: &mut Vec<u8>, values: &[U], nest: &Nest) -> f64 {
+/// What the engine reports of a part it wrote.
+pub(crate) struct Written {
+    pub(crate) decode_ns: f64,
+    pub(crate) random_access: bool,
+}
+
+/// Encodes `values` as a part at `nest`'s level and appends it to `out`.
+pub(crate) fn write<U: ColumnValue>(out: &mut Vec<u8>, values: &[U], nest: &Nest) -> Written {
     pad8(out);
     let part = crate::writer::encode_vector(values, nest);
     out.extend_from_slice(&(part.bytes.len() as u32).to_le_bytes());
     out.extend_from_slice(&[0; 4]);
     out.extend_from_slice(&part.bytes);
-    part.decode_ns
+    Written {
+        decode_ns: part.decode_ns,
+        random_access: part.random_access,
+    }
 }
 
 /// A parsed part: its bytes, where they are in the column, its value count and level.

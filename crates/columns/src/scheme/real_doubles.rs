@@ -59,9 +59,13 @@ pub(crate) fn encode<T: ColumnValue>(input: &BlockInput<'_, T>, nest: &Nest) -> 
         .map(<<T::Lane as Lane>::Unsigned as ColumnValue>::from_lane)
         .collect();
     let mut out = vec![Encoding::RealDoubles.tag(), right_bits as u8, 0, 0, 0, 0, 0, 0];
-    let mut decode_ns = nested::write(&mut out, &left, &nest.child(nested::SMALL_CODES));
-    decode_ns += nested::write(&mut out, &right, &nest.child(nested::LEAVES));
-    Some(Cascaded { bytes: out, decode_ns })
+    let left = nested::write(&mut out, &left, &nest.child(nested::SMALL_CODES));
+    let right = nested::write(&mut out, &right, &nest.child(nested::LEAVES));
+    Some(Cascaded {
+        bytes: out,
+        decode_ns: left.decode_ns + right.decode_ns,
+        random_access: left.random_access && right.random_access,
+    })
 }
 
 fn parse<'a, T: ColumnValue>(
