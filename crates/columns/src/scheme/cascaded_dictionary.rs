@@ -8,7 +8,7 @@ use super::dictionary::{bad_code, build, entry_limit, ENTRIES_PER_VALUE_TO_UNPAC
 use super::{nested, BlockInput, Cascaded, Encoding, Nest};
 use crate::bytes::ByteReader;
 use crate::error::{corrupt, Result};
-use crate::value::ColumnValue;
+use crate::value::{as_lanes, as_lanes_mut, ColumnValue, Lane};
 
 pub(crate) fn encode<T: ColumnValue>(input: &BlockInput<'_, T>, nest: &Nest) -> Option<Cascaded> {
     let sample = &input.sample;
@@ -71,12 +71,31 @@ pub(crate) fn decode<T: ColumnValue>(
     let parts = parse(reader, out.len(), level)?;
     let mut entries = vec![T::default(); parts.size];
     parts.entries.decode(&mut entries)?;
-    let mut codes = vec![0u32; out.len()];
-    parts.codes.decode(&mut codes)?;
-    check_codes(&codes, &parts)?;
-    for (slot, &code) in out.iter_mut().zip(&codes) {
-        // Every code is < entries.len() (checked above).
-        *slot = entries[code as usize];
+    let entries = as_lanes(&entries);
+    // The codes are decoded into the output itself, into its last `n` u32 words (all of it for
+    // 32-bit values), and replaced by entries front to back: entry `i` covers bytes
+    // [w·i, w·i + w) and code `i` sits at or after them, so every code is read before an entry
+    // overwrites it. This saves a scratch buffer as large as the block and its zeroing pass.
+    let count = out.len();
+    let lanes = as_lanes_mut(out);
+    let words = count * T::Lane::BYTES / 4;
+    // SAFETY: the output's bytes viewed as u32 words (u32 or u64 lanes, so aligned and a whole
+    // number of words); every bit pattern is a valid u32.
+    let codes: &mut [u32] = unsafe {
+        std::slice::from_raw_parts_mut(lanes.as_mut_ptr().cast::<u32>(), words)
+    };
+    let first_code = words - count;
+    parts.codes.decode(&mut codes[first_code..])?;
+    check_codes(&codes[first_code..], &parts)?;
+    let base = lanes.as_mut_ptr();
+    let codes = base.cast::<u32>().cast_const();
+    for i in 0..count {
+        // SAFETY: i < count and first_code + i < words, both inside the output; the code is
+        // read before entry i is written (see above), and every code is < entries.len().
+        unsafe {
+            let code = *codes.add(first_code + i) as usize;
+            *base.add(i) = *entries.get_unchecked(code);
+        }
     }
     Ok(())
 }

@@ -3,7 +3,7 @@
 //! as corruption. Chosen for low-cardinality blocks whose values are spread too widely for a
 //! frame of reference (prices, categories stored as numbers).
 
-use std::collections::{HashMap, HashSet};
+use hashbrown::{HashMap, HashSet};
 
 use super::{BlockInput, Estimate};
 use crate::bytes::ByteReader;

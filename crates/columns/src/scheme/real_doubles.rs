@@ -10,7 +10,7 @@
 //!
 //! `r` is chosen on the sample: the fewest `r + ⌈log2 distinct left parts⌉` bits per value.
 
-use std::collections::HashSet;
+use hashbrown::HashSet;
 
 use super::{nested, BlockInput, Cascaded, Encoding, Nest};
 use crate::bytes::ByteReader;
