@@ -60,6 +60,13 @@ pub(crate) fn write<U: ColumnValue>(out: &mut Vec<u8>, values: &[U], nest: &Nest
     }
 }
 
+/// A part's own take kernel is used below 1 in this many of its values. Lower than a top-level
+/// block's 16: the parts a take reaches into at random are dictionary entries and the halves of
+/// split floats, where a decode costs more per value than bit-packed lanes (a split float
+/// decodes two parts and combines them) — on a dictionary of ~6,500 split doubles, decoding
+/// every entry for ~500 requested ones cost 4x the take of the codes.
+const PART_GATHER_RATIO: usize = 4;
+
 /// A parsed part: its bytes, where they are in the column, its value count and level.
 pub(crate) struct View<'a> {
     bytes: &'a [u8],
@@ -102,9 +109,10 @@ impl<'a> View<'a> {
     }
 
     /// Values at sorted `positions` (each below the count) into `out`: the part's own take
-    /// kernel when its encoding has one, else a decode of the part.
+    /// kernel when its encoding has one and fewer than 1 in `PART_GATHER_RATIO` values are
+    /// asked for, else a decode of the part.
     pub(crate) fn take<U: ColumnValue>(&self, positions: &[u32], out: &mut [U]) -> Result<()> {
-        if positions.len() * 16 < self.count
+        if positions.len() * PART_GATHER_RATIO < self.count
             && super::take_at(self.reader(), self.count, positions, out, self.level)?
         {
             return Ok(());
