@@ -119,8 +119,12 @@ pub(crate) fn take<T: ColumnValue>(
         }
         return Ok(());
     }
-    // Only the entries asked for: their codes sorted and deduplicated, taken from the entries
-    // part, then found again by binary search.
+    // Only the entries asked for: read at the codes directly when the entries part allows,
+    // else their codes sorted and deduplicated, taken from the entries part, then found
+    // again by binary search.
+    if parts.entries.take_in_any_order(&codes, out)? {
+        return Ok(());
+    }
     let mut wanted = codes.clone();
     wanted.sort_unstable();
     wanted.dedup();

@@ -108,6 +108,31 @@ impl<'a> View<'a> {
         super::decode_at(self.reader(), out, self.level)
     }
 
+    /// Values at `positions` in any order (each below the count) into `out`, when the part's
+    /// encoding reads each value with independent loads (bit-packed, byte-packed, plain,
+    /// constant, zero); `Ok(false)` otherwise. Dictionary codes arrive in row order, not code
+    /// order: this reads the entries at them directly instead of sorting them first.
+    pub(crate) fn take_in_any_order<U: ColumnValue>(
+        &self,
+        positions: &[u32],
+        out: &mut [U],
+    ) -> Result<bool> {
+        let independent = matches!(
+            self.bytes.first().copied().and_then(Encoding::from_tag),
+            Some(
+                Encoding::BitPacked
+                    | Encoding::BytePacked
+                    | Encoding::Unencoded
+                    | Encoding::Constant
+                    | Encoding::Zero
+            )
+        );
+        if !independent {
+            return Ok(false);
+        }
+        super::take_at(self.reader(), self.count, positions, out, self.level)
+    }
+
     /// Values at sorted `positions` (each below the count) into `out`: the part's own take
     /// kernel when its encoding has one and fewer than 1 in `PART_GATHER_RATIO` values are
     /// asked for, else a decode of the part.
