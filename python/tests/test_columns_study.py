@@ -20,6 +20,10 @@ def test_study_runs_and_reports_every_system(tmp_path: Path):
             assert set(record["take_seconds"]) == {str(f) for f in study.FRACTIONS}
     assert len(result.targets) == 5
     assert set(result.data["take_1pct_speedup"]) == set(study.OURS)
+    assert set(result.data["take_1pct_speedup_300k_columns"]) == set(study.OURS)
+    titles = [table.title for table in result.tables]
+    assert any(title.startswith("Per column: ours against each peer") for title in titles)
+    assert any(title.startswith("Wins and losses") for title in titles)
     for chart in result.charts:
         assert (tmp_path / chart).exists()
 
@@ -38,3 +42,14 @@ def test_spec_lineitem_fallback_gives_every_requested_row():
     for rows in (1, 7, 10_000, 12_345):
         columns = spec_lineitem(rows)
         assert {len(values) for values in columns.values()} == {rows}
+
+
+def test_real_tables_come_from_the_pinned_packages():
+    columns, sources = study.real_tables(limit=3_000)
+    assert len(sources) == 2
+    assert {"flights.flight", "flights.distance", "flights.distance_per_air_minute"} <= set(columns)
+    assert {"weather.temp", "diamonds.price", "movies.rating"} <= set(columns)
+    assert {values.size for values in columns.values()} == {3_000}
+    assert columns["flights.flight"].dtype.name == "int64"
+    assert columns["flights.dep_delay"].dtype.name == "float64"  # nulls became NaN
+    assert not any(name.startswith("movies.Action") for name in columns)

@@ -31,6 +31,13 @@ pub(crate) const DECODE_NS_PER_VALUE: [[f64; 2]; ENCODING_COUNT] = [
     [1.350, 1.260], // lz4
     [3.251, 3.167], // zstd
     [0.256, 0.425], // chunked_bit_packed
+    // Cascading schemes: only their own combining pass (their parts are priced as blocks of
+    // their own): derived from the rows above, not calibrated (dictionary: the leaf
+    // dictionary's cost over bit-packing at 32 bits; real_doubles: a shift and an OR over a
+    // second vector; run-length: the fill, whose per-run cost is added separately).
+    [0.25, 0.30], // real_doubles
+    [0.40, 0.35], // cascaded_dictionary
+    [0.10, 0.15], // cascaded_run_length
 ];
 
 /// Extra decode cost of run-length blocks per run (the table's figure is for runs of 100

@@ -3,7 +3,7 @@
 //! ```text
 //! offset  size  field
 //!  0       8    magic "SSCOLUMN"
-//!  8       2    format version (1), u16 LE
+//!  8       2    format version (2; version 1 is still read), u16 LE
 //! 10       1    value type code (1 i32, 2 i64, 3 u32, 4 u64, 5 f32, 6 f64)
 //! 11       1    log2 of the block size (12..=16)
 //! 12       1    target the writer used (0 smaller, 1 balanced, 2 faster, 3 baseline)
@@ -11,14 +11,16 @@
 //! 16       8    value count, u64 LE
 //! 24       4    block count, u32 LE (= ceil(value count / block size))
 //! 28       4    zero
-//! 32      64    composition: 16 × u32 LE, blocks per encoding tag (tags 13..15 zero)
-//! 96   16×B     block table, one entry per block:
+//! 32     128    composition: 32 × u32 LE, blocks per encoding tag (unused tags zero);
+//!               version 1: 16 × u32 (64 bytes), so its table starts at 96
+//! 160  16×B     block table, one entry per block:
 //!                 end offset u64 LE (relative to the data start, exclusive),
 //!                 checksum u32 LE (low 32 bits of XXH3-64 of the block's bytes),
 //!                 encoding tag u8, 3 zero bytes
-//! 96+16B   4    metadata checksum: low 32 bits of XXH3-64 of bytes [0, 96+16B)
-//! 100+16B  4    zero (so the data starts 8-byte aligned)
-//! 104+16B  ...  blocks; block i spans [end[i-1], end[i]) (end[-1] = 0), each a multiple of
+//! H+16B    4    metadata checksum: low 32 bits of XXH3-64 of bytes [0, H+16B), H = 160
+//!               (96 in version 1)
+//! H+4+16B  4    zero (so the data starts 8-byte aligned)
+//! H+8+16B  ...  blocks; block i spans [end[i-1], end[i]) (end[-1] = 0), each a multiple of
 //!               8 bytes long; the column ends exactly at the last block's end
 //! ```
 //!
@@ -33,10 +35,16 @@ use crate::scheme::Encoding;
 use crate::value::ValueType;
 
 pub(crate) const MAGIC: &[u8; 8] = b"SSCOLUMN";
-pub(crate) const VERSION: u16 = 1;
-pub(crate) const HEADER_SIZE: usize = 96;
+pub(crate) const VERSION: u16 = 2;
 pub(crate) const ENTRY_SIZE: usize = 16;
-pub(crate) const COMPOSITION_SLOTS: usize = 16;
+/// Composition slots in the current version (version 1 had 16: tags 0..=13 existed).
+pub(crate) const COMPOSITION_SLOTS: usize = 32;
+const VERSION_1_COMPOSITION_SLOTS: usize = 16;
+
+/// Header bytes before the block table for a version's composition slots.
+fn header_size(slots: usize) -> usize {
+    32 + 4 * slots
+}
 pub(crate) const MIN_BLOCK_LOG2: u8 = 12;
 pub(crate) const MAX_BLOCK_LOG2: u8 = 16;
 /// Writer code for the Druid-like baseline.
@@ -61,7 +69,7 @@ pub(crate) fn assemble(
     blocks: &[EncodedBlock],
 ) -> Vec<u8> {
     let data_length: usize = blocks.iter().map(|b| b.bytes.len()).sum();
-    let metadata_length = HEADER_SIZE + ENTRY_SIZE * blocks.len();
+    let metadata_length = header_size(COMPOSITION_SLOTS) + ENTRY_SIZE * blocks.len();
     let mut out = Vec::with_capacity(metadata_length + 8 + data_length);
     out.extend_from_slice(MAGIC);
     out.extend_from_slice(&VERSION.to_le_bytes());
@@ -124,9 +132,12 @@ pub(crate) fn parse(bytes: &[u8]) -> Result<Metadata> {
         return Err(corrupt(0, "not a shapeshift column (bad magic)"));
     }
     let version = reader.u16("version")?;
-    if version != VERSION {
-        return Err(corrupt(8, format!("unsupported format version {version}")));
-    }
+    let slots = match version {
+        1 => VERSION_1_COMPOSITION_SLOTS,
+        VERSION => COMPOSITION_SLOTS,
+        _ => return Err(corrupt(8, format!("unsupported format version {version}"))),
+    };
+    let header_size = header_size(slots);
     let type_code = reader.u8("value type")?;
     let value_type = ValueType::from_code(type_code)
         .ok_or_else(|| corrupt(10, format!("unknown value type code {type_code}")))?;
@@ -150,15 +161,15 @@ pub(crate) fn parse(bytes: &[u8]) -> Result<Metadata> {
         ));
     }
     let mut composition = [0u32; COMPOSITION_SLOTS];
-    for slot in composition.iter_mut() {
+    for slot in composition.iter_mut().take(slots) {
         *slot = reader.u32("composition")?;
     }
     let block_count = block_count as usize; // < 2^32, and the table must fit in the buffer
     let table_length = ENTRY_SIZE * block_count;
-    if bytes.len() < HEADER_SIZE + table_length + 8 {
+    if bytes.len() < header_size + table_length + 8 {
         return Err(Error::Truncated {
             offset: bytes.len(),
-            needed: HEADER_SIZE + table_length + 8 - bytes.len(),
+            needed: header_size + table_length + 8 - bytes.len(),
             what: "block table",
         });
     }
@@ -181,7 +192,7 @@ pub(crate) fn parse(bytes: &[u8]) -> Result<Metadata> {
     let mut seen = [0u32; COMPOSITION_SLOTS];
     let mut previous_end = 0u64;
     for (index, entry) in table.chunks_exact(ENTRY_SIZE).enumerate() {
-        let at = HEADER_SIZE + index * ENTRY_SIZE;
+        let at = header_size + index * ENTRY_SIZE;
         let end = u64::from_le_bytes(entry[..8].try_into().expect("8 bytes"));
         if end < previous_end || end > data_length as u64 || end % 8 != 0 {
             return Err(corrupt(
@@ -191,6 +202,7 @@ pub(crate) fn parse(bytes: &[u8]) -> Result<Metadata> {
         }
         let tag = entry[12];
         let encoding = Encoding::from_tag(tag)
+            .filter(|e| version > 1 || !e.cascades())
             .ok_or_else(|| corrupt(at + 12, format!("unknown encoding tag {tag}")))?;
         seen[tag as usize] += 1;
         blocks.push(BlockEntry {

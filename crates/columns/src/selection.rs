@@ -66,9 +66,15 @@ impl Target {
     /// smallest or the smallest plus a quarter of the raw size, whichever is larger. The
     /// absolute allowance matters for well-compressed blocks: 2x of 1 bit per value rules out
     /// every random-access form, while 1 + 16 bits does not (and costs little in total).
-    pub(crate) fn byte_budget(self, smallest: usize, raw_bytes: usize) -> usize {
+    ///
+    /// Parts of a cascade (`level` > 0) get a budget of 3% under `Balanced`: slack taken at
+    /// every level compounds, and a dictionary whose codes took 10% more than they need left a
+    /// plain bit-packed block inside the top level's 10% (larger than Parquet's dictionary +
+    /// zstd on flight numbers).
+    pub(crate) fn byte_budget(self, smallest: usize, raw_bytes: usize, level: u8) -> usize {
         match self {
             Target::Smaller => smallest,
+            Target::Balanced if level > 0 => (smallest as f64 * 1.03).ceil() as usize,
             Target::Balanced => (smallest as f64 * 1.10).ceil() as usize,
             Target::Faster => (smallest * 2).max(smallest + raw_bytes / 4),
         }
@@ -107,6 +113,7 @@ pub(crate) fn rank<T: ColumnValue>(
     input: &BlockInput<'_, T>,
     allowed: &[bool; scheme::ENCODING_COUNT],
     target: Target,
+    level: u8,
 ) -> (Vec<Candidate>, usize) {
     let count = input.lanes.len();
     let bits = T::Lane::BITS;
@@ -172,18 +179,26 @@ pub(crate) fn rank<T: ColumnValue>(
         .map(|c| c.estimate.bytes)
         .min()
         .unwrap_or(usize::MAX);
-    let budget = target.byte_budget(smallest, count * T::Lane::BYTES);
+    let budget = target.byte_budget(smallest, count * T::Lane::BYTES, level);
+    let random_access_fits = candidates
+        .iter()
+        .any(|c| c.estimate.bytes <= budget && c.encoding.random_access());
+    let shut_out = |c: &Candidate| {
+        target == Target::Faster && random_access_fits && !c.encoding.random_access()
+    };
     let fastest = candidates
         .iter()
-        .filter(|c| c.estimate.bytes <= budget)
+        .filter(|c| c.estimate.bytes <= budget && !shut_out(c))
         .map(|c| c.decode_ns)
         .fold(f64::INFINITY, f64::min);
     // Inside the budget and as fast as the fastest (see `SPEED_TIE`): smallest first; then the
-    // rest of the budget, fastest first; outside the budget: smallest first.
+    // rest of the budget, fastest first; outside the budget: smallest first. Under `Faster`,
+    // forms without random access (pco, delta, LZ4, zstd) never count as fastest while a
+    // random-access form fits: a take would decode their whole block.
     let tier = |c: &Candidate| {
         if c.estimate.bytes > budget {
             2
-        } else if c.decode_ns <= fastest * SPEED_TIE {
+        } else if c.decode_ns <= fastest * SPEED_TIE && !shut_out(c) {
             0
         } else {
             1
@@ -212,21 +227,34 @@ pub(crate) fn rank<T: ColumnValue>(
 /// as fast as byte-packing at 24), and much less than their size differences.
 pub(crate) const SPEED_TIE: f64 = 1.5;
 
-/// Index of the block to keep among encoded `(decode ns, bytes)`: the target's rule applied to
-/// real sizes (budget from the smallest, then `SPEED_TIE`, then fewest bytes).
-pub(crate) fn choose_encoded(target: Target, raw_bytes: usize, encoded: &[(f64, usize)]) -> usize {
-    let smallest = encoded.iter().map(|&(_, b)| b).min().unwrap_or(0);
-    let budget = target.byte_budget(smallest, raw_bytes);
+/// One encoded vector as the final choice sees it.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Encoded {
+    pub(crate) decode_ns: f64,
+    pub(crate) bytes: usize,
+    /// A take can read single values of it (for cascades: through their parts).
+    pub(crate) random_access: bool,
+}
+
+/// Index of the block to keep among `encoded`: the target's rule applied to real sizes
+/// (budget from the smallest, then `SPEED_TIE` and, under `Faster`, random access when a
+/// random-access form fits, then fewest bytes).
+pub(crate) fn choose_encoded(target: Target, raw_bytes: usize, level: u8, encoded: &[Encoded]) -> usize {
+    let smallest = encoded.iter().map(|e| e.bytes).min().unwrap_or(0);
+    let budget = target.byte_budget(smallest, raw_bytes, level);
+    let need_random_access = target == Target::Faster
+        && encoded.iter().any(|e| e.bytes <= budget && e.random_access);
+    let eligible = |e: &Encoded| e.bytes <= budget && (e.random_access || !need_random_access);
     let fastest = encoded
         .iter()
-        .filter(|&&(_, b)| b <= budget)
-        .map(|&(ns, _)| ns)
+        .filter(|e| eligible(e))
+        .map(|e| e.decode_ns)
         .fold(f64::INFINITY, f64::min);
     encoded
         .iter()
         .enumerate()
-        .filter(|(_, &(ns, b))| b <= budget && ns <= fastest * SPEED_TIE)
-        .min_by(|(_, (a_ns, a)), (_, (b_ns, b))| a.cmp(b).then(a_ns.total_cmp(b_ns)))
+        .filter(|(_, e)| eligible(e) && e.decode_ns <= fastest * SPEED_TIE)
+        .min_by(|(_, a), (_, b)| a.bytes.cmp(&b.bytes).then(a.decode_ns.total_cmp(&b.decode_ns)))
         .map(|(i, _)| i)
         .unwrap_or(0)
 }

@@ -5,7 +5,7 @@
 //! general-purpose compression) are priced on a sample of contiguous runs of the block, in the
 //! spirit of BtrBlocks (which samples 10 runs of 64 values).
 
-use std::collections::HashSet;
+use hashbrown::HashSet;
 
 use crate::value::{order_key, ColumnValue, Lane};
 

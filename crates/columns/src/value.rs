@@ -83,6 +83,10 @@ pub trait Lane:
     + 'static
     + sealed::Sealed
 {
+    /// The unsigned integer value type of this width (`u32`/`u64`), for parts of a block
+    /// stored as plain lanes (the low bits of split floats).
+    #[doc(hidden)]
+    type Unsigned: ColumnValue<Lane = Self>;
     #[doc(hidden)]
     const BITS: u32;
     #[doc(hidden)]
@@ -107,6 +111,7 @@ macro_rules! impl_lane {
     ($t:ty) => {
         impl sealed::Sealed for $t {}
         impl Lane for $t {
+            type Unsigned = $t;
             const BITS: u32 = <$t>::BITS;
             const BYTES: usize = std::mem::size_of::<$t>();
             const TOP_BIT: Self = 1 << (<$t>::BITS - 1);

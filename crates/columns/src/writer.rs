@@ -5,7 +5,7 @@
 use crate::bytes::pad8;
 use crate::error::{Error, Result};
 use crate::layout::{self, EncodedBlock, MAX_BLOCK_LOG2, MIN_BLOCK_LOG2};
-use crate::scheme::{self, byte_packed, compressed, BlockInput, Encoding, ENCODING_COUNT};
+use crate::scheme::{self, byte_packed, compressed, nested, BlockInput, Encoding, Nest, ENCODING_COUNT};
 use crate::selection::{self, Target};
 use crate::statistics::{BlockStats, Sample};
 use crate::value::{as_lanes, ColumnValue, Lane};
@@ -70,7 +70,22 @@ impl EncodeOptions {
     }
 }
 
-fn encode_block<T: ColumnValue>(values: &[T], options: &EncodeOptions) -> EncodedBlock {
+/// A vector encoded by the selection engine: a top-level block or a part of a cascade.
+pub(crate) struct EncodedVector {
+    pub(crate) encoding: Encoding,
+    /// `[tag][payload]`, zero-padded to a multiple of 8 bytes.
+    pub(crate) bytes: Vec<u8>,
+    /// Estimated decode nanoseconds (parts included).
+    pub(crate) decode_ns: f64,
+    /// Whether a take reads single values (for cascades: through their parts).
+    pub(crate) random_access: bool,
+}
+
+/// Encodes one vector (a block, or a part of a cascading scheme at `nest.level`): ranks the
+/// estimating schemes, encodes the best few, adds every allowed cascading scheme (encoded for
+/// real: a cascade's size depends on what its parts become), and keeps the target's choice
+/// among the real sizes.
+pub(crate) fn encode_vector<T: ColumnValue>(values: &[T], nest: &Nest) -> EncodedVector {
     let lanes = as_lanes(values);
     let stats = BlockStats::compute::<T>(lanes);
     let sample = if stats.is_constant() {
@@ -87,30 +102,34 @@ fn encode_block<T: ColumnValue>(values: &[T], options: &EncodeOptions) -> Encode
         lanes,
         stats,
         sample,
-        zstd_level: options.zstd_level,
+        zstd_level: nest.zstd_level,
     };
-    let mut allowed = options.allowed;
+    let mut allowed = nest.allowed;
     allowed[Encoding::Unencoded.tag() as usize] = true;
-    let (candidates, budget) = selection::rank(&input, &allowed, options.target);
+    let (candidates, budget) = selection::rank(&input, &allowed, nest.target, nest.level);
+    let encode_candidate = |candidate: &selection::Candidate| {
+        let mut bytes = Vec::new();
+        scheme::encode(candidate.encoding, candidate.inner, &input, &mut bytes).then(|| {
+            EncodedVector {
+                encoding: candidate.encoding,
+                bytes,
+                decode_ns: candidate.decode_ns,
+                random_access: candidate.encoding.random_access(),
+            }
+        })
+    };
     // Estimates from the sample can miss. Candidates are encoded in order until one keeps the
     // budget (an exact estimate always does; at most 3 attempts); the final choice applies the
     // target's rule again to the real sizes of everything encoded.
-    let mut encoded: Vec<(f64, EncodedBlock)> = Vec::new();
+    let mut encoded: Vec<EncodedVector> = Vec::new();
     let mut tried = Vec::new();
     for (index, candidate) in candidates.iter().enumerate().take(3) {
         tried.push(index);
-        let mut bytes = Vec::new();
-        if !scheme::encode(candidate.encoding, candidate.inner, &input, &mut bytes) {
+        let Some(block) = encode_candidate(candidate) else {
             continue;
-        }
-        let fits = candidate.estimate.exact || bytes.len() <= budget;
-        encoded.push((
-            candidate.decode_ns,
-            EncodedBlock {
-                encoding: candidate.encoding,
-                bytes,
-            },
-        ));
+        };
+        let fits = candidate.estimate.exact || block.bytes.len() <= budget;
+        encoded.push(block);
         if fits {
             break;
         }
@@ -124,34 +143,63 @@ fn encode_block<T: ColumnValue>(values: &[T], options: &EncodeOptions) -> Encode
         .min_by_key(|(_, c)| c.estimate.bytes)
         .filter(|(index, c)| !c.estimate.exact && !tried.contains(index));
     if let Some((_, candidate)) = smallest_estimate {
-        let mut bytes = Vec::new();
-        if scheme::encode(candidate.encoding, candidate.inner, &input, &mut bytes) {
-            encoded.push((
-                candidate.decode_ns,
-                EncodedBlock {
-                    encoding: candidate.encoding,
-                    bytes,
-                },
-            ));
+        encoded.extend(encode_candidate(candidate));
+    }
+    let shortcut = candidates
+        .first()
+        .is_some_and(|c| matches!(c.encoding, Encoding::Zero | Encoding::Constant));
+    if nest.level < nested::MAX_LEVEL && !shortcut {
+        for encoding in Encoding::ALL.into_iter().filter(|e| e.cascades()) {
+            if allowed[encoding.tag() as usize] {
+                if let Some(block) = scheme::encode_cascade(encoding, &input, nest) {
+                    encoded.push(EncodedVector {
+                        encoding,
+                        bytes: block.bytes,
+                        decode_ns: block.decode_ns,
+                        random_access: block.random_access,
+                    });
+                }
+            }
         }
     }
     if encoded.is_empty() {
         let mut bytes = Vec::new();
         scheme::encode(Encoding::Unencoded, None, &input, &mut bytes);
-        let block = EncodedBlock {
+        encoded.push(EncodedVector {
             encoding: Encoding::Unencoded,
             bytes,
-        };
-        encoded.push((0.0, block));
+            decode_ns: 0.0,
+            random_access: true,
+        });
     }
-    let sizes: Vec<(f64, usize)> = encoded
+    for block in &mut encoded {
+        pad8(&mut block.bytes);
+    }
+    let sizes: Vec<selection::Encoded> = encoded
         .iter()
-        .map(|(ns, block)| (*ns, block.bytes.len()))
+        .map(|block| selection::Encoded {
+            decode_ns: block.decode_ns,
+            bytes: block.bytes.len(),
+            random_access: block.random_access,
+        })
         .collect();
-    let position = selection::choose_encoded(options.target, values.len() * T::Lane::BYTES, &sizes);
-    let (_, mut block) = encoded.swap_remove(position);
-    pad8(&mut block.bytes);
-    block
+    let raw_bytes = values.len() * T::Lane::BYTES;
+    let position = selection::choose_encoded(nest.target, raw_bytes, nest.level, &sizes);
+    encoded.swap_remove(position)
+}
+
+fn encode_block<T: ColumnValue>(values: &[T], options: &EncodeOptions) -> EncodedBlock {
+    let nest = Nest {
+        target: options.target,
+        allowed: options.allowed,
+        zstd_level: options.zstd_level,
+        level: 0,
+    };
+    let block = encode_vector(values, &nest);
+    EncodedBlock {
+        encoding: block.encoding,
+        bytes: block.bytes,
+    }
 }
 
 /// Encodes `values` as an adaptive column.

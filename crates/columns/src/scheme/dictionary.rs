@@ -3,7 +3,7 @@
 //! as corruption. Chosen for low-cardinality blocks whose values are spread too widely for a
 //! frame of reference (prices, categories stored as numbers).
 
-use std::collections::HashSet;
+use hashbrown::{HashMap, HashSet};
 
 use super::{BlockInput, Estimate};
 use crate::bytes::ByteReader;
@@ -12,7 +12,7 @@ use crate::packed::{frame_of, packed_size, write_packed, PackedView};
 use crate::value::{as_lanes_mut, order_key, ColumnValue, Lane};
 
 /// More entries than this and codes stop paying for the dictionary.
-const MAX_ENTRIES: usize = 1 << 16;
+pub(crate) const MAX_ENTRIES: usize = 1 << 16;
 
 pub(crate) fn estimate<T: ColumnValue>(input: &BlockInput<'_, T>) -> Option<Estimate> {
     let sample = &input.sample;
@@ -32,26 +32,36 @@ pub(crate) fn estimate<T: ColumnValue>(input: &BlockInput<'_, T>) -> Option<Esti
     })
 }
 
-pub(crate) fn encode<T: ColumnValue>(input: &BlockInput<'_, T>, out: &mut Vec<u8>) -> bool {
-    let limit = MAX_ENTRIES.min(input.lanes.len() / 2);
+/// The sorted distinct lanes of a block and each value's code (its index among them), or
+/// `None` when there are more than `limit` distinct values.
+pub(crate) fn build<T: ColumnValue>(lanes: &[T::Lane], limit: usize) -> Option<(Vec<T::Lane>, Vec<u32>)> {
     let mut distinct = HashSet::new();
-    for &lane in input.lanes {
+    for &lane in lanes {
         if distinct.insert(lane) && distinct.len() > limit {
-            return false;
+            return None;
         }
     }
     let mut entries: Vec<T::Lane> = distinct.into_iter().collect();
     entries.sort_unstable_by_key(|&lane| order_key::<T>(lane));
-    let codes: Vec<T::Lane> = input
-        .lanes
+    let index: HashMap<T::Lane, u32> = entries
         .iter()
-        .map(|&lane| {
-            let code = entries
-                .binary_search_by_key(&order_key::<T>(lane), |&e| order_key::<T>(e))
-                .expect("every lane is in the dictionary");
-            T::Lane::truncate_u64(code as u64)
-        })
+        .enumerate()
+        .map(|(code, &lane)| (lane, code as u32))
         .collect();
+    let codes = lanes.iter().map(|lane| index[lane]).collect();
+    Some((entries, codes))
+}
+
+/// At most this many entries: half the block (more and codes stop paying) and 2^16.
+pub(crate) fn entry_limit(count: usize) -> usize {
+    MAX_ENTRIES.min(count / 2)
+}
+
+pub(crate) fn encode<T: ColumnValue>(input: &BlockInput<'_, T>, out: &mut Vec<u8>) -> bool {
+    let Some((entries, codes)) = build::<T>(input.lanes, entry_limit(input.lanes.len())) else {
+        return false;
+    };
+    let codes: Vec<T::Lane> = codes.iter().map(|&c| T::Lane::truncate_u64(c as u64)).collect();
     out.extend_from_slice(&[0; 3]);
     out.extend_from_slice(&(entries.len() as u32).to_le_bytes());
     let (reference, width) = frame_of(&entries, order_key::<T>);
@@ -97,9 +107,9 @@ impl<L: Lane> Dictionary<'_, L> {
 /// A take unpacks the whole dictionary when it has at most this many entries per requested
 /// value; a larger one (zipf-like blocks hold thousands of distinct values) is read entry by
 /// entry, one random read per value instead of a decode of the dictionary.
-const ENTRIES_PER_VALUE_TO_UNPACK: usize = 4;
+pub(crate) const ENTRIES_PER_VALUE_TO_UNPACK: usize = 4;
 
-fn bad_code(at: usize, code: u64, size: usize) -> crate::error::Error {
+pub(crate) fn bad_code(at: usize, code: u64, size: usize) -> crate::error::Error {
     corrupt(
         at,
         format!("dictionary code {code} outside a dictionary of {size}"),

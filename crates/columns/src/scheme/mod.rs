@@ -12,25 +12,35 @@
 //!   entries; run-length: a merged walk of the positions over the run ends; ALP: digits,
 //!   then scale; patched: base, then an exception merge; chunked: per chunk).
 //!
+//! Cascading schemes (`real_doubles`, `cascaded_dictionary`, `cascaded_run_length`) do not
+//! estimate: they split the block into parts (codes, entries, run values and ends, halves of
+//! floats), have the selection engine encode each part as a block of its own (`nested`), and
+//! report the real size and the parts' decode cost (`encode_cascade`).
+//!
 //! A block is `[tag u8][payload]`; structures holding bit-packed words start 8-byte aligned
 //! relative to the block start. Decoders check every length against the block's bytes and
 //! every count against the block's value count before allocating.
 
 use crate::bytes::ByteReader;
 use crate::error::{corrupt, Result};
+use crate::selection::Target;
 use crate::statistics::{BlockStats, Sample};
 use crate::value::ColumnValue;
 
 pub(crate) mod adaptive_lossless_float;
 pub(crate) mod byte_packed;
+pub(crate) mod cascaded_dictionary;
+pub(crate) mod cascaded_run_length;
 pub(crate) mod chunked_frame_of_reference;
 pub(crate) mod compressed;
 pub(crate) mod constant;
 pub(crate) mod delta;
 pub(crate) mod dictionary;
 pub(crate) mod frame_of_reference;
+pub(crate) mod nested;
 pub(crate) mod patched;
 pub(crate) mod pco_entropy;
+pub(crate) mod real_doubles;
 pub(crate) mod run_length;
 pub(crate) mod unencoded;
 pub(crate) mod zero;
@@ -67,10 +77,20 @@ pub enum Encoding {
     Zstd = 12,
     /// Frame of reference + bit-packing with its own reference and width per 1024 values.
     ChunkedBitPacked = 13,
+    /// Floats split into a left part (sign, exponent, top mantissa bits) and the low bits,
+    /// each a nested vector (ALP-RD).
+    RealDoubles = 14,
+    /// Sorted distinct values and codes, each a nested vector.
+    CascadedDictionary = 15,
+    /// Run values and run ends, each a nested vector.
+    CascadedRunLength = 16,
 }
 
 /// Number of encodings (tags are `0..ENCODING_COUNT`).
-pub const ENCODING_COUNT: usize = 14;
+pub const ENCODING_COUNT: usize = 17;
+
+/// Encodings `0..LEAF_COUNT` store their values directly; the rest cascade (`nested`).
+pub(crate) const LEAF_COUNT: usize = 14;
 
 impl Encoding {
     /// All encodings in tag order.
@@ -89,6 +109,9 @@ impl Encoding {
         Encoding::Lz4,
         Encoding::Zstd,
         Encoding::ChunkedBitPacked,
+        Encoding::RealDoubles,
+        Encoding::CascadedDictionary,
+        Encoding::CascadedRunLength,
     ];
 
     /// The encoding with tag `tag`, if any.
@@ -118,10 +141,19 @@ impl Encoding {
             Encoding::Lz4 => "lz4",
             Encoding::Zstd => "zstd",
             Encoding::ChunkedBitPacked => "chunked_bit_packed",
+            Encoding::RealDoubles => "real_doubles",
+            Encoding::CascadedDictionary => "cascaded_dictionary",
+            Encoding::CascadedRunLength => "cascaded_run_length",
         }
     }
 
-    /// Whether single values can be read without decoding the whole block.
+    /// Whether the encoding stores parts as nested vectors chosen by the selection engine.
+    pub fn cascades(self) -> bool {
+        self as usize >= LEAF_COUNT
+    }
+
+    /// Whether single values can be read without decoding the whole block (for cascading
+    /// encodings: when their parts allow it, else the block is decoded).
     pub fn random_access(self) -> bool {
         matches!(
             self,
@@ -135,8 +167,65 @@ impl Encoding {
                 | Encoding::Unencoded
                 | Encoding::Alp
                 | Encoding::ChunkedBitPacked
+                | Encoding::RealDoubles
+                | Encoding::CascadedDictionary
+                | Encoding::CascadedRunLength
         )
     }
+}
+
+/// How the selection engine encodes a vector: at the top of a block (level 0) or as a part of
+/// a cascading scheme (deeper levels, with fewer encodings allowed).
+#[derive(Debug, Clone)]
+pub(crate) struct Nest {
+    pub(crate) target: Target,
+    pub(crate) allowed: [bool; ENCODING_COUNT],
+    pub(crate) zstd_level: i32,
+    pub(crate) level: u8,
+}
+
+impl Nest {
+    /// The options for a part one level down: `rule` (see `nested`) within what the caller
+    /// allowed, plus bit-packing and plain lanes, which every part can use.
+    pub(crate) fn child(&self, rule: [bool; ENCODING_COUNT]) -> Nest {
+        let mut allowed = [false; ENCODING_COUNT];
+        for (tag, slot) in allowed.iter_mut().enumerate() {
+            *slot = rule[tag] && self.allowed[tag];
+        }
+        allowed[Encoding::BitPacked as usize] = true;
+        allowed[Encoding::Unencoded as usize] = true;
+        Nest {
+            allowed,
+            level: self.level + 1,
+            ..self.clone()
+        }
+    }
+}
+
+/// A block written by a cascading scheme: its bytes (`[tag][payload]`) and estimated decode
+/// nanoseconds (the parts' own plus the scheme's combining pass).
+pub(crate) struct Cascaded {
+    pub(crate) bytes: Vec<u8>,
+    pub(crate) decode_ns: f64,
+    /// Whether a take reads single values through the parts (see each scheme's `encode`).
+    pub(crate) random_access: bool,
+}
+
+/// Encodes the block with the cascading `encoding`, if it applies.
+pub(crate) fn encode_cascade<T: ColumnValue>(
+    encoding: Encoding,
+    input: &BlockInput<'_, T>,
+    nest: &Nest,
+) -> Option<Cascaded> {
+    let mut block = match encoding {
+        Encoding::RealDoubles => real_doubles::encode(input, nest),
+        Encoding::CascadedDictionary => cascaded_dictionary::encode(input, nest),
+        Encoding::CascadedRunLength => cascaded_run_length::encode(input, nest),
+        _ => None,
+    }?;
+    let own = crate::cost_table::decode_ns_per_value(encoding, <T::Lane as crate::value::Lane>::BITS);
+    block.decode_ns += own * input.lanes.len() as f64;
+    Some(block)
 }
 
 /// Estimated payload size of a scheme for one block.
@@ -186,6 +275,9 @@ pub(crate) fn estimate<T: ColumnValue>(
         Encoding::Alp => adaptive_lossless_float::estimate(input),
         Encoding::ChunkedBitPacked => chunked_frame_of_reference::estimate(input),
         Encoding::Lz4 | Encoding::Zstd => None, // priced per inner form by `compressed`
+        Encoding::RealDoubles | Encoding::CascadedDictionary | Encoding::CascadedRunLength => {
+            None // encoded, not estimated (`encode_cascade`)
+        }
     }
 }
 
@@ -215,6 +307,7 @@ pub(crate) fn encode<T: ColumnValue>(
         Encoding::Lz4 | Encoding::Zstd => {
             compressed::encode(encoding, inner.unwrap_or(Encoding::Unencoded), input, out)
         }
+        Encoding::RealDoubles | Encoding::CascadedDictionary | Encoding::CascadedRunLength => false,
     };
     if !done {
         out.truncate(start);
@@ -228,16 +321,26 @@ fn read_tag(reader: &mut ByteReader<'_>) -> Result<Encoding> {
     Encoding::from_tag(tag).ok_or_else(|| corrupt(at, format!("unknown block encoding tag {tag}")))
 }
 
-/// Decodes a whole block (`out.len()` values).
-pub(crate) fn decode<T: ColumnValue>(mut reader: ByteReader<'_>, out: &mut [T]) -> Result<()> {
+/// Decodes a whole top-level block (`out.len()` values).
+pub(crate) fn decode<T: ColumnValue>(reader: ByteReader<'_>, out: &mut [T]) -> Result<()> {
+    decode_at(reader, out, 0)
+}
+
+/// Decodes a whole block at nesting `level` (0 = top level).
+pub(crate) fn decode_at<T: ColumnValue>(
+    mut reader: ByteReader<'_>,
+    out: &mut [T],
+    level: u8,
+) -> Result<()> {
     let encoding = read_tag(&mut reader)?;
-    decode_payload(encoding, &mut reader, out)
+    decode_payload(encoding, &mut reader, out, level)
 }
 
 pub(crate) fn decode_payload<T: ColumnValue>(
     encoding: Encoding,
     reader: &mut ByteReader<'_>,
     out: &mut [T],
+    level: u8,
 ) -> Result<()> {
     match encoding {
         Encoding::Zero => zero::decode(reader, out),
@@ -253,6 +356,9 @@ pub(crate) fn decode_payload<T: ColumnValue>(
         Encoding::Alp => adaptive_lossless_float::decode(reader, out),
         Encoding::ChunkedBitPacked => chunked_frame_of_reference::decode(reader, out),
         Encoding::Lz4 | Encoding::Zstd => compressed::decode(encoding, reader, out),
+        Encoding::RealDoubles => real_doubles::decode(reader, out, level),
+        Encoding::CascadedDictionary => cascaded_dictionary::decode(reader, out, level),
+        Encoding::CascadedRunLength => cascaded_run_length::decode(reader, out, level),
     }
 }
 
@@ -260,10 +366,21 @@ pub(crate) fn decode_payload<T: ColumnValue>(
 /// block into `out` (same length), reading only what those values need.
 /// Returns `Ok(false)` (nothing written) when the block's encoding has no random access.
 pub(crate) fn take<T: ColumnValue>(
+    reader: ByteReader<'_>,
+    count: usize,
+    positions: &[u32],
+    out: &mut [T],
+) -> Result<bool> {
+    take_at(reader, count, positions, out, 0)
+}
+
+/// `take` for a block at nesting `level`.
+pub(crate) fn take_at<T: ColumnValue>(
     mut reader: ByteReader<'_>,
     count: usize,
     positions: &[u32],
     out: &mut [T],
+    level: u8,
 ) -> Result<bool> {
     debug_assert_eq!(positions.len(), out.len());
     let encoding = read_tag(&mut reader)?;
@@ -279,6 +396,11 @@ pub(crate) fn take<T: ColumnValue>(
         Encoding::Unencoded => unencoded::take(r, count, positions, out)?,
         Encoding::Alp => adaptive_lossless_float::take(r, count, positions, out)?,
         Encoding::ChunkedBitPacked => chunked_frame_of_reference::take(r, count, positions, out)?,
+        Encoding::RealDoubles => real_doubles::take(r, count, positions, out, level)?,
+        Encoding::CascadedDictionary => {
+            cascaded_dictionary::take(r, count, positions, out, level)?
+        }
+        Encoding::CascadedRunLength => cascaded_run_length::take(r, count, positions, out, level)?,
         Encoding::Delta | Encoding::Pco | Encoding::Lz4 | Encoding::Zstd => return Ok(false),
     }
     Ok(true)

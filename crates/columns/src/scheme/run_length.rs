@@ -73,14 +73,19 @@ pub(crate) fn decode<T: ColumnValue>(reader: &mut ByteReader<'_>, out: &mut [T])
     let mut ends = vec![T::Lane::default(); runs.runs];
     runs.values.decode_into(&mut values);
     runs.ends.decode_into(&mut ends);
-    let out = as_lanes_mut(out);
+    fill(&values, &ends, as_lanes_mut(out), runs.ends_at)
+}
+
+/// Writes run `i`'s value over `[ends[i-1], ends[i])` of `out`, checking that the ends
+/// increase and cover `out` exactly (`ends_at` locates them for errors).
+pub(crate) fn fill<L: Lane, E: Lane>(values: &[L], ends: &[E], out: &mut [L], ends_at: usize) -> Result<()> {
     let length = out.len();
     let mut start = 0usize;
-    for (&value, &end) in values.iter().zip(&ends) {
-        let end = end.to_u64();
+    for (&value, &end) in values.iter().zip(ends) {
+        let end = Lane::to_u64(end);
         if end <= start as u64 || end > length as u64 {
             return Err(corrupt(
-                runs.ends_at,
+                ends_at,
                 format!("run end {end} after {start} in a block of {length}"),
             ));
         }
@@ -95,18 +100,42 @@ pub(crate) fn decode<T: ColumnValue>(reader: &mut ByteReader<'_>, out: &mut [T])
         }
         start = end;
     }
-    if start != out.len() {
-        return Err(corrupt(
-            runs.ends_at,
-            format!("runs cover {start} of {} values", out.len()),
-        ));
+    if start != length {
+        return Err(corrupt(ends_at, format!("runs cover {start} of {length} values")));
     }
     Ok(())
 }
 
 /// A take unpacks the run values when there are at most this many runs per requested value;
 /// with more, each value is read from the packed run values at its run's index.
-const RUNS_PER_VALUE_TO_UNPACK: usize = 4;
+pub(crate) const RUNS_PER_VALUE_TO_UNPACK: usize = 4;
+
+/// The run index of every sorted position, by a cursor over the run `ends` that only moves
+/// forward: a merge when runs are few per position, a binary search from the cursor when they
+/// are many. `run_of(i, run)` receives them in order.
+pub(crate) fn locate<E: Lane>(
+    ends: &[E],
+    positions: &[u32],
+    ends_at: usize,
+    mut run_of: impl FnMut(usize, usize),
+) -> Result<()> {
+    let walk = ends.len() <= RUNS_PER_VALUE_TO_UNPACK * positions.len();
+    let mut run = 0usize;
+    for (i, &position) in positions.iter().enumerate() {
+        if walk {
+            while run < ends.len() && Lane::to_u64(ends[run]) <= position as u64 {
+                run += 1;
+            }
+        } else {
+            run += ends[run..].partition_point(|&end| Lane::to_u64(end) <= position as u64);
+        }
+        if run >= ends.len() {
+            return Err(corrupt(ends_at, format!("no run covers position {position}")));
+        }
+        run_of(i, run);
+    }
+    Ok(())
+}
 
 pub(crate) fn take<T: ColumnValue>(
     reader: &mut ByteReader<'_>,
@@ -115,31 +144,15 @@ pub(crate) fn take<T: ColumnValue>(
     out: &mut [T],
 ) -> Result<()> {
     let runs = parse::<T::Lane>(reader, count)?;
-    // The run ends are unpacked once per block (at most `count` lanes, bounded in `parse`);
-    // the sorted positions then walk them with a cursor that only moves forward: a merge
-    // when runs are few, a binary search from the cursor when they are many.
+    // The run ends are unpacked once per block (at most `count` lanes, bounded in `parse`).
     let mut ends = vec![T::Lane::default(); runs.runs];
     runs.ends.decode_into(&mut ends);
-    let walk = runs.runs <= RUNS_PER_VALUE_TO_UNPACK * positions.len();
-    let uncovered =
-        |position: u32| corrupt(runs.ends_at, format!("no run covers position {position}"));
     // The run index of every position, written into the output's lanes first.
     let out = as_lanes_mut(out);
-    let mut run = 0usize;
-    for (slot, &position) in out.iter_mut().zip(positions) {
-        if walk {
-            while run < runs.runs && ends[run].to_u64() <= position as u64 {
-                run += 1;
-            }
-        } else {
-            run += ends[run..].partition_point(|end| end.to_u64() <= position as u64);
-        }
-        if run >= runs.runs {
-            return Err(uncovered(position));
-        }
-        *slot = T::Lane::truncate_u64(run as u64);
-    }
-    if walk {
+    locate(&ends, positions, runs.ends_at, |i, run| {
+        out[i] = T::Lane::truncate_u64(run as u64)
+    })?;
+    if runs.runs <= RUNS_PER_VALUE_TO_UNPACK * positions.len() {
         let mut values = vec![T::Lane::default(); runs.runs];
         runs.values.decode_into(&mut values);
         for slot in out.iter_mut() {

@@ -1,0 +1,138 @@
+//! Dictionary with cascaded parts: `[3 zero bytes][entries u32][nested entries: T × entries]
+//! [nested codes: u32 × n]`. The sorted distinct values and the codes are each encoded by the
+//! selection engine (`nested`): entries of floats may be split (`real_doubles`), codes may be
+//! bit-packed, run-length coded or entropy-coded (pco, zstd over byte-packed codes — what
+//! Parquet's dictionary pages + zstd do), whichever the target prefers.
+
+use super::dictionary::{bad_code, build, entry_limit, ENTRIES_PER_VALUE_TO_UNPACK, MAX_ENTRIES};
+use super::{nested, BlockInput, Cascaded, Encoding, Nest};
+use crate::bytes::ByteReader;
+use crate::error::{corrupt, Result};
+use crate::value::{as_lanes, as_lanes_mut, ColumnValue, Lane};
+
+pub(crate) fn encode<T: ColumnValue>(input: &BlockInput<'_, T>, nest: &Nest) -> Option<Cascaded> {
+    let sample = &input.sample;
+    // A sample whose values are nearly all distinct means a dictionary as large as the block.
+    if input.stats.is_constant() || sample.distinct * 10 > sample.values.len() * 9 {
+        return None;
+    }
+    let (entries, codes) = build::<T>(input.lanes, entry_limit(input.lanes.len()))?;
+    let entries: Vec<T> = entries.into_iter().map(T::from_lane).collect();
+    let mut out = vec![Encoding::CascadedDictionary.tag(), 0, 0, 0];
+    out.extend_from_slice(&(entries.len() as u32).to_le_bytes());
+    let entries = nested::write(&mut out, &entries, &nest.child(nested::VALUES));
+    let codes = nested::write(&mut out, &codes, &nest.child(nested::SMALL_CODES));
+    // A take reads the codes it needs, then the entries (unpacked whole when few).
+    Some(Cascaded {
+        bytes: out,
+        decode_ns: entries.decode_ns + codes.decode_ns,
+        random_access: codes.random_access,
+    })
+}
+
+struct Parts<'a> {
+    size: usize,
+    entries: nested::View<'a>,
+    codes: nested::View<'a>,
+    codes_at: usize,
+}
+
+fn parse<'a>(reader: &mut ByteReader<'a>, count: usize, level: u8) -> Result<Parts<'a>> {
+    reader.take(3, "dictionary padding")?;
+    let at = reader.offset();
+    let size = reader.count(count.min(MAX_ENTRIES), "dictionary size")?;
+    if size == 0 && count > 0 {
+        return Err(corrupt(at, "empty dictionary for a non-empty block"));
+    }
+    let entries = nested::View::parse(reader, size, level)?;
+    let codes_at = reader.offset();
+    let codes = nested::View::parse(reader, count, level)?;
+    Ok(Parts {
+        size,
+        entries,
+        codes,
+        codes_at,
+    })
+}
+
+fn check_codes(codes: &[u32], parts: &Parts<'_>) -> Result<()> {
+    let worst = codes.iter().copied().max().unwrap_or(0);
+    if worst as usize >= parts.size {
+        return Err(bad_code(parts.codes_at, worst as u64, parts.size));
+    }
+    Ok(())
+}
+
+pub(crate) fn decode<T: ColumnValue>(
+    reader: &mut ByteReader<'_>,
+    out: &mut [T],
+    level: u8,
+) -> Result<()> {
+    let parts = parse(reader, out.len(), level)?;
+    let mut entries = vec![T::default(); parts.size];
+    parts.entries.decode(&mut entries)?;
+    let entries = as_lanes(&entries);
+    // The codes are decoded into the output itself, into its last `n` u32 words (all of it for
+    // 32-bit values), and replaced by entries front to back: entry `i` covers bytes
+    // [w·i, w·i + w) and code `i` sits at or after them, so every code is read before an entry
+    // overwrites it. This saves a scratch buffer as large as the block and its zeroing pass.
+    let count = out.len();
+    let lanes = as_lanes_mut(out);
+    let words = count * T::Lane::BYTES / 4;
+    // SAFETY: the output's bytes viewed as u32 words (u32 or u64 lanes, so aligned and a whole
+    // number of words); every bit pattern is a valid u32.
+    let codes: &mut [u32] = unsafe {
+        std::slice::from_raw_parts_mut(lanes.as_mut_ptr().cast::<u32>(), words)
+    };
+    let first_code = words - count;
+    parts.codes.decode(&mut codes[first_code..])?;
+    check_codes(&codes[first_code..], &parts)?;
+    let base = lanes.as_mut_ptr();
+    let codes = base.cast::<u32>().cast_const();
+    for i in 0..count {
+        // SAFETY: i < count and first_code + i < words, both inside the output; the code is
+        // read before entry i is written (see above), and every code is < entries.len().
+        unsafe {
+            let code = *codes.add(first_code + i) as usize;
+            *base.add(i) = *entries.get_unchecked(code);
+        }
+    }
+    Ok(())
+}
+
+pub(crate) fn take<T: ColumnValue>(
+    reader: &mut ByteReader<'_>,
+    count: usize,
+    positions: &[u32],
+    out: &mut [T],
+    level: u8,
+) -> Result<()> {
+    let parts = parse(reader, count, level)?;
+    let mut codes = vec![0u32; positions.len()];
+    parts.codes.take(positions, &mut codes)?;
+    check_codes(&codes, &parts)?;
+    if parts.size <= ENTRIES_PER_VALUE_TO_UNPACK * positions.len() {
+        let mut entries = vec![T::default(); parts.size];
+        parts.entries.decode(&mut entries)?;
+        for (slot, &code) in out.iter_mut().zip(&codes) {
+            *slot = entries[code as usize];
+        }
+        return Ok(());
+    }
+    // Only the entries asked for: read at the codes directly when the entries part allows,
+    // else their codes sorted and deduplicated, taken from the entries part, then found
+    // again by binary search.
+    if parts.entries.take_in_any_order(&codes, out)? {
+        return Ok(());
+    }
+    let mut wanted = codes.clone();
+    wanted.sort_unstable();
+    wanted.dedup();
+    let mut values = vec![T::default(); wanted.len()];
+    parts.entries.take(&wanted, &mut values)?;
+    for (slot, code) in out.iter_mut().zip(&codes) {
+        let index = wanted.binary_search(code).unwrap_or(0);
+        *slot = values[index];
+    }
+    Ok(())
+}
