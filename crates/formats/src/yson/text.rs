@@ -17,8 +17,8 @@ pub fn format_double(value: f64, out: &mut Vec<u8>) {
     // value lies exactly halfway between two such spellings (562949953421312.25 between
     // ...312.2 and ...312.3) it takes the upper one, where YT (double-conversion) and
     // Python's repr take the one ending in an even digit. Rust's fixed-precision `{:.Ne}` is
-    // exact and rounds ties to even, and the nearest spelling of the shortest length always
-    // round-trips, so an odd last digit is spelled again at that length.
+    // exact and rounds ties to even, so an odd last digit is spelled again at that length and
+    // kept when it reads back as the same double.
     let mut scientific = [0u8; 40];
     let mut length = spell_scientific(&mut scientific, format_args!("{value:e}"));
     let mantissa_end = scientific[..length]
@@ -30,10 +30,19 @@ pub fn format_double(value: f64, out: &mut Vec<u8>) {
             .iter()
             .position(|&b| b == b'.')
             .map_or(0, |dot| mantissa_end - dot - 1);
-        length = spell_scientific(
-            &mut scientific,
-            format_args!("{value:.fraction_digits$e}"),
-        );
+        let mut even = [0u8; 40];
+        let even_length =
+            spell_scientific(&mut even, format_args!("{value:.fraction_digits$e}"));
+        // Just above a power of two the lower neighbour is nearer, so the lower spelling of a
+        // tie may not read back (2^-24: ...0625 is spelled ...063, ...062 is another double).
+        let reads_back = std::str::from_utf8(&even[..even_length])
+            .ok()
+            .and_then(|text| text.parse::<f64>().ok())
+            == Some(value);
+        if reads_back {
+            scientific = even;
+            length = even_length;
+        }
     }
     let text = &scientific[..length];
     let (negative, text) = match text {
@@ -206,6 +215,8 @@ mod tests {
         assert_eq!(double(562949953421312.25), "562949953421312.2");
         assert_eq!(double(562949953421312.75), "562949953421312.8");
         assert_eq!(double(0.3), "0.3");
+        // A tie just above a power of two: only the upper spelling reads back.
+        assert_eq!(double(5.960464477539063e-08), "0.00000005960464477539063");
         assert_eq!(double(f64::NAN), "%nan");
         assert_eq!(double(f64::NEG_INFINITY), "%-inf");
     }
