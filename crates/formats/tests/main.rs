@@ -19,4 +19,5 @@ mod skiff;
 mod support;
 mod table;
 mod tree;
+mod yaml;
 mod yson;
