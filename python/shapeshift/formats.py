@@ -98,6 +98,8 @@ def dumps(rows: Iterable[dict] | Any, format: str, schema: Any = None, *, table_
 
 def load(stream: BinaryIO | bytes, format: str, schema: Any, *, skiff_system_columns: bool = False) -> Reader:
     """A streaming :class:`Reader` of row dicts over a binary file object (or bytes)."""
+    if isinstance(stream, (bytearray, memoryview)):
+        stream = bytes(stream)
     return Reader(stream, format, _schema(schema), skiff_system_columns=skiff_system_columns)
 
 

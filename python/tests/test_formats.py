@@ -106,6 +106,7 @@ def test_streaming_equals_one_shot(fmt):
         assert list(reader) == ROWS
         assert reader.rows_read == len(ROWS)
     assert list(formats.load(one_shot, fmt, ALL_TYPES)) == ROWS
+    assert list(formats.load(memoryview(one_shot), fmt, ALL_TYPES)) == ROWS
 
 
 def test_decimals_are_written_from_text_and_read_as_binary():
