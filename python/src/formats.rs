@@ -28,8 +28,8 @@ use shapeshift_formats::table::{
 };
 use shapeshift_formats::yson::{self, YsonFormat};
 use shapeshift_types::{
-    decimal_text_to_binary, Node, NodeValue, PhysicalType, PrimitiveType, TableSchema, Type,
-    Value, ValueRef,
+    decimal_text_to_binary, Node, NodeValue, PhysicalType, PrimitiveType, TableSchema, Type, Value,
+    ValueRef,
 };
 
 use crate::skiff::{node_arg, node_to_py, py_bytes_arg, py_to_node, PyStream};
@@ -77,7 +77,8 @@ fn options(skiff_system_columns: bool) -> FormatOptions {
 /// Table schemas from a schema argument: a table schema (list of column dicts, or its YSON
 /// text), or a list of them (one per table index).
 fn schemas_arg(schema: &Bound<'_, PyAny>) -> PyResult<Vec<TableSchema>> {
-    let bad = |e: shapeshift_types::TypeError| PyValueError::new_err(format!("bad table schema: {e}"));
+    let bad =
+        |e: shapeshift_types::TypeError| PyValueError::new_err(format!("bad table schema: {e}"));
     if let Ok(list) = schema.cast::<PyList>() {
         if !list.is_empty()
             && list.iter().all(|item| {
@@ -359,7 +360,10 @@ fn row_to_py<'py>(
     other_columns: Option<&[u8]>,
 ) -> PyResult<Bound<'py, PyDict>> {
     let table = tables.0.get(position.table_index).ok_or_else(|| {
-        PyValueError::new_err(format!("row of table {} that has no schema", position.table_index))
+        PyValueError::new_err(format!(
+            "row of table {} that has no schema",
+            position.table_index
+        ))
     })?;
     let dict = PyDict::new(py);
     for (c, value) in values.iter().enumerate() {
@@ -557,7 +561,10 @@ fn py_to_typed(ty: &Type, obj: &Bound<'_, PyAny>) -> PyResult<Value> {
                     .ok()
                     .filter(|l| l.len() == 1)
                     .ok_or_else(|| expected("[value] (optional of a nullable type)", obj))?;
-                Ok(Value::Some(Box::new(py_to_typed(item, &list.get_item(0)?)?)))
+                Ok(Value::Some(Box::new(py_to_typed(
+                    item,
+                    &list.get_item(0)?,
+                )?)))
             } else {
                 py_to_typed(item, obj)
             }
@@ -600,7 +607,10 @@ fn py_to_typed(ty: &Type, obj: &Bound<'_, PyAny>) -> PyResult<Value> {
             let member = members
                 .get(index)
                 .ok_or_else(|| PyValueError::new_err(format!("no variant member {index}")))?;
-            Ok(Value::Variant(index as u32, Box::new(py_to_typed(&member.ty, &value)?)))
+            Ok(Value::Variant(
+                index as u32,
+                Box::new(py_to_typed(&member.ty, &value)?),
+            ))
         }
         Type::VariantTuple(types) => {
             let (label, value) = variant_pair(obj)?;
@@ -608,7 +618,10 @@ fn py_to_typed(ty: &Type, obj: &Bound<'_, PyAny>) -> PyResult<Value> {
             let item = types
                 .get(index)
                 .ok_or_else(|| PyValueError::new_err(format!("no variant element {index}")))?;
-            Ok(Value::Variant(index as u32, Box::new(py_to_typed(item, &value)?)))
+            Ok(Value::Variant(
+                index as u32,
+                Box::new(py_to_typed(item, &value)?),
+            ))
         }
         Type::Dict { key, value } => {
             let mut pairs = Vec::new();
@@ -963,8 +976,13 @@ impl PyReader {
                 },
             )),
         };
-        let source = open_source_with(kind, &tables.schemas(), input, &options(skiff_system_columns))
-            .map_err(|e| raise(py, e))?;
+        let source = open_source_with(
+            kind,
+            &tables.schemas(),
+            input,
+            &options(skiff_system_columns),
+        )
+        .map_err(|e| raise(py, e))?;
         Ok(PyReader {
             kind,
             tables,

@@ -131,8 +131,7 @@ pub fn convert(args: ConvertArgs) -> Result<(), String> {
         avro_codec: args.avro_codec,
         ..options(args.system_columns)
     };
-    let mut source =
-        open_source_with(from, &schemas, stdin, &options).map_err(format_error)?;
+    let mut source = open_source_with(from, &schemas, stdin, &options).map_err(format_error)?;
     let mut sink = open_sink_with(to, &schemas, stdout, &options).map_err(format_error)?;
     let mut rows = 0u64;
     // Columns outside a non-strict schema travel too; a format that cannot carry them fails.

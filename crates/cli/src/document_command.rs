@@ -23,10 +23,15 @@ pub fn parse_convert_format(name: &str) -> Result<ConvertFormat, String> {
     if name == "yaml" {
         return Ok(ConvertFormat::Yaml);
     }
-    FormatKind::from_name(name).map(ConvertFormat::Rows).ok_or_else(|| {
-        let names: Vec<&str> = FormatKind::ALL.iter().map(|k| k.name()).collect();
-        format!("unknown format '{name}' (one of: {}, yaml)", names.join(", "))
-    })
+    FormatKind::from_name(name)
+        .map(ConvertFormat::Rows)
+        .ok_or_else(|| {
+            let names: Vec<&str> = FormatKind::ALL.iter().map(|k| k.name()).collect();
+            format!(
+                "unknown format '{name}' (one of: {}, yaml)",
+                names.join(", ")
+            )
+        })
 }
 
 fn unsupported(side: ConvertFormat) -> String {
@@ -55,7 +60,9 @@ fn read_node(format: ConvertFormat, bytes: &[u8]) -> Result<Node, String> {
 
 fn write_node(format: ConvertFormat, node: &Node) -> Result<Vec<u8>, String> {
     Ok(match format {
-        ConvertFormat::Yaml => yaml::to_string(node).map_err(|e| e.to_string())?.into_bytes(),
+        ConvertFormat::Yaml => yaml::to_string(node)
+            .map_err(|e| e.to_string())?
+            .into_bytes(),
         ConvertFormat::Rows(FormatKind::Yson) => yson::to_vec(node, YsonFormat::Binary),
         ConvertFormat::Rows(FormatKind::YsonText) => {
             let mut text = yson::to_vec(node, YsonFormat::Pretty);

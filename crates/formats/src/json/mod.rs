@@ -391,9 +391,9 @@ pub fn node_to_document(node: &Node) -> Vec<u8> {
 /// convention does not allow.
 pub fn node_from_document(input: &[u8]) -> Result<Node, FormatError> {
     let mut parser = Parser::new(input, 0);
-    let json = parser
-        .value(0)
-        .map_err(|e| FormatError::new(FORMAT, format!("malformed JSON: {}", e.message)).at(e.offset as u64))?;
+    let json = parser.value(0).map_err(|e| {
+        FormatError::new(FORMAT, format!("malformed JSON: {}", e.message)).at(e.offset as u64)
+    })?;
     parser.skip_whitespace();
     if !parser.at_end() {
         return Err(FormatError::new(FORMAT, "bytes after the JSON document").at(parser.pos as u64));

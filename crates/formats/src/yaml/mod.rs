@@ -83,9 +83,9 @@ pub fn from_str(text: &str) -> Result<Node, YamlError> {
     for event in Parser::new_from_str(text) {
         let (event, span) = event.map_err(|e| scan_error(text, &e))?;
         last = span.start.index();
-        builder
-            .event(event)
-            .map_err(|message| error_at(text, last, span.start.line(), span.start.col(), message))?;
+        builder.event(event).map_err(|message| {
+            error_at(text, last, span.start.line(), span.start.col(), message)
+        })?;
     }
     builder.root.ok_or_else(|| YamlError {
         offset: Some(byte_offset(text, last)),
@@ -101,7 +101,13 @@ fn byte_offset(text: &str, char_index: usize) -> u64 {
         .map_or(text.len(), |(at, _)| at) as u64
 }
 
-fn error_at(text: &str, char_index: usize, line: usize, column: usize, message: String) -> YamlError {
+fn error_at(
+    text: &str,
+    char_index: usize,
+    line: usize,
+    column: usize,
+    message: String,
+) -> YamlError {
     YamlError {
         offset: Some(byte_offset(text, char_index)),
         line: Some(line),
@@ -156,7 +162,10 @@ impl Builder {
                 self.open(Frame::Map(Vec::new(), HashSet::new(), None), anchor, tag)
             }
             Event::SequenceEnd | Event::MappingEnd => {
-                let open = self.stack.pop().ok_or("a collection ends that never began")?;
+                let open = self
+                    .stack
+                    .pop()
+                    .ok_or("a collection ends that never began")?;
                 let node = match open.frame {
                     Frame::List(items) => collection(Node::list(items), open.tag.as_ref())?,
                     Frame::Map(entries, _, _) => {
@@ -183,7 +192,12 @@ impl Builder {
         }
     }
 
-    fn open(&mut self, frame: Frame, anchor: usize, tag: Option<Cow<'_, Tag>>) -> Result<(), String> {
+    fn open(
+        &mut self,
+        frame: Frame,
+        anchor: usize,
+        tag: Option<Cow<'_, Tag>>,
+    ) -> Result<(), String> {
         if self.stack.len() >= DEFAULT_MAX_DEPTH {
             return Err(format!("nested deeper than {DEFAULT_MAX_DEPTH} levels"));
         }
@@ -240,7 +254,12 @@ fn count_nodes(node: &Node) -> usize {
         NodeValue::Map(entries) => entries.iter().map(|(_, v)| count_nodes(v)).sum(),
         _ => 0,
     };
-    1 + inner + node.attributes.iter().map(|(_, v)| count_nodes(v)).sum::<usize>()
+    1 + inner
+        + node
+            .attributes
+            .iter()
+            .map(|(_, v)| count_nodes(v))
+            .sum::<usize>()
 }
 
 /// A map key: strings as they are, other scalars as their text.
@@ -345,7 +364,9 @@ fn collection(node: Node, tag: Option<&Tag>) -> Result<Node, String> {
                 return Err(format!("!{ATTRIBUTES_TAG}: attributes must be a map"));
             };
             if !value.attributes.is_empty() {
-                return Err(format!("!{ATTRIBUTES_TAG}: the value has attributes of its own"));
+                return Err(format!(
+                    "!{ATTRIBUTES_TAG}: the value has attributes of its own"
+                ));
             }
             Ok(Node {
                 attributes,

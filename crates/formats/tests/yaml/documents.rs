@@ -12,24 +12,43 @@ fn vector(name: &str) -> Vec<u8> {
 #[test]
 fn a_cassandra_configuration_reads_with_its_types() {
     let node = yaml::from_slice(&vector("cassandra.yaml")).unwrap();
-    assert_eq!(node.get(b"cluster_name"), Some(&Node::string(&b"Test Cluster"[..])));
+    assert_eq!(
+        node.get(b"cluster_name"),
+        Some(&Node::string(&b"Test Cluster"[..]))
+    );
     assert_eq!(node.get(b"initial_token"), Some(&Node::entity()));
-    assert_eq!(node.get(b"hinted_handoff_enabled"), Some(&Node::new(NodeValue::Bool(true))));
-    assert_eq!(node.get(b"max_hint_window_in_ms"), Some(&Node::int64(3_600_000)));
+    assert_eq!(
+        node.get(b"hinted_handoff_enabled"),
+        Some(&Node::new(NodeValue::Bool(true)))
+    );
+    assert_eq!(
+        node.get(b"max_hint_window_in_ms"),
+        Some(&Node::int64(3_600_000))
+    );
     assert_eq!(
         node.get(b"flush_largest_memtables_at"),
         Some(&Node::new(NodeValue::Double(0.75)))
     );
     let seeds = node.get(b"seed_provider").unwrap();
-    let NodeValue::List(providers) = &seeds.value else { panic!("{seeds:?}") };
+    let NodeValue::List(providers) = &seeds.value else {
+        panic!("{seeds:?}")
+    };
     let parameters = providers[0].get(b"parameters").unwrap();
-    let NodeValue::List(parameters) = &parameters.value else { panic!() };
-    assert_eq!(parameters[0].get(b"seeds"), Some(&Node::string(&b"127.0.0.1"[..])));
+    let NodeValue::List(parameters) = &parameters.value else {
+        panic!()
+    };
     assert_eq!(
-        node.get(b"encryption_options").and_then(|o| o.get(b"keystore")),
+        parameters[0].get(b"seeds"),
+        Some(&Node::string(&b"127.0.0.1"[..]))
+    );
+    assert_eq!(
+        node.get(b"encryption_options")
+            .and_then(|o| o.get(b"keystore")),
         Some(&Node::string(&b"conf/.keystore"[..]))
     );
-    let NodeValue::Map(entries) = &node.value else { panic!() };
+    let NodeValue::Map(entries) = &node.value else {
+        panic!()
+    };
     assert_eq!(entries.len(), 45, "every top-level key, in file order");
     assert_eq!(entries[0].0, b"cluster_name");
     // And through YSON and back to YAML: the same node.
@@ -54,7 +73,10 @@ fn aliases_expand_and_plain_big_integers_are_uint64() {
 
 fn fails(input: &[u8], message: &str) -> yaml::YamlError {
     let error = yaml::from_slice(input).expect_err("must fail");
-    assert!(error.message.contains(message), "{message:?} not in {error}");
+    assert!(
+        error.message.contains(message),
+        "{message:?} not in {error}"
+    );
     error
 }
 
@@ -80,7 +102,10 @@ fn bad_input_names_where_and_what() {
 fn hostile_input_is_bounded() {
     let deep = "[".repeat(100_000);
     let error = yaml::from_str(&deep).expect_err("must stop");
-    assert!(error.message.contains("recursion limit") || error.message.contains("nested deeper"), "{error}");
+    assert!(
+        error.message.contains("recursion limit") || error.message.contains("nested deeper"),
+        "{error}"
+    );
     // A "billion laughs": nine levels of ten aliases each.
     let mut text = String::from("a0: &a0 [x, x, x, x, x, x, x, x, x, x]\n");
     for level in 1..9 {
@@ -89,5 +114,8 @@ fn hostile_input_is_bounded() {
         text.push_str(&format!("a{level}: &a{level} [{items}]\n"));
     }
     let error = yaml::from_str(&text).expect_err("must stop");
-    assert!(error.message.contains("alias") || error.message.contains("limit"), "{error}");
+    assert!(
+        error.message.contains("alias") || error.message.contains("limit"),
+        "{error}"
+    );
 }

@@ -51,9 +51,41 @@ proptest! {
 #[test]
 fn scalars_that_look_like_other_types_stay_strings() {
     for text in [
-        "", "true", "false", "null", "~", "1", "-1", "0x1F", "0o17", "1.5", "1e5", ".nan", ".inf",
-        "-.inf", "yes", "no", "#", "- a", "a: b", "'q'", "\"q\"", " lead", "trail ", "multi\nline",
-        "tab\there", "\u{7f}", "é", "[1]", "{a: 1}", "&anchor", "*alias", "!tag", "%x", "@x", "`x",
+        "",
+        "true",
+        "false",
+        "null",
+        "~",
+        "1",
+        "-1",
+        "0x1F",
+        "0o17",
+        "1.5",
+        "1e5",
+        ".nan",
+        ".inf",
+        "-.inf",
+        "yes",
+        "no",
+        "#",
+        "- a",
+        "a: b",
+        "'q'",
+        "\"q\"",
+        " lead",
+        "trail ",
+        "multi\nline",
+        "tab\there",
+        "\u{7f}",
+        "é",
+        "[1]",
+        "{a: 1}",
+        "&anchor",
+        "*alias",
+        "!tag",
+        "%x",
+        "@x",
+        "`x",
     ] {
         let node = Node::string(text.as_bytes());
         assert_eq!(round_trip(&node), node, "string {text:?}");
@@ -69,21 +101,36 @@ fn the_convention_is_spelled_as_documented() {
             (b"raw".to_vec(), Node::string(&[0xff, 0x00, 0x80][..])),
             (vec![0xfe], Node::entity()),
             (b"nan".to_vec(), Node::new(NodeValue::Double(f64::NAN))),
-            (b"inf".to_vec(), Node::new(NodeValue::Double(f64::NEG_INFINITY))),
+            (
+                b"inf".to_vec(),
+                Node::new(NodeValue::Double(f64::NEG_INFINITY)),
+            ),
         ]),
     };
     let text = yaml::to_string(&node).unwrap();
-    for needle in ["!attributes", "!uint64", "18446744073709551615", "!!binary /wCA", ".nan", "-.inf"] {
+    for needle in [
+        "!attributes",
+        "!uint64",
+        "18446744073709551615",
+        "!!binary /wCA",
+        ".nan",
+        "-.inf",
+    ] {
         assert!(text.contains(needle), "{needle:?} missing in {text}");
     }
     let back = yaml::from_str(&text).unwrap();
-    let NodeValue::Map(entries) = &back.value else { panic!("{back:?}") };
+    let NodeValue::Map(entries) = &back.value else {
+        panic!("{back:?}")
+    };
     assert_eq!(back.attributes, node.attributes);
     assert_eq!(entries[0].1, Node::uint64(u64::MAX));
     assert_eq!(entries[1].1, Node::string(&[0xff, 0x00, 0x80][..]));
     assert_eq!(entries[2].0, vec![0xfe]);
     assert!(matches!(entries[3].1.value, NodeValue::Double(v) if v.is_nan()));
-    assert_eq!(entries[4].1, Node::new(NodeValue::Double(f64::NEG_INFINITY)));
+    assert_eq!(
+        entries[4].1,
+        Node::new(NodeValue::Double(f64::NEG_INFINITY))
+    );
 }
 
 #[test]
