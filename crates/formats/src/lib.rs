@@ -24,4 +24,7 @@ mod tree;
 mod varint;
 pub mod yson;
 
+/// Document codecs (whole nodes, not rows): YAML.
+pub mod yaml;
+
 pub mod registry;

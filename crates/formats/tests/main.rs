@@ -20,4 +20,5 @@ mod protobuf;
 mod skiff;
 mod support;
 mod table;
+mod yaml;
 mod yson;
