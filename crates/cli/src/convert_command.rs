@@ -28,7 +28,7 @@ fn parse_format(name: &str) -> Result<FormatKind, String> {
 #[derive(Args)]
 pub struct ConvertArgs {
     /// Input format: yson, yson-text, skiff, protobuf, protobuf-dynamic, arrow, json,
-    /// msgpack, cbor, avro.
+    /// msgpack, cbor, avro, thrift, thrift-compact.
     #[arg(long, value_parser = parse_format)]
     from: FormatKind,
     /// Output format (as --from).

@@ -18,5 +18,6 @@ mod protobuf;
 mod skiff;
 mod support;
 mod table;
+mod thrift;
 mod tree;
 mod yson;
