@@ -43,6 +43,7 @@ pub fn format_name(protocol: Protocol) -> &'static str {
 pub struct RowCodec {
     protocol: Protocol,
     types: Vec<Type>,
+    names: Vec<String>,
 }
 
 impl RowCodec {
@@ -61,6 +62,7 @@ impl RowCodec {
         Ok(RowCodec {
             protocol,
             types: schema.columns.iter().map(|c| c.ty.clone()).collect(),
+            names: schema.columns.iter().map(|c| c.name.clone()).collect(),
         })
     }
 
@@ -98,9 +100,10 @@ impl RowCodec {
                 format!("{} bytes after the row struct", decoder.remaining()),
             ));
         }
-        for (value, ty) in values.iter().zip(&self.types) {
-            shapeshift_types::check_value(value, ty)
-                .map_err(|e| decoder.error_at(0, format!("decoded value does not fit its column: {e}")))?;
+        for ((value, ty), name) in values.iter().zip(&self.types).zip(&self.names) {
+            shapeshift_types::check_value(value, ty).map_err(|e| {
+                decoder.error_at(0, format!("column \"{name}\": decoded value does not fit: {e}"))
+            })?;
         }
         Ok(values)
     }
