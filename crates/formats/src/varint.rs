@@ -76,9 +76,15 @@ mod tests {
         for v in [0, 1, -1, 63, -64, i64::MAX, i64::MIN] {
             let mut out = Vec::new();
             put(&mut out, zigzag(v));
-            assert_eq!(get(&out).map(|(u, n)| (unzigzag(u), n)), Some((v, out.len())));
+            assert_eq!(
+                get(&out).map(|(u, n)| (unzigzag(u), n)),
+                Some((v, out.len()))
+            );
             assert_eq!(get(&out[..out.len() - 1]), None);
         }
-        assert_eq!(get(&[0xff; 9].iter().chain(&[0x02]).copied().collect::<Vec<_>>()), None);
+        assert_eq!(
+            get(&[0xff; 9].iter().chain(&[0x02]).copied().collect::<Vec<_>>()),
+            None
+        );
     }
 }

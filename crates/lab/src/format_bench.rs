@@ -37,8 +37,8 @@ use serde::Serialize;
 use shapeshift_formats::registry::{open_sink, open_source, FormatKind};
 use shapeshift_formats::skiff::{Codec, FieldRef, MappingOptions, SystemFields};
 use shapeshift_formats::table::{FormatError, RowPosition, RowSink, RowSource};
-use shapeshift_formats::yson::{Event, PullParser, YsonFormat, YsonType};
 use shapeshift_formats::thrift::{self, Protocol};
+use shapeshift_formats::yson::{Event, PullParser, YsonFormat, YsonType};
 use shapeshift_formats::{cbor, json, msgpack};
 use shapeshift_types::{TableSchema, Value, ValueRef};
 
@@ -532,6 +532,8 @@ mod tests {
             "cbor",
             "protobuf",
             "protobuf-dynamic",
+            "thrift",
+            "thrift-compact",
         ] {
             let r = results
                 .iter()

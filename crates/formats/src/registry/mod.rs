@@ -79,9 +79,7 @@ pub fn open_source_with(
         FormatKind::Arrow => crate::arrow::rows::source(schemas, input),
         FormatKind::Avro => crate::avro::rows::source(schemas, input),
         FormatKind::Thrift => crate::thrift::rows::source(schemas, input, Protocol::Binary),
-        FormatKind::ThriftCompact => {
-            crate::thrift::rows::source(schemas, input, Protocol::Compact)
-        }
+        FormatKind::ThriftCompact => crate::thrift::rows::source(schemas, input, Protocol::Compact),
     }
 }
 

@@ -68,7 +68,8 @@ fn members(ty: &Type) -> Option<Vec<&Type>> {
 }
 
 fn field_id(index: usize) -> Result<i16, String> {
-    i16::try_from(index + 1).map_err(|_| format!("field {} is past Thrift's largest id 32767", index + 1))
+    i16::try_from(index + 1)
+        .map_err(|_| format!("field {} is past Thrift's largest id 32767", index + 1))
 }
 
 fn mismatch(value: &Value, ty: &Type) -> String {
@@ -76,9 +77,17 @@ fn mismatch(value: &Value, ty: &Type) -> String {
 }
 
 /// Writes the fields of a struct (`types[i]` is field `i + 1`) and its stop field.
-pub(crate) fn write_struct(e: &mut Encoder<'_>, types: &[&Type], values: &[Value]) -> Result<(), String> {
+pub(crate) fn write_struct(
+    e: &mut Encoder<'_>,
+    types: &[&Type],
+    values: &[Value],
+) -> Result<(), String> {
     if types.len() != values.len() {
-        return Err(format!("{} values for {} fields", values.len(), types.len()));
+        return Err(format!(
+            "{} values for {} fields",
+            values.len(),
+            types.len()
+        ));
     }
     let mut last = 0;
     for (i, (ty, value)) in types.iter().zip(values).enumerate() {
@@ -89,7 +98,13 @@ pub(crate) fn write_struct(e: &mut Encoder<'_>, types: &[&Type], values: &[Value
 }
 
 /// Writes field `id` holding `value` of `ty`, or nothing when it is absent.
-fn write_field(e: &mut Encoder<'_>, id: i16, last: &mut i16, ty: &Type, value: &Value) -> Result<(), String> {
+fn write_field(
+    e: &mut Encoder<'_>,
+    id: i16,
+    last: &mut i16,
+    ty: &Type,
+    value: &Value,
+) -> Result<(), String> {
     let ty = ty.untagged();
     match (ty, value) {
         (Type::Primitive(PrimitiveType::Null | PrimitiveType::Void), Value::Null) => Ok(()),
@@ -122,7 +137,9 @@ fn write_element(e: &mut Encoder<'_>, ty: &Type, value: &Value) -> Result<(), St
 /// Writes the value of a non-nullable, untagged `ty` (no field header).
 fn write_body(e: &mut Encoder<'_>, ty: &Type, value: &Value) -> Result<(), String> {
     match (ty, value) {
-        (Type::Primitive(p), _) => write_primitive(e, *p, value).ok_or_else(|| mismatch(value, ty))?,
+        (Type::Primitive(p), _) => {
+            write_primitive(e, *p, value).ok_or_else(|| mismatch(value, ty))?
+        }
         (Type::Decimal { .. }, Value::String(bytes)) => e.binary(bytes)?,
         (Type::List(item), Value::List(items)) => {
             e.list(element_wire(item), items.len())?;
@@ -141,7 +158,9 @@ fn write_body(e: &mut Encoder<'_>, ty: &Type, value: &Value) -> Result<(), Strin
         }
         (Type::VariantStruct(_) | Type::VariantTuple(_), Value::Variant(index, payload)) => {
             let types = members(ty).unwrap_or_default();
-            let alt = types.get(*index as usize).ok_or_else(|| mismatch(value, ty))?;
+            let alt = types
+                .get(*index as usize)
+                .ok_or_else(|| mismatch(value, ty))?;
             let (id, mut last) = (field_id(*index as usize)?, 0);
             if alt.is_nullable() {
                 e.field(WireType::Struct, id, &mut last);
@@ -210,8 +229,16 @@ pub(crate) fn read_struct(d: &mut Decoder<'_>, types: &[&Type]) -> Result<Vec<Va
             return Err(d.error_at(
                 d.pos,
                 match expected {
-                    Some(w) => format!("field {} is {}, expected {}", header.id, header.ty.name(), w.name()),
-                    None => format!("field {} is present, but its type {ty:?} is never written", header.id),
+                    Some(w) => format!(
+                        "field {} is {}, expected {}",
+                        header.id,
+                        header.ty.name(),
+                        w.name()
+                    ),
+                    None => format!(
+                        "field {} is present, but its type {ty:?} is never written",
+                        header.id
+                    ),
                 },
             ));
         }
@@ -234,7 +261,10 @@ pub(crate) fn read_struct(d: &mut Decoder<'_>, types: &[&Type]) -> Result<Vec<Va
         .map(|(i, (value, ty))| match value {
             Some(v) => Ok(v),
             None if ty.is_nullable() => Ok(Value::Null),
-            None => Err(d.error_at(start, format!("required field {} ({ty:?}) is missing", i + 1))),
+            None => Err(d.error_at(
+                start,
+                format!("required field {} ({ty:?}) is missing", i + 1),
+            )),
         })
         .collect()
 }
@@ -248,7 +278,11 @@ fn read_element(d: &mut Decoder<'_>, ty: &Type) -> Result<Value, DecodeError> {
 
 /// Reads the value of a non-nullable, untagged `ty`; `bool_value` is a compact bool
 /// field's value, carried in its header.
-fn read_body(d: &mut Decoder<'_>, ty: &Type, bool_value: Option<bool>) -> Result<Value, DecodeError> {
+fn read_body(
+    d: &mut Decoder<'_>,
+    ty: &Type,
+    bool_value: Option<bool>,
+) -> Result<Value, DecodeError> {
     Ok(match ty {
         Type::Primitive(PrimitiveType::Bool) => Value::Bool(match bool_value {
             Some(v) => v,
@@ -280,13 +314,32 @@ fn read_body(d: &mut Decoder<'_>, ty: &Type, bool_value: Option<bool>) -> Result
             let types = members(ty).unwrap_or_default();
             let start = d.pos;
             let mut last = 0;
-            let header = d.field(&mut last)?.ok_or_else(|| d.error_at(start, "a union with no field set"))?;
-            let index = usize::try_from(header.id).ok().and_then(|id| id.checked_sub(1));
+            let header = d
+                .field(&mut last)?
+                .ok_or_else(|| d.error_at(start, "a union with no field set"))?;
+            let index = usize::try_from(header.id)
+                .ok()
+                .and_then(|id| id.checked_sub(1));
             let alt = index.and_then(|i| types.get(i)).ok_or_else(|| {
-                d.error_at(start, format!("union field {} is not one of its {} alternatives", header.id, types.len()))
+                d.error_at(
+                    start,
+                    format!(
+                        "union field {} is not one of its {} alternatives",
+                        header.id,
+                        types.len()
+                    ),
+                )
             })?;
             if header.ty != element_wire(alt) {
-                return Err(d.error_at(start, format!("union field {} is {}, expected {}", header.id, header.ty.name(), element_wire(alt).name())));
+                return Err(d.error_at(
+                    start,
+                    format!(
+                        "union field {} is {}, expected {}",
+                        header.id,
+                        header.ty.name(),
+                        element_wire(alt).name()
+                    ),
+                ));
             }
             let payload = match header.bool_value {
                 Some(v) => Value::Bool(v),
@@ -298,9 +351,13 @@ fn read_body(d: &mut Decoder<'_>, ty: &Type, bool_value: Option<bool>) -> Result
             }
             Value::Variant(index.unwrap_or_default() as u32, Box::new(payload))
         }
-        Type::Struct(_) | Type::Tuple(_) => Value::Tuple(read_struct(d, &members(ty).unwrap_or_default())?),
+        Type::Struct(_) | Type::Tuple(_) => {
+            Value::Tuple(read_struct(d, &members(ty).unwrap_or_default())?)
+        }
         Type::Tagged { item, .. } => read_body(d, item, bool_value)?,
-        Type::Optional(_) => return Err(d.error_at(d.pos, "an optional where a value must be present")),
+        Type::Optional(_) => {
+            return Err(d.error_at(d.pos, "an optional where a value must be present"))
+        }
     })
 }
 
@@ -309,7 +366,10 @@ fn list_header(d: &mut Decoder<'_>, want: WireType) -> Result<usize, DecodeError
     let start = d.pos;
     let (element, count) = d.list()?;
     if element != want && count > 0 {
-        return Err(d.error_at(start, format!("list of {}, expected {}", element.name(), want.name())));
+        return Err(d.error_at(
+            start,
+            format!("list of {}, expected {}", element.name(), want.name()),
+        ));
     }
     Ok(count)
 }
@@ -328,7 +388,8 @@ fn read_primitive(d: &mut Decoder<'_>, p: PrimitiveType) -> Result<Value, Decode
         WireType::Bool => return Ok(Value::Bool(d.bool()?)),
         _ if p == PrimitiveType::Yson => {
             let bytes = d.binary()?;
-            let node: Node = yson::from_slice(bytes).map_err(|e| d.error_at(start, format!("yson value: {e}")))?;
+            let node: Node = yson::from_slice(bytes)
+                .map_err(|e| d.error_at(start, format!("yson value: {e}")))?;
             return Ok(Value::Any(node));
         }
         _ => return Ok(Value::String(d.binary()?.to_vec())),
@@ -336,7 +397,8 @@ fn read_primitive(d: &mut Decoder<'_>, p: PrimitiveType) -> Result<Value, Decode
     Ok(match p.physical() {
         PhysicalType::Uint64 if p == PrimitiveType::Uint64 => Value::Uint64(int as u64),
         PhysicalType::Uint64 => Value::Uint64(
-            u64::try_from(int).map_err(|_| d.error_at(start, format!("{int} is negative for {p:?}")))?,
+            u64::try_from(int)
+                .map_err(|_| d.error_at(start, format!("{int} is negative for {p:?}")))?,
         ),
         _ => Value::Int64(int),
     })

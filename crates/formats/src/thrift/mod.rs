@@ -102,7 +102,10 @@ impl RowCodec {
         }
         for ((value, ty), name) in values.iter().zip(&self.types).zip(&self.names) {
             shapeshift_types::check_value(value, ty).map_err(|e| {
-                decoder.error_at(0, format!("column \"{name}\": decoded value does not fit: {e}"))
+                decoder.error_at(
+                    0,
+                    format!("column \"{name}\": decoded value does not fit: {e}"),
+                )
             })?;
         }
         Ok(values)

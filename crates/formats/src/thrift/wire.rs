@@ -260,7 +260,8 @@ impl Encoder<'_> {
     }
 
     fn length(&self, len: usize, what: &str) -> Result<i32, String> {
-        i32::try_from(len).map_err(|_| format!("{what} of {len} items or bytes is too long for Thrift"))
+        i32::try_from(len)
+            .map_err(|_| format!("{what} of {len} items or bytes is too long for Thrift"))
     }
 }
 
@@ -473,7 +474,8 @@ impl<'a> Decoder<'a> {
             Protocol::Binary => {
                 let code = self.byte("list header")?;
                 let ty = WireType::from_binary_code(code);
-                let ty = ty.ok_or_else(|| self.error_at(start, format!("unknown element type {code}")))?;
+                let ty =
+                    ty.ok_or_else(|| self.error_at(start, format!("unknown element type {code}")))?;
                 let count = self.count("list count", 1)?;
                 return Ok((ty, count));
             }
@@ -481,7 +483,8 @@ impl<'a> Decoder<'a> {
                 let head = self.byte("list header")?;
                 let code = head & 0x0F;
                 let ty = WireType::from_compact_code(code);
-                let ty = ty.ok_or_else(|| self.error_at(start, format!("unknown element type {code}")))?;
+                let ty =
+                    ty.ok_or_else(|| self.error_at(start, format!("unknown element type {code}")))?;
                 (ty, head >> 4)
             }
         };
@@ -490,7 +493,13 @@ impl<'a> Decoder<'a> {
             short => short as usize,
         };
         if count > self.remaining() {
-            return Err(self.error_at(start, format!("list count {count} but only {} bytes remain", self.remaining())));
+            return Err(self.error_at(
+                start,
+                format!(
+                    "list count {count} but only {} bytes remain",
+                    self.remaining()
+                ),
+            ));
         }
         Ok((element.0, count))
     }
@@ -499,7 +508,11 @@ impl<'a> Decoder<'a> {
     fn map(&mut self) -> Result<(Option<(WireType, WireType)>, usize), DecodeError> {
         let start = self.pos;
         let types = |d: &Self, k: u8, v: u8, binary: bool| {
-            let convert = if binary { WireType::from_binary_code } else { WireType::from_compact_code };
+            let convert = if binary {
+                WireType::from_binary_code
+            } else {
+                WireType::from_compact_code
+            };
             match (convert(k), convert(v)) {
                 (Some(k), Some(v)) => Ok((k, v)),
                 _ => Err(d.error_at(start, format!("unknown map key or value type {k}, {v}"))),
@@ -532,7 +545,10 @@ impl<'a> Decoder<'a> {
 
     fn skip_value(&mut self, ty: WireType, depth: usize) -> Result<(), DecodeError> {
         if depth > MAX_SKIP_DEPTH {
-            return Err(self.error_at(self.pos, format!("values nested deeper than {MAX_SKIP_DEPTH}")));
+            return Err(self.error_at(
+                self.pos,
+                format!("values nested deeper than {MAX_SKIP_DEPTH}"),
+            ));
         }
         match ty {
             WireType::Bool => self.bool().map(drop),
@@ -557,7 +573,9 @@ impl<'a> Decoder<'a> {
             }
             WireType::Map => {
                 let (types, count) = self.map()?;
-                let Some((key, value)) = types else { return Ok(()) };
+                let Some((key, value)) = types else {
+                    return Ok(());
+                };
                 (0..count).try_for_each(|_| {
                     self.skip_value(key, depth + 1)?;
                     self.skip_value(value, depth + 1)

@@ -8,14 +8,14 @@
 
 use std::io::Cursor;
 
-use proptest::prelude::*;
-use shapeshift_formats::thrift::{Protocol, RowCodec};
-use shapeshift_formats::yson::{self, YsonFormat};
-use shapeshift_types::{ColumnSchema, PhysicalType, PrimitiveType as P, TableSchema, Type, Value};
 use ::thrift::protocol::{
     TBinaryInputProtocol, TBinaryOutputProtocol, TCompactInputProtocol, TCompactOutputProtocol,
     TFieldIdentifier, TInputProtocol, TListIdentifier, TOutputProtocol, TStructIdentifier, TType,
 };
+use proptest::prelude::*;
+use shapeshift_formats::thrift::{Protocol, RowCodec};
+use shapeshift_formats::yson::{self, YsonFormat};
+use shapeshift_types::{ColumnSchema, PhysicalType, PrimitiveType as P, TableSchema, Type, Value};
 
 use super::PROTOCOLS;
 use crate::support::*;
@@ -44,7 +44,11 @@ fn field_ttype(ty: &Type) -> Option<TType> {
 }
 
 fn element_ttype(ty: &Type) -> TType {
-    if ty.is_nullable() { TType::Struct } else { field_ttype(ty).unwrap_or(TType::Struct) }
+    if ty.is_nullable() {
+        TType::Struct
+    } else {
+        field_ttype(ty).unwrap_or(TType::Struct)
+    }
 }
 
 fn members(ty: &Type) -> Vec<&Type> {
@@ -102,14 +106,19 @@ fn write_value(o: &mut dyn TOutputProtocol, ty: &Type, v: &Value) -> Peer<()> {
             (P::Int32 | P::Uint16 | P::Date | P::Date32, _) => o.write_i32(int as i32),
             (P::Float | P::Double, Value::Double(d)) => o.write_double(*d),
             (P::Bool, Value::Bool(b)) => o.write_bool(*b),
-            (P::Utf8 | P::Json, Value::String(s)) => o.write_string(std::str::from_utf8(s).unwrap()),
+            (P::Utf8 | P::Json, Value::String(s)) => {
+                o.write_string(std::str::from_utf8(s).unwrap())
+            }
             (P::String | P::Uuid, Value::String(s)) => o.write_bytes(s),
             (P::Yson, Value::Any(node)) => o.write_bytes(&yson::to_vec(node, YsonFormat::Binary)),
             _ => o.write_i64(int),
         },
         (Type::Decimal { .. }, Value::String(s)) => o.write_bytes(s),
         (Type::List(item), Value::List(items)) => {
-            o.write_list_begin(&TListIdentifier::new(element_ttype(item), items.len() as i32))?;
+            o.write_list_begin(&TListIdentifier::new(
+                element_ttype(item),
+                items.len() as i32,
+            ))?;
             items.iter().try_for_each(|v| write_element(o, item, v))?;
             o.write_list_end()
         }
@@ -123,7 +132,11 @@ fn write_value(o: &mut dyn TOutputProtocol, ty: &Type, v: &Value) -> Peer<()> {
         (Type::VariantStruct(_) | Type::VariantTuple(_), Value::Variant(index, payload)) => {
             let alt = members(ty)[*index as usize];
             o.write_struct_begin(&TStructIdentifier::new("U"))?;
-            o.write_field_begin(&TFieldIdentifier::new("f", element_ttype(alt), *index as i16 + 1))?;
+            o.write_field_begin(&TFieldIdentifier::new(
+                "f",
+                element_ttype(alt),
+                *index as i16 + 1,
+            ))?;
             write_element(o, alt, payload)?;
             o.write_field_end()?;
             o.write_field_stop()?;
@@ -144,7 +157,12 @@ fn read_struct(i: &mut dyn TInputProtocol, types: &[&Type]) -> Peer<Vec<Value>> 
         }
         let index = field.id.expect("a field id") as usize - 1;
         let ty = types[index].untagged();
-        assert_eq!(Some(field.field_type), field_ttype(ty), "field {}", index + 1);
+        assert_eq!(
+            Some(field.field_type),
+            field_ttype(ty),
+            "field {}",
+            index + 1
+        );
         values[index] = match ty {
             Type::Optional(item) if item.is_nullable() => {
                 Value::Some(Box::new(read_struct(i, &[item])?.remove(0)))
@@ -188,7 +206,9 @@ fn read_value(i: &mut dyn TInputProtocol, ty: &Type) -> Peer<Value> {
         Type::Decimal { .. } => Value::String(i.read_bytes()?),
         Type::List(item) => {
             let header = i.read_list_begin()?;
-            let items = (0..header.size).map(|_| read_element(i, item)).collect::<Peer<_>>()?;
+            let items = (0..header.size)
+                .map(|_| read_element(i, item))
+                .collect::<Peer<_>>()?;
             i.read_list_end()?;
             Value::List(items)
         }
@@ -209,7 +229,11 @@ fn read_value(i: &mut dyn TInputProtocol, ty: &Type) -> Peer<Value> {
             let index = field.id.expect("a field id") as usize - 1;
             let payload = read_element(i, members(ty)[index])?;
             i.read_field_end()?;
-            assert_eq!(i.read_field_begin()?.field_type, TType::Stop, "a union holds one field");
+            assert_eq!(
+                i.read_field_begin()?.field_type,
+                TType::Stop,
+                "a union holds one field"
+            );
             i.read_struct_end()?;
             Value::Variant(index as u32, Box::new(payload))
         }
@@ -221,7 +245,9 @@ fn read_value(i: &mut dyn TInputProtocol, ty: &Type) -> Peer<Value> {
 fn peer_write(protocol: Protocol, types: &[&Type], row: &[Value]) -> Vec<u8> {
     let mut out = Vec::new();
     match protocol {
-        Protocol::Binary => write_struct(&mut TBinaryOutputProtocol::new(&mut out, true), types, row),
+        Protocol::Binary => {
+            write_struct(&mut TBinaryOutputProtocol::new(&mut out, true), types, row)
+        }
         Protocol::Compact => write_struct(&mut TCompactOutputProtocol::new(&mut out), types, row),
     }
     .unwrap();
@@ -235,7 +261,11 @@ fn peer_read(protocol: Protocol, types: &[&Type], bytes: &[u8]) -> Vec<Value> {
         Protocol::Compact => read_struct(&mut TCompactInputProtocol::new(&mut input), types),
     }
     .unwrap();
-    assert_eq!(input.position() as usize, bytes.len(), "the peer read the whole struct");
+    assert_eq!(
+        input.position() as usize,
+        bytes.len(),
+        "the peer read the whole struct"
+    );
     values
 }
 
@@ -246,9 +276,19 @@ fn check_both_ways(schema: &TableSchema, row: &[Value]) -> Result<(), TestCaseEr
         let codec = RowCodec::new(schema, protocol).unwrap();
         let mut ours = Vec::new();
         codec.encode(row, &mut ours).unwrap();
-        prop_assert_eq!(&peer_read(protocol, &types, &ours), row, "{:?}: the peer reads ours", protocol);
+        prop_assert_eq!(
+            &peer_read(protocol, &types, &ours),
+            row,
+            "{:?}: the peer reads ours",
+            protocol
+        );
         let theirs = peer_write(protocol, &types, row);
-        prop_assert_eq!(&codec.decode(&theirs).unwrap(), row, "{:?}: we read the peer's", protocol);
+        prop_assert_eq!(
+            &codec.decode(&theirs).unwrap(),
+            row,
+            "{:?}: we read the peer's",
+            protocol
+        );
         prop_assert_eq!(ours, theirs, "{:?}: the same bytes", protocol);
     }
     Ok(())
@@ -258,17 +298,42 @@ fn check_both_ways(schema: &TableSchema, row: &[Value]) -> Result<(), TestCaseEr
 /// lists, variants and optionals included).
 fn every_type_schema() -> TableSchema {
     let mut columns: Vec<ColumnSchema> = [
-        P::Int8, P::Int16, P::Int32, P::Int64, P::Uint8, P::Uint16, P::Uint32, P::Uint64,
-        P::Float, P::Double, P::Bool, P::String, P::Utf8, P::Json, P::Uuid, P::Date,
-        P::Datetime, P::Timestamp, P::Interval, P::Date32, P::Datetime64, P::Timestamp64,
-        P::Interval64, P::Yson, P::Null, P::Void,
+        P::Int8,
+        P::Int16,
+        P::Int32,
+        P::Int64,
+        P::Uint8,
+        P::Uint16,
+        P::Uint32,
+        P::Uint64,
+        P::Float,
+        P::Double,
+        P::Bool,
+        P::String,
+        P::Utf8,
+        P::Json,
+        P::Uuid,
+        P::Date,
+        P::Datetime,
+        P::Timestamp,
+        P::Interval,
+        P::Date32,
+        P::Datetime64,
+        P::Timestamp64,
+        P::Interval64,
+        P::Yson,
+        P::Null,
+        P::Void,
     ]
     .into_iter()
     .map(|p| ColumnSchema::new(format!("{p:?}"), Type::Primitive(p)))
     .collect();
     let int = || Type::Primitive(P::Int32);
     let composites = [
-        Type::Decimal { precision: 35, scale: 3 },
+        Type::Decimal {
+            precision: 35,
+            scale: 3,
+        },
         Type::optional(Type::Primitive(P::Bool)),
         Type::optional(Type::optional(Type::Primitive(P::Utf8))),
         Type::optional(Type::Primitive(P::Null)),
@@ -288,7 +353,12 @@ fn every_type_schema() -> TableSchema {
         Type::dict(Type::Primitive(P::Utf8), Type::optional(int())),
         Type::tagged("tag", Type::list(Type::Primitive(P::Uint64))),
     ];
-    columns.extend(composites.into_iter().enumerate().map(|(i, ty)| ColumnSchema::new(format!("c{i}"), ty)));
+    columns.extend(
+        composites
+            .into_iter()
+            .enumerate()
+            .map(|(i, ty)| ColumnSchema::new(format!("c{i}"), ty)),
+    );
     TableSchema::new(columns)
 }
 
@@ -326,7 +396,13 @@ fn wide_rows_use_long_field_headers_like_the_library() {
     );
     // Every third column set: deltas of 3, and one jump of 20 (> 15).
     let row: Vec<Value> = (0..40)
-        .map(|i| if i % 3 == 0 && !(3..24).contains(&i) || i == 0 { Value::Int64(i - 7) } else { Value::Null })
+        .map(|i| {
+            if i % 3 == 0 && !(3..24).contains(&i) || i == 0 {
+                Value::Int64(i - 7)
+            } else {
+                Value::Null
+            }
+        })
         .collect();
     check_both_ways(&schema, &row).unwrap();
 }

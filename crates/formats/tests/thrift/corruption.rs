@@ -62,7 +62,11 @@ proptest! {
 }
 
 fn codec(ty: Type, protocol: Protocol) -> RowCodec {
-    RowCodec::new(&TableSchema::new(vec![ColumnSchema::new("c", ty)]), protocol).unwrap()
+    RowCodec::new(
+        &TableSchema::new(vec![ColumnSchema::new("c", ty)]),
+        protocol,
+    )
+    .unwrap()
 }
 
 #[test]
@@ -124,9 +128,17 @@ fn wrong_wire_types_duplicates_and_missing_fields_are_named() {
     twice.extend([10, 0, 1]);
     twice.extend([0; 8]);
     twice.push(0);
-    assert!(c.decode(&twice).unwrap_err().message.contains("appears twice"));
+    assert!(c
+        .decode(&twice)
+        .unwrap_err()
+        .message
+        .contains("appears twice"));
     // No field 1 at all.
-    assert!(c.decode(&[0]).unwrap_err().message.contains("required field 1"));
+    assert!(c
+        .decode(&[0])
+        .unwrap_err()
+        .message
+        .contains("required field 1"));
     // Bytes after the stop field.
     assert!(c.decode(&[0, 0]).is_err());
     // An unknown bool byte in a compact list.
@@ -152,19 +164,34 @@ fn unknown_fields_are_skipped_as_thrift_readers_do() {
     // A row written with three columns reads with a schema of its first one.
     let wide = TableSchema::new(vec![
         ColumnSchema::new("a", Type::Primitive(P::Int64)),
-        ColumnSchema::new("b", Type::list(Type::dict(Type::Primitive(P::Utf8), Type::Primitive(P::Bool)))),
+        ColumnSchema::new(
+            "b",
+            Type::list(Type::dict(
+                Type::Primitive(P::Utf8),
+                Type::Primitive(P::Bool),
+            )),
+        ),
         ColumnSchema::new("c", Type::Primitive(P::Bool)),
     ]);
     let narrow = TableSchema::new(vec![ColumnSchema::new("a", Type::Primitive(P::Int64))]);
     let row = [
         Value::Int64(7),
-        Value::List(vec![Value::Dict(vec![(Value::String(b"k".to_vec()), Value::Bool(false))])]),
+        Value::List(vec![Value::Dict(vec![(
+            Value::String(b"k".to_vec()),
+            Value::Bool(false),
+        )])]),
         Value::Bool(true),
     ];
     for protocol in PROTOCOLS {
         let mut bytes = Vec::new();
-        RowCodec::new(&wide, protocol).unwrap().encode(&row, &mut bytes).unwrap();
-        let read = RowCodec::new(&narrow, protocol).unwrap().decode(&bytes).unwrap();
+        RowCodec::new(&wide, protocol)
+            .unwrap()
+            .encode(&row, &mut bytes)
+            .unwrap();
+        let read = RowCodec::new(&narrow, protocol)
+            .unwrap()
+            .decode(&bytes)
+            .unwrap();
         assert_eq!(read, vec![Value::Int64(7)]);
     }
 }

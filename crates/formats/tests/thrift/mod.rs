@@ -14,16 +14,28 @@ use crate::support::{SinkFn, SourceFn};
 /// Both protocols.
 pub const PROTOCOLS: [Protocol; 2] = [Protocol::Binary, Protocol::Compact];
 
-fn binary_sink(s: &[TableSchema], o: Box<dyn std::io::Write>) -> Result<Box<dyn RowSink>, FormatError> {
+fn binary_sink(
+    s: &[TableSchema],
+    o: Box<dyn std::io::Write>,
+) -> Result<Box<dyn RowSink>, FormatError> {
     thrift::rows::sink(s, o, Protocol::Binary)
 }
-fn compact_sink(s: &[TableSchema], o: Box<dyn std::io::Write>) -> Result<Box<dyn RowSink>, FormatError> {
+fn compact_sink(
+    s: &[TableSchema],
+    o: Box<dyn std::io::Write>,
+) -> Result<Box<dyn RowSink>, FormatError> {
     thrift::rows::sink(s, o, Protocol::Compact)
 }
-fn binary_source(s: &[TableSchema], i: Box<dyn std::io::Read>) -> Result<Box<dyn RowSource>, FormatError> {
+fn binary_source(
+    s: &[TableSchema],
+    i: Box<dyn std::io::Read>,
+) -> Result<Box<dyn RowSource>, FormatError> {
     thrift::rows::source(s, i, Protocol::Binary)
 }
-fn compact_source(s: &[TableSchema], i: Box<dyn std::io::Read>) -> Result<Box<dyn RowSource>, FormatError> {
+fn compact_source(
+    s: &[TableSchema],
+    i: Box<dyn std::io::Read>,
+) -> Result<Box<dyn RowSource>, FormatError> {
     thrift::rows::source(s, i, Protocol::Compact)
 }
 

@@ -53,14 +53,24 @@ fn positions_and_table_switches_survive() {
     let rows = vec![
         (at(0, None, None, false), vec![Value::Int64(1)]),
         (at(1, None, None, false), vec![Value::String(b"x".to_vec())]),
-        (at(1, Some(5), Some(1), true), vec![Value::String(b"y".to_vec())]),
-        (at(1, Some(6), Some(1), false), vec![Value::String(b"z".to_vec())]),
+        (
+            at(1, Some(5), Some(1), true),
+            vec![Value::String(b"y".to_vec())],
+        ),
+        (
+            at(1, Some(6), Some(1), false),
+            vec![Value::String(b"z".to_vec())],
+        ),
         (at(0, None, None, false), vec![Value::Int64(2)]),
     ];
     for protocol in PROTOCOLS {
         let (sink, source) = ends(protocol);
         let bytes = write_owned(sink, &schemas, &rows).unwrap();
-        assert_eq!(read_all(source, &schemas, bytes).unwrap(), rows, "{protocol:?}");
+        assert_eq!(
+            read_all(source, &schemas, bytes).unwrap(),
+            rows,
+            "{protocol:?}"
+        );
     }
 }
 
@@ -73,10 +83,18 @@ fn a_row_is_the_documented_struct() {
         ColumnSchema::new("flag", Type::Primitive(P::Bool)),
         ColumnSchema::new("big", Type::Primitive(P::Uint64)),
     ]);
-    let row = [Value::Int64(-2), Value::Null, Value::Bool(true), Value::Uint64(u64::MAX)];
+    let row = [
+        Value::Int64(-2),
+        Value::Null,
+        Value::Bool(true),
+        Value::Uint64(u64::MAX),
+    ];
     let encode = |protocol| {
         let mut out = Vec::new();
-        RowCodec::new(&schema, protocol).unwrap().encode(&row, &mut out).unwrap();
+        RowCodec::new(&schema, protocol)
+            .unwrap()
+            .encode(&row, &mut out)
+            .unwrap();
         out
     };
     // Field 1 i32 -2; field 2 left out; field 3 bool true; field 4 i64 -1 (uint64 bits); stop.
@@ -92,7 +110,10 @@ fn a_row_is_the_documented_struct() {
 fn dict_order_and_duplicates_are_kept() {
     let schema = TableSchema::new(vec![ColumnSchema::new(
         "d",
-        Type::dict(Type::Primitive(P::Utf8), Type::optional(Type::Primitive(P::Int64))),
+        Type::dict(
+            Type::Primitive(P::Utf8),
+            Type::optional(Type::Primitive(P::Int64)),
+        ),
     )]);
     let row = vec![Value::Dict(vec![
         (Value::String(b"b".to_vec()), Value::Int64(1)),
@@ -112,7 +133,9 @@ fn other_columns_and_values_that_do_not_fit_are_refused() {
     let schema = TableSchema::new(vec![ColumnSchema::new("x", Type::Primitive(P::Int8))]);
     for kind in [FormatKind::Thrift, FormatKind::ThriftCompact] {
         let mut sink = open_sink(kind, &[schema.clone()], Box::new(std::io::sink())).unwrap();
-        let e = sink.write_owned_row(&RowPosition::default(), &[Value::Int64(300)]).unwrap_err();
+        let e = sink
+            .write_owned_row(&RowPosition::default(), &[Value::Int64(300)])
+            .unwrap_err();
         assert_eq!(e.format, kind.name());
         assert_eq!(e.row, Some(0));
         let other = shapeshift_formats::yson::to_vec(
@@ -120,8 +143,15 @@ fn other_columns_and_values_that_do_not_fit_are_refused() {
             shapeshift_formats::yson::YsonFormat::Binary,
         );
         let e = sink
-            .write_row_with_other_columns(&RowPosition::default(), &[shapeshift_types::ValueRef::Int64(1)], Some(&other))
+            .write_row_with_other_columns(
+                &RowPosition::default(),
+                &[shapeshift_types::ValueRef::Int64(1)],
+                Some(&other),
+            )
             .unwrap_err();
-        assert!(e.to_string().contains(kind.name()) && e.message.contains('y'), "{e}");
+        assert!(
+            e.to_string().contains(kind.name()) && e.message.contains('y'),
+            "{e}"
+        );
     }
 }

@@ -77,7 +77,10 @@ impl RowSource for ThriftSource {
                     .in_row(row)
             })?;
         self.row.clear();
-        for (value, column) in values.iter().zip(&self.schemas[position.table_index].columns) {
+        for (value, column) in values
+            .iter()
+            .zip(&self.schemas[position.table_index].columns)
+        {
             self.row
                 .push_value(value, &column.ty, self.format)
                 .map_err(|e| e.in_row(row))?;
@@ -102,15 +105,19 @@ impl RowSink for ThriftSink {
         position: &RowPosition,
         values: &[ValueRef<'_>],
     ) -> Result<(), FormatError> {
-        let (codec, schema) = (self.codecs.get(position.table_index), self.schemas.get(position.table_index));
+        let (codec, schema) = (
+            self.codecs.get(position.table_index),
+            self.schemas.get(position.table_index),
+        );
         let format = self.format;
-        self.frames.write_row(position, |out| match (codec, schema) {
-            (Some(codec), Some(schema)) => {
-                let owned = owned_row(format, schema, values, 0).map_err(|e| e.message)?;
-                codec.encode(&owned, out)
-            }
-            _ => Ok(()),
-        })
+        self.frames
+            .write_row(position, |out| match (codec, schema) {
+                (Some(codec), Some(schema)) => {
+                    let owned = owned_row(format, schema, values, 0).map_err(|e| e.message)?;
+                    codec.encode(&owned, out)
+                }
+                _ => Ok(()),
+            })
     }
 
     fn write_owned_row(
@@ -118,15 +125,19 @@ impl RowSink for ThriftSink {
         position: &RowPosition,
         values: &[Value],
     ) -> Result<(), FormatError> {
-        let (codec, schema) = (self.codecs.get(position.table_index), self.schemas.get(position.table_index));
+        let (codec, schema) = (
+            self.codecs.get(position.table_index),
+            self.schemas.get(position.table_index),
+        );
         let format = self.format;
-        self.frames.write_row(position, |out| match (codec, schema) {
-            (Some(codec), Some(schema)) => {
-                check_row(values, schema, format).map_err(|e| e.message)?;
-                codec.encode(values, out)
-            }
-            _ => Ok(()),
-        })
+        self.frames
+            .write_row(position, |out| match (codec, schema) {
+                (Some(codec), Some(schema)) => {
+                    check_row(values, schema, format).map_err(|e| e.message)?;
+                    codec.encode(values, out)
+                }
+                _ => Ok(()),
+            })
     }
 
     fn finish(&mut self) -> Result<(), FormatError> {
