@@ -30,7 +30,7 @@ fn parse_format(name: &str) -> Result<FormatKind, String> {
 #[derive(Args)]
 pub struct ConvertArgs {
     /// Input format: yson, yson-text, skiff, protobuf, protobuf-dynamic, arrow, json,
-    /// msgpack, cbor, avro; or yaml: then the input is one whole document (YAML, YSON or
+    /// msgpack, cbor, avro, thrift, thrift-compact; or yaml: then the input is one whole document (YAML, YSON or
     /// JSON), not a table stream, converted to or from YAML.
     #[arg(long, value_parser = parse_convert_format)]
     from: ConvertFormat,

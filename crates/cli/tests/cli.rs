@@ -6,7 +6,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
-const FORMATS: [&str; 10] = [
+const FORMATS: [&str; 12] = [
     "yson",
     "yson-text",
     "skiff",
@@ -17,6 +17,8 @@ const FORMATS: [&str; 10] = [
     "msgpack",
     "cbor",
     "avro",
+    "thrift",
+    "thrift-compact",
 ];
 
 /// Every kind of column: signed and unsigned integers, strings, optional, decimal, a nested

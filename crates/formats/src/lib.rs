@@ -20,6 +20,7 @@ pub mod json;
 pub mod msgpack;
 pub mod protobuf;
 pub mod skiff;
+pub mod thrift;
 mod tree;
 mod varint;
 pub mod yson;
