@@ -4,6 +4,7 @@
 use pyo3::prelude::*;
 
 mod columns;
+mod formats;
 mod records;
 mod skiff;
 mod yson;
@@ -25,5 +26,6 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     add_submodule(m, "skiff", skiff::register)?;
     add_submodule(m, "records", records::register)?;
     add_submodule(m, "columns", columns::register)?;
+    add_submodule(m, "formats", formats::register)?;
     Ok(())
 }

@@ -64,7 +64,7 @@ fn key_to_py<'py>(py: Python<'py>, key: &[u8]) -> Bound<'py, PyAny> {
     bytes_to_py(py, key, true)
 }
 
-fn node_to_py<'py>(py: Python<'py>, node: &Node) -> PyResult<Bound<'py, PyAny>> {
+pub(crate) fn node_to_py<'py>(py: Python<'py>, node: &Node) -> PyResult<Bound<'py, PyAny>> {
     let value = match &node.value {
         NodeValue::Entity => py.None().into_bound(py),
         NodeValue::Bool(b) => PyBool::new(py, *b).to_owned().into_any(),
@@ -113,7 +113,7 @@ fn py_key(key: &Bound<'_, PyAny>) -> PyResult<Vec<u8>> {
     }
 }
 
-fn py_to_node(obj: &Bound<'_, PyAny>, depth: usize) -> PyResult<Node> {
+pub(crate) fn py_to_node(obj: &Bound<'_, PyAny>, depth: usize) -> PyResult<Node> {
     if depth > yson::DEFAULT_MAX_DEPTH {
         return Err(PyValueError::new_err("object nested too deeply for YSON"));
     }
@@ -174,7 +174,7 @@ fn py_to_node(obj: &Bound<'_, PyAny>, depth: usize) -> PyResult<Node> {
 }
 
 /// A node given as YSON text/bytes or as Python objects.
-fn node_arg(obj: &Bound<'_, PyAny>) -> PyResult<Node> {
+pub(crate) fn node_arg(obj: &Bound<'_, PyAny>) -> PyResult<Node> {
     let parse = |bytes: &[u8]| {
         yson::from_slice(bytes).map_err(|e| PyValueError::new_err(format!("bad YSON: {e}")))
     };
@@ -323,7 +323,7 @@ fn variant_to_py<'py>(
     Ok(PyTuple::new(py, [label, value_to_py(py, child, inner)?])?.into_any())
 }
 
-fn py_bytes_arg(obj: &Bound<'_, PyAny>) -> Option<Vec<u8>> {
+pub(crate) fn py_bytes_arg(obj: &Bound<'_, PyAny>) -> Option<Vec<u8>> {
     if let Ok(b) = obj.cast::<PyBytes>() {
         Some(b.as_bytes().to_vec())
     } else if let Ok(b) = obj.cast::<PyByteArray>() {
@@ -999,8 +999,8 @@ impl PyCodec {
 }
 
 /// A Python binary file object as a `Read`.
-struct PyStream {
-    stream: Py<PyAny>,
+pub(crate) struct PyStream {
+    pub(crate) stream: Py<PyAny>,
 }
 
 impl Write for PyStream {

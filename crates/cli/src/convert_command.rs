@@ -3,7 +3,8 @@
 //!
 //! Every typed format needs the table schemas (`--schema FILE`, one per table, table index =
 //! position). YSON is the one format readable without a schema: YSON to YSON conversion and
-//! `cat`/`inspect` of YSON or JSON then work on untyped rows.
+//! `cat`/`inspect` of YSON or JSON then work on untyped rows. With `yaml` on either side,
+//! `convert` converts one whole document instead (`document_command`).
 
 use std::io::{self, BufWriter, Cursor, Read, Write};
 use std::path::PathBuf;
@@ -15,6 +16,7 @@ use shapeshift_formats::table::{value_from_ref, FormatError};
 use shapeshift_formats::yson::{Control, TableItem, TableReader, TableWriter, YsonFormat};
 use shapeshift_types::{value_to_node, Node, SchemaForm, StructForm, TableSchema};
 
+use crate::document_command::{self, parse_convert_format, ConvertFormat};
 use crate::table_rows::read_schema;
 
 /// Parses a format name for clap.
@@ -28,12 +30,13 @@ fn parse_format(name: &str) -> Result<FormatKind, String> {
 #[derive(Args)]
 pub struct ConvertArgs {
     /// Input format: yson, yson-text, skiff, protobuf, protobuf-dynamic, arrow, json,
-    /// msgpack, cbor, avro.
-    #[arg(long, value_parser = parse_format)]
-    from: FormatKind,
+    /// msgpack, cbor, avro, thrift, thrift-compact; or yaml: then the input is one whole document (YAML, YSON or
+    /// JSON), not a table stream, converted to or from YAML.
+    #[arg(long, value_parser = parse_convert_format)]
+    from: ConvertFormat,
     /// Output format (as --from).
-    #[arg(long, value_parser = parse_format)]
-    to: FormatKind,
+    #[arg(long, value_parser = parse_convert_format)]
+    to: ConvertFormat,
     /// A table schema in YT's YSON form; repeat for several tables (table index = position).
     /// Needed unless both formats are YSON.
     #[arg(long)]
@@ -112,26 +115,25 @@ fn format_error(error: FormatError) -> String {
 pub fn convert(args: ConvertArgs) -> Result<(), String> {
     let stdin: Box<dyn Read> = Box::new(io::stdin());
     let stdout: Box<dyn Write> = Box::new(BufWriter::with_capacity(1 << 16, io::stdout()));
-    if args.schema.is_empty() && is_yson(args.from) && is_yson(args.to) {
-        return convert_untyped_yson(stdin, stdout, args.to == FormatKind::YsonText);
+    let (from, to) = match (args.from, args.to) {
+        (ConvertFormat::Rows(from), ConvertFormat::Rows(to)) => (from, to),
+        (from, to) => return document_command::convert(from, to, stdin, stdout),
+    };
+    if args.schema.is_empty() && is_yson(from) && is_yson(to) {
+        return convert_untyped_yson(stdin, stdout, to == FormatKind::YsonText);
     }
-    let kind = if args.schema.is_empty() {
-        if is_yson(args.from) {
-            args.to
-        } else {
-            args.from
-        }
+    let kind = if args.schema.is_empty() && is_yson(from) {
+        to
     } else {
-        args.from
+        from
     };
     let schemas = need_schemas(&args.schema, kind)?;
     let options = FormatOptions {
         avro_codec: args.avro_codec,
         ..options(args.system_columns)
     };
-    let mut source =
-        open_source_with(args.from, &schemas, stdin, &options).map_err(format_error)?;
-    let mut sink = open_sink_with(args.to, &schemas, stdout, &options).map_err(format_error)?;
+    let mut source = open_source_with(from, &schemas, stdin, &options).map_err(format_error)?;
+    let mut sink = open_sink_with(to, &schemas, stdout, &options).map_err(format_error)?;
     let mut rows = 0u64;
     // Columns outside a non-strict schema travel too; a format that cannot carry them fails.
     while let Some((row, other_columns)) =

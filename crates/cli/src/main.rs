@@ -4,6 +4,7 @@ use clap::{Parser, Subcommand};
 
 mod bench_command;
 mod convert_command;
+mod document_command;
 mod generate_command;
 mod job_command;
 mod records_command;
@@ -24,7 +25,8 @@ struct Cli {
 enum Command {
     /// Show the rows of a YSON or Skiff table stream readably (one row per line).
     Cat(convert_command::CatArgs),
-    /// Convert a table stream between formats, standard input to standard output.
+    /// Convert a table stream between formats, standard input to standard output (or one
+    /// whole YSON/JSON/YAML document, when either side is yaml).
     Convert(convert_command::ConvertArgs),
     /// Print the format, schema and row count of a table file, or the summary of an ArrayRecord
     /// file (format sniffed if not given).

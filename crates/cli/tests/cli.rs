@@ -6,7 +6,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
-const FORMATS: [&str; 10] = [
+const FORMATS: [&str; 12] = [
     "yson",
     "yson-text",
     "skiff",
@@ -17,6 +17,8 @@ const FORMATS: [&str; 10] = [
     "msgpack",
     "cbor",
     "avro",
+    "thrift",
+    "thrift-compact",
 ];
 
 /// Every kind of column: signed and unsigned integers, strings, optional, decimal, a nested
@@ -565,4 +567,37 @@ fn cat_help_lists_every_format_it_reads() {
     for format in FORMATS {
         assert!(help.contains(format), "{format} is missing from `cat --help`: {help}");
     }
+
+/// With `yaml` on either side, `convert` takes one whole document: YSON -> YAML -> YSON and
+/// JSON -> YAML -> JSON keep it, a YAML config reads, and a row format is refused.
+#[test]
+fn convert_turns_documents_into_yaml_and_back() {
+    let document = b"<\"kind\"=\"spec\";>{\"big\"=18446744073709551615u;\"raw\"=\"\\xFF\\0\";\"x\"=[%nan;#;-1.5;\"1\";];}";
+    let yaml = ok(&["convert", "--from", "yson-text", "--to", "yaml"], document);
+    let text = String::from_utf8(yaml.clone()).unwrap();
+    for needle in ["!attributes", "!uint64", "!!binary", ".nan", "\"1\""] {
+        assert!(text.contains(needle), "{needle:?} missing in {text}");
+    }
+    // yson -> yson is a table-stream conversion, which ends the one item with `;`.
+    let mut binary = ok(&["convert", "--from", "yson-text", "--to", "yson"], document);
+    assert_eq!(binary.pop(), Some(b';'));
+    let back = ok(&["convert", "--from", "yaml", "--to", "yson"], &yaml);
+    assert_eq!(back, binary);
+    assert_eq!(ok(&["convert", "--from", "yson", "--to", "yaml"], &back), yaml);
+
+    let json = b"{\"$attributes\":{\"a\":1},\"$value\":{\"u\":{\"$type\":\"uint64\",\"$value\":\"5\"},\"l\":[true,null]}}\n";
+    let yaml = ok(&["convert", "--from", "json", "--to", "yaml"], json);
+    assert_eq!(ok(&["convert", "--from", "yaml", "--to", "json"], &yaml), json);
+
+    let config = b"cluster_name: 'Test Cluster'\nnum_tokens: 256\nseeds:\n  - 127.0.0.1\n";
+    let yson = ok(&["convert", "--from", "yaml", "--to", "yson-text"], config);
+    let yson = String::from_utf8(yson).unwrap();
+    assert!(yson.contains("\"num_tokens\" = 256"), "{yson}");
+
+    let refused = run(&["convert", "--from", "yaml", "--to", "msgpack"], config);
+    assert!(!refused.status.success());
+    assert!(String::from_utf8_lossy(&refused.stderr).contains("row format"));
+    let bad = run(&["convert", "--from", "yaml", "--to", "yson"], b"a: [1\n");
+    assert!(!bad.status.success());
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("yaml: at byte"));
 }

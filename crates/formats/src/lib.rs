@@ -20,8 +20,12 @@ pub mod json;
 pub mod msgpack;
 pub mod protobuf;
 pub mod skiff;
+pub mod thrift;
 mod tree;
 mod varint;
 pub mod yson;
+
+/// Document codecs (whole nodes, not rows): YAML.
+pub mod yaml;
 
 pub mod registry;

@@ -25,6 +25,30 @@ pub(crate) fn zigzag(v: i64) -> u64 {
     ((v << 1) ^ (v >> 63)) as u64
 }
 
+/// The varint at the start of `bytes` and its length; `None` when it is cut short or does
+/// not fit 64 bits.
+#[inline]
+pub(crate) fn get(bytes: &[u8]) -> Option<(u64, usize)> {
+    let mut v = 0u64;
+    for (i, &b) in bytes.iter().enumerate().take(10) {
+        let bits = u64::from(b & 0x7f);
+        if i == 9 && b > 1 {
+            return None;
+        }
+        v |= bits << (7 * i);
+        if b & 0x80 == 0 {
+            return Some((v, i + 1));
+        }
+    }
+    None
+}
+
+/// The inverse of [`zigzag`].
+#[inline(always)]
+pub(crate) fn unzigzag(v: u64) -> i64 {
+    ((v >> 1) as i64) ^ -((v & 1) as i64)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -49,5 +73,18 @@ mod tests {
         assert_eq!(zigzag(-1), 1);
         assert_eq!(zigzag(1), 2);
         assert_eq!(zigzag(i64::MIN), u64::MAX);
+        for v in [0, 1, -1, 63, -64, i64::MAX, i64::MIN] {
+            let mut out = Vec::new();
+            put(&mut out, zigzag(v));
+            assert_eq!(
+                get(&out).map(|(u, n)| (unzigzag(u), n)),
+                Some((v, out.len()))
+            );
+            assert_eq!(get(&out[..out.len() - 1]), None);
+        }
+        assert_eq!(
+            get(&[0xff; 9].iter().chain(&[0x02]).copied().collect::<Vec<_>>()),
+            None
+        );
     }
 }

@@ -20,4 +20,6 @@ mod protobuf;
 mod skiff;
 mod support;
 mod table;
+mod thrift;
+mod yaml;
 mod yson;

@@ -37,6 +37,7 @@ use serde::Serialize;
 use shapeshift_formats::registry::{open_sink, open_source, FormatKind};
 use shapeshift_formats::skiff::{Codec, FieldRef, MappingOptions, SystemFields};
 use shapeshift_formats::table::{FormatError, RowPosition, RowSink, RowSource};
+use shapeshift_formats::thrift::{self, Protocol};
 use shapeshift_formats::yson::{Event, PullParser, YsonFormat, YsonType};
 use shapeshift_formats::{cbor, json, msgpack};
 use shapeshift_types::{TableSchema, Value, ValueRef};
@@ -269,6 +270,9 @@ enum OwnApi<'s> {
     Arrow(&'s TableSchema),
     /// apache-avro used directly (see [`crate::peer_baselines`]).
     Avro(&'s TableSchema),
+    /// Our Thrift codec's row structs, each after a u32 LE length (the framing's rows
+    /// without its control records).
+    Thrift(thrift::RowCodec),
 }
 
 fn own_api(kind: FormatKind, schema: &TableSchema) -> Option<OwnApi<'_>> {
@@ -289,6 +293,10 @@ fn own_api(kind: FormatKind, schema: &TableSchema) -> Option<OwnApi<'_>> {
             OwnApi::Arrow(schema)
         }
         FormatKind::Avro => OwnApi::Avro(schema),
+        FormatKind::Thrift => OwnApi::Thrift(thrift::RowCodec::new(schema, Protocol::Binary).ok()?),
+        FormatKind::ThriftCompact => {
+            OwnApi::Thrift(thrift::RowCodec::new(schema, Protocol::Compact).ok()?)
+        }
         _ => return None,
     })
 }
@@ -326,6 +334,15 @@ impl OwnApi<'_> {
             }
             OwnApi::Arrow(schema) => return crate::peer_baselines::arrow_write(schema, rows),
             OwnApi::Avro(schema) => return crate::peer_baselines::avro_write(schema, rows),
+            OwnApi::Thrift(codec) => {
+                for row in rows {
+                    let at = out.len();
+                    out.extend_from_slice(&[0; 4]);
+                    codec.encode(row, &mut out)?;
+                    let len = u32::try_from(out.len() - at - 4).map_err(|e| e.to_string())?;
+                    out[at..at + 4].copy_from_slice(&len.to_le_bytes());
+                }
+            }
         }
         Ok(out)
     }
@@ -372,6 +389,17 @@ impl OwnApi<'_> {
             }
             OwnApi::Arrow(_) => return crate::peer_baselines::arrow_read(bytes),
             OwnApi::Avro(_) => return crate::peer_baselines::avro_read(bytes),
+            OwnApi::Thrift(codec) => {
+                let mut rest = bytes;
+                while let Some((head, tail)) = rest.split_first_chunk::<4>() {
+                    let len = u32::from_le_bytes(*head) as usize;
+                    let message = tail.get(..len).ok_or("a row struct cut short")?;
+                    let values = codec.decode(message).map_err(|e| e.message)?;
+                    values.iter().for_each(|v| touch.owned(v));
+                    rows += 1;
+                    rest = &tail[len..];
+                }
+            }
         }
         Ok((rows, touch.total()))
     }
@@ -504,6 +532,8 @@ mod tests {
             "cbor",
             "protobuf",
             "protobuf-dynamic",
+            "thrift",
+            "thrift-compact",
         ] {
             let r = results
                 .iter()

@@ -375,6 +375,32 @@ fn non_finite(text: &str) -> Option<f64> {
     }
 }
 
+/// One YSON node as a JSON document, in the convention of `yson` values above (a document
+/// codec for `shapeshift convert`; rows use [`encode_row`]).
+pub fn node_to_document(node: &Node) -> Vec<u8> {
+    let mut out = Vec::new();
+    write_node(&mut out, node);
+    out
+}
+
+/// The YSON node of a JSON document written as [`node_to_document`] writes it (any JSON
+/// reads: plain strings are bytes, see the convention above).
+///
+/// # Errors
+/// A [`FormatError`] with the byte offset of malformed JSON, trailing bytes, or a value the
+/// convention does not allow.
+pub fn node_from_document(input: &[u8]) -> Result<Node, FormatError> {
+    let mut parser = Parser::new(input, 0);
+    let json = parser.value(0).map_err(|e| {
+        FormatError::new(FORMAT, format!("malformed JSON: {}", e.message)).at(e.offset as u64)
+    })?;
+    parser.skip_whitespace();
+    if !parser.at_end() {
+        return Err(FormatError::new(FORMAT, "bytes after the JSON document").at(parser.pos as u64));
+    }
+    node_from_json(&json).map_err(|message| FormatError::new(FORMAT, message).at(0))
+}
+
 /// A YSON node from its JSON form.
 fn node_from_json(json: &Json) -> Result<Node, String> {
     Ok(Node::new(match json {

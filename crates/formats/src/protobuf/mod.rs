@@ -7,7 +7,7 @@
 //!   `.proto` file of that layout, so any protobuf library reads the rows with it.
 //!
 //! Both write the same bytes for the same row. The wire primitives (`wire.rs`) and the
-//! framing (`framing.rs`) are shared: a u32 LE length then the message; control markers
+//! framing (`crate::table::framing`) are shared: a u32 LE length then the message; control markers
 //! `FFFFFFFF` + u32 table index, `FFFFFFFE` key switch, `FFFFFFFD` + u32 range index,
 //! `FFFFFFFC` + u64 row index, `FFFFFFFB` end of stream. `rows/` adapts both to the row
 //! interface: errors of the static entry point are labelled `protobuf`, of the dynamic one
@@ -15,7 +15,6 @@
 
 pub mod compiled;
 pub mod dynamic;
-pub(crate) mod framing;
 pub mod rows;
 pub(crate) mod wire;
 

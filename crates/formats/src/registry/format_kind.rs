@@ -22,11 +22,15 @@ pub enum FormatKind {
     Cbor,
     /// Avro object container file.
     Avro,
+    /// Thrift structs in the binary protocol, in YT's protobuf framing.
+    Thrift,
+    /// Thrift structs in the compact protocol, in YT's protobuf framing.
+    ThriftCompact,
 }
 
 impl FormatKind {
     /// Every format, in the order the CLI lists them.
-    pub const ALL: [FormatKind; 10] = [
+    pub const ALL: [FormatKind; 12] = [
         FormatKind::Yson,
         FormatKind::YsonText,
         FormatKind::Skiff,
@@ -37,6 +41,8 @@ impl FormatKind {
         FormatKind::Msgpack,
         FormatKind::Cbor,
         FormatKind::Avro,
+        FormatKind::Thrift,
+        FormatKind::ThriftCompact,
     ];
 
     /// The command-line name (`"yson-text"`, `"protobuf-dynamic"`, ...), also used in errors.
@@ -52,6 +58,8 @@ impl FormatKind {
             FormatKind::Msgpack => "msgpack",
             FormatKind::Cbor => "cbor",
             FormatKind::Avro => "avro",
+            FormatKind::Thrift => "thrift",
+            FormatKind::ThriftCompact => "thrift-compact",
         }
     }
 

@@ -10,6 +10,7 @@ use std::io::{Read, Write};
 use shapeshift_types::{TableSchema, Value, ValueRef};
 
 use crate::table::{other_columns, FormatError, RowPosition, RowSink, RowSource};
+use crate::thrift::Protocol;
 
 mod format_kind;
 
@@ -77,6 +78,8 @@ pub fn open_source_with(
         FormatKind::ProtobufDynamic => crate::protobuf::rows::dynamic_source(schemas, input),
         FormatKind::Arrow => crate::arrow::rows::source(schemas, input),
         FormatKind::Avro => crate::avro::rows::source(schemas, input),
+        FormatKind::Thrift => crate::thrift::rows::source(schemas, input, Protocol::Binary),
+        FormatKind::ThriftCompact => crate::thrift::rows::source(schemas, input, Protocol::Compact),
     }
 }
 
@@ -112,6 +115,14 @@ pub fn open_sink_with(
         FormatKind::Avro => schema_columns_only(
             kind,
             crate::avro::rows::sink_with_codec(schemas, output, options.avro_codec),
+        ),
+        FormatKind::Thrift => schema_columns_only(
+            kind,
+            crate::thrift::rows::sink(schemas, output, Protocol::Binary),
+        ),
+        FormatKind::ThriftCompact => schema_columns_only(
+            kind,
+            crate::thrift::rows::sink(schemas, output, Protocol::Compact),
         ),
     }
 }
@@ -209,6 +220,8 @@ pub fn sniff(bytes: &[u8]) -> Vec<FormatKind> {
         FormatKind::Yson,
         FormatKind::Arrow,
         FormatKind::Avro,
+        FormatKind::Thrift,
+        FormatKind::ThriftCompact,
     ] {
         if !candidates.contains(&kind) {
             candidates.push(kind);

@@ -26,6 +26,7 @@ use std::fmt;
 
 use shapeshift_types::{Value, ValueRef};
 
+pub(crate) mod framing;
 pub(crate) mod other_columns;
 pub(crate) mod position;
 pub(crate) mod row_arena;

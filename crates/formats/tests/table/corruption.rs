@@ -11,7 +11,7 @@ use shapeshift_types::testing::arb_value;
 use shapeshift_types::{ColumnSchema, Member, PrimitiveType as P, TableSchema, Type, Value};
 
 /// Every format of the interface (each format's own tests go deeper into its framing).
-const FORMATS: [FormatKind; 10] = FormatKind::ALL;
+const FORMATS: [FormatKind; 12] = FormatKind::ALL;
 
 /// The formats whose every cut must be noticed (no optional end marker: a stream cut right
 /// before Protobuf's, Arrow's or Avro's end marker may still read as complete by design).

@@ -24,11 +24,13 @@ const CARRYING: [FormatKind; 6] = [
 ];
 
 /// The formats whose rows hold only the schema's columns.
-const SCHEMA_ONLY: [FormatKind; 4] = [
+const SCHEMA_ONLY: [FormatKind; 6] = [
     FormatKind::Protobuf,
     FormatKind::ProtobufDynamic,
     FormatKind::Arrow,
     FormatKind::Avro,
+    FormatKind::Thrift,
+    FormatKind::ThriftCompact,
 ];
 
 fn schema(strict: bool) -> TableSchema {

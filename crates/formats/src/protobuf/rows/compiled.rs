@@ -20,8 +20,8 @@ use shapeshift_types::{TableSchema, Value, ValueRef};
 
 use super::message_codecs::MessageCodec;
 use crate::protobuf::dynamic::field_table::{FieldTable, ReadState};
-use crate::protobuf::framing::{FrameReader, FrameWriter};
 use crate::protobuf::StaticMessage;
+use crate::table::framing::{FrameReader, FrameWriter};
 use crate::table::row_refs::RefsBuffer;
 use crate::table::{FormatError, RowPosition, RowRef, RowSink, RowSource};
 

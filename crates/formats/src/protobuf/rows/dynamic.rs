@@ -6,7 +6,7 @@ use std::io::{Read, Write};
 use shapeshift_types::{TableSchema, Value, ValueRef};
 
 use crate::protobuf::dynamic::field_table::{FieldTable, ReadState};
-use crate::protobuf::framing::{FrameReader, FrameWriter};
+use crate::table::framing::{FrameReader, FrameWriter};
 use crate::table::row_refs::RefsBuffer;
 use crate::table::{FormatError, RowPosition, RowRef, RowSink, RowSource};
 

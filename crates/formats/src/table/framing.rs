@@ -1,4 +1,4 @@
-//! YT's protobuf stream framing, shared by the static and the dynamic codec.
+//! YT's length-prefixed row stream framing (its protobuf format's), for any format that frames one message per row.
 //!
 //! A stream is a sequence of frames. A frame is a u32 little-endian length followed by that
 //! many bytes of one row message, or a control marker in place of the length:

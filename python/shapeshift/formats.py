@@ -1,0 +1,138 @@
+"""Every row format of shapeshift from Python: rows as dicts, one-shot or streaming, pyarrow in/out.
+
+    >>> from shapeshift import formats
+    >>> schema = [{"name": "id", "type_v3": "int64"}, {"name": "name", "type_v3": "utf8"}]
+    >>> data = formats.dumps([{"id": 1, "name": "a"}], format="msgpack", schema=schema)
+    >>> formats.loads(data, format="msgpack", schema=schema)
+    [{'id': 1, 'name': 'a'}]
+
+``format`` is any name of :data:`FORMATS` (the registry's formats: ``yson``, ``yson-text``,
+``skiff``, ``protobuf``, ``protobuf-dynamic``, ``arrow``, ``json``, ``msgpack``, ``cbor``,
+``avro``, and any added later). ``schema`` is a YT table schema (a list of
+``{"name": ..., "type_v3": ...}`` column dicts, legacy ``type``/``required`` columns too, or
+its YSON text such as ``"<strict=%false>[{name=a;type_v3=int64}]"``), a list of table schemas
+(one per table index), or a pyarrow schema.
+
+Values follow the column types as YT's Python client gives them: int, float, bool, bytes for
+``string`` (str for ``utf8``/``json``), None for null, list, dict for structs, tuple for
+tuples, ``(name or index, value)`` for variants, dict for dicts, ``[v]`` for a present value of
+an optional of a nullable type, Python objects for ``yson`` columns, the binary bytes of
+decimals (str or :class:`decimal.Decimal` accepted when writing). Row positions are the keys
+``@table_index`` (when there are several tables; it picks the table when writing),
+``@row_index``, ``@range_index`` and ``@key_switch``; columns outside a non-strict schema are
+plain keys. See docs/formats/python.md.
+
+Bad input raises :class:`FormatError` (a ``ValueError``) with ``format``, ``offset`` (byte, or
+None), ``row`` (0-based, or None) and ``message``.
+"""
+
+from __future__ import annotations
+
+from typing import Any, BinaryIO, Iterable
+
+from shapeshift import _native
+
+_native_formats = _native.formats
+
+FormatError = _native_formats.FormatError
+Reader = _native_formats.Reader
+Writer = _native_formats.Writer
+FORMATS: tuple[str, ...] = tuple(_native_formats.format_names())
+
+__all__ = [
+    "FORMATS", "FormatError", "Reader", "Writer",
+    "loads", "dumps", "load", "dump", "convert", "to_arrow", "from_arrow",
+]
+
+
+def _is_arrow(obj: Any) -> bool:
+    return hasattr(obj, "__arrow_c_stream__") or type(obj).__module__.startswith("pyarrow")
+
+
+def _arrow_ipc(obj: Any) -> bytes:
+    """An Arrow IPC stream of a pyarrow Table/RecordBatch/schema or any ``__arrow_c_stream__``."""
+    import pyarrow as pa
+
+    if isinstance(obj, pa.Schema):
+        batches, schema = [], obj
+    elif isinstance(obj, (pa.Table, pa.RecordBatch)):
+        batches, schema = obj.to_batches(), obj.schema
+    else:
+        reader = pa.RecordBatchReader.from_stream(obj)
+        batches, schema = reader, reader.schema
+    sink = pa.BufferOutputStream()
+    with pa.ipc.new_stream(sink, schema) as writer:
+        for batch in batches:
+            writer.write_batch(batch)
+    return sink.getvalue().to_pybytes()
+
+
+def _schema(schema: Any) -> Any:
+    if schema is None:
+        raise TypeError("a schema is needed: a YT table schema, a list of them, or a pyarrow schema")
+    if _is_arrow(schema) or hasattr(schema, "__arrow_c_schema__"):
+        import pyarrow as pa
+
+        return _native_formats.arrow_stream_schemas(_arrow_ipc(pa.schema(schema)))
+    return schema
+
+
+def loads(data: bytes, format: str, schema: Any, *, skiff_system_columns: bool = False) -> list[dict]:
+    """Every row of ``data`` as a dict."""
+    return _native_formats.loads(data, format, _schema(schema), skiff_system_columns=skiff_system_columns)
+
+
+def dumps(rows: Iterable[dict] | Any, format: str, schema: Any = None, *, table_index: int = 0,
+          skiff_system_columns: bool = False) -> bytes:
+    """Rows as bytes of ``format``.
+
+    ``rows`` is an iterable of dicts, or a pyarrow Table (anything with ``__arrow_c_stream__``),
+    whose schema is used when ``schema`` is None. ``table_index`` is the table of rows without
+    ``@table_index``.
+    """
+    if _is_arrow(rows):
+        return from_arrow(rows, format, schema)
+    return _native_formats.dumps(rows, format, _schema(schema), table_index=table_index,
+                                 skiff_system_columns=skiff_system_columns)
+
+
+def load(stream: BinaryIO | bytes, format: str, schema: Any, *, skiff_system_columns: bool = False) -> Reader:
+    """A streaming :class:`Reader` of row dicts over a binary file object (or bytes)."""
+    if isinstance(stream, (bytearray, memoryview)):
+        stream = bytes(stream)
+    return Reader(stream, format, _schema(schema), skiff_system_columns=skiff_system_columns)
+
+
+def dump(rows: Iterable[dict], stream: BinaryIO, format: str, schema: Any, *, table_index: int = 0,
+         skiff_system_columns: bool = False) -> None:
+    """Writes rows to a binary file object and ends the stream."""
+    with Writer(stream, format, _schema(schema), table_index=table_index,
+                skiff_system_columns=skiff_system_columns) as writer:
+        writer.write_rows(rows)
+
+
+def convert(data: bytes, source: str, target: str, schema: Any) -> bytes:
+    """``data`` in format ``source`` re-encoded as ``target``, with no Python row objects."""
+    return _native_formats.convert(data, source, target, _schema(schema))
+
+
+def to_arrow(data: bytes, format: str, schema: Any):
+    """The rows of ``data`` as a pyarrow Table (a list of Tables, one per Arrow stream, when the
+    data holds several tables)."""
+    import pyarrow as pa
+
+    ipc = convert(data, format, "arrow", schema)
+    tables = []
+    source = pa.BufferReader(ipc)
+    while source.tell() < len(ipc):
+        tables.append(pa.ipc.open_stream(source).read_all())
+    return tables[0] if len(tables) == 1 else tables
+
+
+def from_arrow(table: Any, format: str, schema: Any = None) -> bytes:
+    """A pyarrow Table (or anything with ``__arrow_c_stream__``) as bytes of ``format``; the
+    table schema is the Arrow schema's (its ``yt.type_v3`` field metadata where present)
+    unless ``schema`` is given."""
+    ipc = _arrow_ipc(table)
+    schema = _native_formats.arrow_stream_schemas(ipc) if schema is None else _schema(schema)
+    return _native_formats.convert(ipc, "arrow", format, schema)
