@@ -567,6 +567,7 @@ fn cat_help_lists_every_format_it_reads() {
     for format in FORMATS {
         assert!(help.contains(format), "{format} is missing from `cat --help`: {help}");
     }
+}
 
 /// With `yaml` on either side, `convert` takes one whole document: YSON -> YAML -> YSON and
 /// JSON -> YAML -> JSON keep it, a YAML config reads, and a row format is refused.
