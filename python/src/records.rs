@@ -49,13 +49,9 @@ fn error_of(py: Python<'_>, class: &PyOnceLock<Py<PyType>>, message: String) -> 
 fn to_py_error(error: Error) -> PyErr {
     let message = error.to_string();
     match error {
-        Error::OutOfRange { .. } => {
-            Python::attach(|py| error_of(py, &RECORD_INDEX_ERROR, message))
-        }
+        Error::OutOfRange { .. } => Python::attach(|py| error_of(py, &RECORD_INDEX_ERROR, message)),
         Error::Options { .. } => PyValueError::new_err(message),
-        Error::Corrupt { .. } => {
-            Python::attach(|py| error_of(py, &CORRUPT_RECORDS_ERROR, message))
-        }
+        Error::Corrupt { .. } => Python::attach(|py| error_of(py, &CORRUPT_RECORDS_ERROR, message)),
         Error::Io { source, .. } if source.kind() == std::io::ErrorKind::NotFound => {
             PyFileNotFoundError::new_err(message)
         }
@@ -286,7 +282,10 @@ fn read_range<'py>(
 impl PyReader {
     /// The open reader, or array_record's RuntimeError after `close()`.
     fn open(&self) -> PyResult<Arc<Reader>> {
-        let guard = self.reader.read().unwrap_or_else(|poison| poison.into_inner());
+        let guard = self
+            .reader
+            .read()
+            .unwrap_or_else(|poison| poison.into_inner());
         guard
             .as_ref()
             .map(Arc::clone)
@@ -328,7 +327,10 @@ impl PyReader {
         let reader = self.open()?;
         let mut guard = self.lock_sequential(py);
         let Some(sequential) = guard.as_mut() else {
-            return Err(PyRuntimeError::new_err(format!("{}: Object closed", self.path)));
+            return Err(PyRuntimeError::new_err(format!(
+                "{}: Object closed",
+                self.path
+            )));
         };
         if let Some(record) = sequential.current() {
             let bytes = PyBytes::new(py, record);
@@ -399,7 +401,10 @@ impl PyReader {
                     return Err(error_of(
                         py,
                         &RECORD_INDEX_ERROR,
-                        format!("{}: [{begin}, {end}) is out of range of [0, {count})", self.path),
+                        format!(
+                            "{}: [{begin}, {end}) is out of range of [0, {count})",
+                            self.path
+                        ),
                     ));
                 }
                 Ok(read_range(py, &reader, from as u64, to as u64)?.into_any())
@@ -430,7 +435,10 @@ impl PyReader {
     fn seek(&self, py: Python<'_>, index: u64) -> PyResult<()> {
         match self.lock_sequential(py).as_mut() {
             Some(sequential) => sequential.seek(index).map_err(to_py_error),
-            None => Err(PyRuntimeError::new_err(format!("{}: Object closed", self.path))),
+            None => Err(PyRuntimeError::new_err(format!(
+                "{}: Object closed",
+                self.path
+            ))),
         }
     }
 
@@ -490,10 +498,14 @@ impl PyReader {
         let length = self.open()?.num_records() as i64;
         let resolved = if index < 0 { index + length } else { index };
         if resolved < 0 {
-            return Err(error_of(py, &RECORD_INDEX_ERROR, format!(
-                "{}: record index {index} is out of range (the file has {length} records)",
-                self.path
-            )));
+            return Err(error_of(
+                py,
+                &RECORD_INDEX_ERROR,
+                format!(
+                    "{}: record index {index} is out of range (the file has {length} records)",
+                    self.path
+                ),
+            ));
         }
         self.read_one(py, resolved as u64)
     }
@@ -532,7 +544,10 @@ pub fn register(module: &Bound<'_, PyModule>) -> PyResult<()> {
         exception_class(
             py,
             "CorruptRecordsError",
-            &[py.get_type::<PyValueError>(), py.get_type::<PyRuntimeError>()],
+            &[
+                py.get_type::<PyValueError>(),
+                py.get_type::<PyRuntimeError>(),
+            ],
             "A record file is damaged or not an ArrayRecord file; the message names file and \
              byte offset. Also a RuntimeError, which array_record raises there.",
         )

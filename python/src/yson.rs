@@ -921,7 +921,6 @@ fn dumps<'py>(
     Ok(PyBytes::new(py, &bytes))
 }
 
-
 /// Where the next value starts: `from` with separators (whitespace, `;` between items, `=`
 /// after a key) skipped. The parser reports the offset after an event; the next value's first
 /// byte follows these.
@@ -1012,7 +1011,9 @@ fn map_spans(
         YsonType::MapFragment => 0,
         YsonType::Node => 1,
         YsonType::ListFragment => {
-            return Err(YsonError::new_err("lazy parsing reads a node or a map fragment"))
+            return Err(YsonError::new_err(
+                "lazy parsing reads a node or a map fragment",
+            ))
         }
     };
     let mut parser = PullParser::from_slice(data, yson_type).with_max_depth(max_depth);
@@ -1067,7 +1068,11 @@ fn map_spans(
         if value_done {
             if let Some((key, start)) = pending.take() {
                 let end = value_end(data, start, parser.offset() as usize, max_depth);
-                let target = if in_attributes { &mut attributes } else { &mut entries };
+                let target = if in_attributes {
+                    &mut attributes
+                } else {
+                    &mut entries
+                };
                 if let Some(spans) = target.as_mut() {
                     spans.push((key, start, end));
                 }

@@ -30,8 +30,8 @@ fn parse_format(name: &str) -> Result<FormatKind, String> {
 #[derive(Args)]
 pub struct ConvertArgs {
     /// Input format: yson, yson-text, skiff, protobuf, protobuf-dynamic, arrow, json,
-    /// msgpack, cbor, avro, thrift, thrift-compact; or yaml: then the input is one whole document (YAML, YSON or
-    /// JSON), not a table stream, converted to or from YAML.
+    /// msgpack, cbor, avro, thrift, thrift-compact; or yaml: then the input is one whole
+    /// document (YAML, YSON or JSON), not a table stream, converted to or from YAML.
     #[arg(long, value_parser = parse_convert_format)]
     from: ConvertFormat,
     /// Output format (as --from).
@@ -53,7 +53,8 @@ pub struct ConvertArgs {
 #[derive(Args)]
 pub struct CatArgs {
     /// The stream's format: yson, yson-text, skiff, protobuf, protobuf-dynamic, arrow, json,
-    /// msgpack, cbor, avro. (ArrayRecord files: `shapeshift records cat`.)
+    /// msgpack, cbor, avro, thrift, thrift-compact. (ArrayRecord files: `shapeshift records
+    /// cat`.)
     #[arg(long, value_parser = parse_format, default_value = "yson")]
     format: FormatKind,
     /// Table schemas (as for `convert`); needed for every format but YSON.

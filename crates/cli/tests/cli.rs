@@ -479,9 +479,17 @@ fn records_info_verifies_every_chunk() {
     let dir = tempfile::tempdir().unwrap();
     let path = record_file(dir.path(), "f.ar", &[b"one", b"two", b"three"]);
     let text = String::from_utf8(ok(&["records", "info", path.to_str().unwrap()], b"")).unwrap();
-    assert!(text.contains("verified:        all 2 chunks read"), "{text}");
-    let skipped = ok(&["records", "info", "--no-verify", path.to_str().unwrap()], b"");
-    assert!(String::from_utf8(skipped).unwrap().contains("verified:        no"));
+    assert!(
+        text.contains("verified:        all 2 chunks read"),
+        "{text}"
+    );
+    let skipped = ok(
+        &["records", "info", "--no-verify", path.to_str().unwrap()],
+        b"",
+    );
+    assert!(String::from_utf8(skipped)
+        .unwrap()
+        .contains("verified:        no"));
 
     // A damaged data chunk: the footer still reads, the verification does not.
     let mut bytes = std::fs::read(&path).unwrap();
@@ -490,7 +498,10 @@ fn records_info_verifies_every_chunk() {
     let output = run(&["records", "info", path.to_str().unwrap()], b"");
     assert!(!output.status.success());
     let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(stderr.contains("verification failed") && stderr.contains("at byte"), "{stderr}");
+    assert!(
+        stderr.contains("verification failed") && stderr.contains("at byte"),
+        "{stderr}"
+    );
     let output = run(&["records", "info", "--json", path.to_str().unwrap()], b"");
     assert!(!output.status.success());
     assert!(String::from_utf8_lossy(&output.stdout).contains("\"chunks_verified\":false"));
@@ -506,7 +517,13 @@ fn records_cat_escapes_newlines_and_write_reads_them_back() {
     let copy = dir.path().join("copy.ar");
     ok(&["records", "write", copy.to_str().unwrap()], &lines);
     let framed = ok(
-        &["records", "cat", "--output-format", "length-prefixed", copy.to_str().unwrap()],
+        &[
+            "records",
+            "cat",
+            "--output-format",
+            "length-prefixed",
+            copy.to_str().unwrap(),
+        ],
         b"",
     );
     assert_eq!(framed, length_prefixed(&records));
@@ -537,7 +554,9 @@ fn inspect_recognises_record_files_and_truncation_is_named() {
 #[test]
 fn writing_into_a_closed_pipe_ends_quietly() {
     let dir = tempfile::tempdir().unwrap();
-    let many: Vec<Vec<u8>> = (0..200_000).map(|i| format!("record {i}").into_bytes()).collect();
+    let many: Vec<Vec<u8>> = (0..200_000)
+        .map(|i| format!("record {i}").into_bytes())
+        .collect();
     let refs: Vec<&[u8]> = many.iter().map(Vec::as_slice).collect();
     let records = record_file(dir.path(), "big.ar", &refs);
     let table = dir.path().join("big.yson");
@@ -557,7 +576,11 @@ fn writing_into_a_closed_pipe_ends_quietly() {
         std::io::Read::read_exact(&mut stdout, &mut first).unwrap();
         drop(stdout); // what `| head` does once it has its lines
         let output = child.wait_with_output().unwrap();
-        assert!(output.stderr.is_empty(), "{args:?}: {}", String::from_utf8_lossy(&output.stderr));
+        assert!(
+            output.stderr.is_empty(),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&output.stderr)
+        );
     }
 }
 
@@ -565,7 +588,10 @@ fn writing_into_a_closed_pipe_ends_quietly() {
 fn cat_help_lists_every_format_it_reads() {
     let help = String::from_utf8(ok(&["cat", "--help"], b"")).unwrap();
     for format in FORMATS {
-        assert!(help.contains(format), "{format} is missing from `cat --help`: {help}");
+        assert!(
+            help.contains(format),
+            "{format} is missing from `cat --help`: {help}"
+        );
     }
 }
 
@@ -574,21 +600,33 @@ fn cat_help_lists_every_format_it_reads() {
 #[test]
 fn convert_turns_documents_into_yaml_and_back() {
     let document = b"<\"kind\"=\"spec\";>{\"big\"=18446744073709551615u;\"raw\"=\"\\xFF\\0\";\"x\"=[%nan;#;-1.5;\"1\";];}";
-    let yaml = ok(&["convert", "--from", "yson-text", "--to", "yaml"], document);
+    let yaml = ok(
+        &["convert", "--from", "yson-text", "--to", "yaml"],
+        document,
+    );
     let text = String::from_utf8(yaml.clone()).unwrap();
     for needle in ["!attributes", "!uint64", "!!binary", ".nan", "\"1\""] {
         assert!(text.contains(needle), "{needle:?} missing in {text}");
     }
     // yson -> yson is a table-stream conversion, which ends the one item with `;`.
-    let mut binary = ok(&["convert", "--from", "yson-text", "--to", "yson"], document);
+    let mut binary = ok(
+        &["convert", "--from", "yson-text", "--to", "yson"],
+        document,
+    );
     assert_eq!(binary.pop(), Some(b';'));
     let back = ok(&["convert", "--from", "yaml", "--to", "yson"], &yaml);
     assert_eq!(back, binary);
-    assert_eq!(ok(&["convert", "--from", "yson", "--to", "yaml"], &back), yaml);
+    assert_eq!(
+        ok(&["convert", "--from", "yson", "--to", "yaml"], &back),
+        yaml
+    );
 
     let json = b"{\"$attributes\":{\"a\":1},\"$value\":{\"u\":{\"$type\":\"uint64\",\"$value\":\"5\"},\"l\":[true,null]}}\n";
     let yaml = ok(&["convert", "--from", "json", "--to", "yaml"], json);
-    assert_eq!(ok(&["convert", "--from", "yaml", "--to", "json"], &yaml), json);
+    assert_eq!(
+        ok(&["convert", "--from", "yaml", "--to", "json"], &yaml),
+        json
+    );
 
     let config = b"cluster_name: 'Test Cluster'\nnum_tokens: 256\nseeds:\n  - 127.0.0.1\n";
     let yson = ok(&["convert", "--from", "yaml", "--to", "yson-text"], config);

@@ -239,11 +239,16 @@ pub(crate) struct Encoded {
 /// Index of the block to keep among `encoded`: the target's rule applied to real sizes
 /// (budget from the smallest, then `SPEED_TIE` and, under `Faster`, random access when a
 /// random-access form fits, then fewest bytes).
-pub(crate) fn choose_encoded(target: Target, raw_bytes: usize, level: u8, encoded: &[Encoded]) -> usize {
+pub(crate) fn choose_encoded(
+    target: Target,
+    raw_bytes: usize,
+    level: u8,
+    encoded: &[Encoded],
+) -> usize {
     let smallest = encoded.iter().map(|e| e.bytes).min().unwrap_or(0);
     let budget = target.byte_budget(smallest, raw_bytes, level);
-    let need_random_access = target == Target::Faster
-        && encoded.iter().any(|e| e.bytes <= budget && e.random_access);
+    let need_random_access =
+        target == Target::Faster && encoded.iter().any(|e| e.bytes <= budget && e.random_access);
     let eligible = |e: &Encoded| e.bytes <= budget && (e.random_access || !need_random_access);
     let fastest = encoded
         .iter()
@@ -254,7 +259,11 @@ pub(crate) fn choose_encoded(target: Target, raw_bytes: usize, level: u8, encode
         .iter()
         .enumerate()
         .filter(|(_, e)| eligible(e) && e.decode_ns <= fastest * SPEED_TIE)
-        .min_by(|(_, a), (_, b)| a.bytes.cmp(&b.bytes).then(a.decode_ns.total_cmp(&b.decode_ns)))
+        .min_by(|(_, a), (_, b)| {
+            a.bytes
+                .cmp(&b.bytes)
+                .then(a.decode_ns.total_cmp(&b.decode_ns))
+        })
         .map(|(i, _)| i)
         .unwrap_or(0)
 }

@@ -5,7 +5,9 @@
 use crate::bytes::pad8;
 use crate::error::{Error, Result};
 use crate::layout::{self, EncodedBlock, MAX_BLOCK_LOG2, MIN_BLOCK_LOG2};
-use crate::scheme::{self, byte_packed, compressed, nested, BlockInput, Encoding, Nest, ENCODING_COUNT};
+use crate::scheme::{
+    self, byte_packed, compressed, nested, BlockInput, Encoding, Nest, ENCODING_COUNT,
+};
 use crate::selection::{self, Target};
 use crate::statistics::{BlockStats, Sample};
 use crate::value::{as_lanes, ColumnValue, Lane};

@@ -10,7 +10,11 @@ use shapeshift_columns::{Column, ColumnValue};
 fn open(stem: &str) -> Column {
     let path = format!("{}/tests/data/{stem}.sscol", env!("CARGO_MANIFEST_DIR"));
     let bytes = std::fs::read(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
-    assert_eq!(&bytes[8..10], &1u16.to_le_bytes(), "{stem} is a version-1 column");
+    assert_eq!(
+        &bytes[8..10],
+        &1u16.to_le_bytes(),
+        "{stem} is a version-1 column"
+    );
     Column::open(bytes).unwrap_or_else(|e| panic!("{stem}: {e}"))
 }
 
@@ -18,19 +22,29 @@ fn check<T: ColumnValue>(stem: &str, encoding: &str, expected: &[T]) {
     let column = open(stem);
     if !encoding.is_empty() {
         assert!(
-            column.composition().iter().any(|(e, _)| e.name() == encoding),
+            column
+                .composition()
+                .iter()
+                .any(|(e, _)| e.name() == encoding),
             "{stem}: {:?}",
             column.composition()
         );
     }
     let lanes = |values: &[T]| values.iter().map(|v| v.to_lane()).collect::<Vec<_>>();
-    assert_eq!(lanes(&column.decode::<T>().unwrap()), lanes(expected), "{stem}");
+    assert_eq!(
+        lanes(&column.decode::<T>().unwrap()),
+        lanes(expected),
+        "{stem}"
+    );
     let rows: Vec<usize> = (0..expected.len()).step_by(101).collect();
     let taken = column.take::<T>(&rows).unwrap();
     let wanted: Vec<T> = rows.iter().map(|&r| expected[r]).collect();
     assert_eq!(lanes(&taken), lanes(&wanted), "{stem} take");
     let last = expected.len() - 1;
-    assert_eq!(column.get::<T>(last).unwrap().to_lane(), expected[last].to_lane());
+    assert_eq!(
+        column.get::<T>(last).unwrap().to_lane(),
+        expected[last].to_lane()
+    );
 }
 
 #[test]

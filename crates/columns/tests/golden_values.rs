@@ -17,7 +17,14 @@ pub const GOLDEN_I64: [&str; 13] = [
     "zstd",
     "chunked_bit_packed",
 ];
-pub const GOLDEN_F64: [&str; 6] = ["alp", "pco", "zstd", "dictionary", "run_length", "unencoded"];
+pub const GOLDEN_F64: [&str; 6] = [
+    "alp",
+    "pco",
+    "zstd",
+    "dictionary",
+    "run_length",
+    "unencoded",
+];
 
 /// 4096 + 1000 values (one full 4096-value block and a short one), shaped so that the
 /// encoding `name` applies: runs of 7 over 50 levels, with an outlier every 97 values.
@@ -28,8 +35,16 @@ pub fn golden_i64(name: &str) -> Vec<i64> {
             "constant" => -123_456_789,
             _ => {
                 let level = (i / 7 * 31) % 50 * 3 - 40;
-                let outlier = if name == "patched_bit_packed" && i % 97 == 0 { 1 << 40 } else { 0 };
-                let drift = if name == "chunked_bit_packed" || name == "delta" { i * 1000 } else { 0 };
+                let outlier = if name == "patched_bit_packed" && i % 97 == 0 {
+                    1 << 40
+                } else {
+                    0
+                };
+                let drift = if name == "chunked_bit_packed" || name == "delta" {
+                    i * 1000
+                } else {
+                    0
+                };
                 1_000_000 + level + outlier + drift
             }
         })

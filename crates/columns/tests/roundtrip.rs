@@ -234,20 +234,31 @@ fn cascades_round_trip_and_pay_where_their_parts_compress() {
     let random: Vec<f64> = (0..n)
         .map(|i| (i.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 11) as f64 / (1u64 << 53) as f64)
         .collect();
-    let all_leaves: Vec<Encoding> = Encoding::ALL.into_iter().filter(|e| !e.cascades()).collect();
+    let all_leaves: Vec<Encoding> = Encoding::ALL
+        .into_iter()
+        .filter(|e| !e.cascades())
+        .collect();
     let split = check(
         &random,
         &EncodeOptions::new(Target::Smaller)
             .with_only(&[&all_leaves[..], &[Encoding::RealDoubles]].concat()),
     );
-    assert!(split.nbytes() * 8 < random.len() * 58, "{} bytes", split.nbytes());
+    assert!(
+        split.nbytes() * 8 < random.len() * 58,
+        "{} bytes",
+        split.nbytes()
+    );
     // Alone (its parts bit-packed): still below the 64 bits that zstd leaves them at.
     let alone = check(
         &random,
         &EncodeOptions::new(Target::Smaller).with_only(&[Encoding::RealDoubles]),
     );
     assert_eq!(alone.composition(), vec![(Encoding::RealDoubles, 3)]);
-    assert!(alone.nbytes() * 8 < random.len() * 61, "{} bytes", alone.nbytes());
+    assert!(
+        alone.nbytes() * 8 < random.len() * 61,
+        "{} bytes",
+        alone.nbytes()
+    );
     // A daily schedule: the same 1,500 flight numbers in the same order every day, so the
     // dictionary codes repeat far apart (an entropy stage or LZ on the codes pays).
     let schedule: Vec<i64> = (0..n)
@@ -270,7 +281,12 @@ fn cascades_round_trip_and_pay_where_their_parts_compress() {
         "{:?}",
         cascaded.composition()
     );
-    assert!(cascaded.nbytes() * 2 < leaf.nbytes(), "{} vs {}", cascaded.nbytes(), leaf.nbytes());
+    assert!(
+        cascaded.nbytes() * 2 < leaf.nbytes(),
+        "{} vs {}",
+        cascaded.nbytes(),
+        leaf.nbytes()
+    );
     // Few rows per block against 1,500 entries: the entries are read at the codes themselves
     // (or taken sorted), not decoded whole.
     let rows: Vec<usize> = (0..schedule.len()).step_by(997).collect();

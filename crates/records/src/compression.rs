@@ -138,7 +138,11 @@ impl Compressor {
             .map_or(0, |dictionary| dictionary.id);
         let key = (level, self.window_log, dictionary_key);
         let streamed = self.dictionary.is_none() && data.len() >= RIEGELI_ZSTD_STREAMING_SIZE;
-        let cache = if streamed { &ZSTD_STREAM_COMPRESSOR } else { &ZSTD_COMPRESSOR };
+        let cache = if streamed {
+            &ZSTD_STREAM_COMPRESSOR
+        } else {
+            &ZSTD_COMPRESSOR
+        };
         cache.with(|cell| {
             let mut slot = cell.borrow_mut();
             if slot.as_ref().is_none_or(|(existing, _)| *existing != key) {

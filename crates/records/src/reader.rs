@@ -271,7 +271,9 @@ impl Reader {
             let what = if starts_as_record_file {
                 format!("the file is truncated: {size} bytes, but an ArrayRecord file has at least 65536 (its last block holds the postscript)")
             } else {
-                format!("file of {size} bytes is too short for an ArrayRecord file (at least 65536)")
+                format!(
+                    "file of {size} bytes is too short for an ArrayRecord file (at least 65536)"
+                )
             };
             return Err(corrupt(size, what));
         }
@@ -298,7 +300,10 @@ impl Reader {
             // A file cut at a block boundary ends in some other block than the postscript's.
             Malformed::new(
                 m.offset,
-                format!("{} (no postscript in the last block: the file is truncated or incomplete)", m.what),
+                format!(
+                    "{} (no postscript in the last block: the file is truncated or incomplete)",
+                    m.what
+                ),
             )
             .in_file(&path)
         })?;

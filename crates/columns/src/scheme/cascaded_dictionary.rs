@@ -81,9 +81,8 @@ pub(crate) fn decode<T: ColumnValue>(
     let words = count * T::Lane::BYTES / 4;
     // SAFETY: the output's bytes viewed as u32 words (u32 or u64 lanes, so aligned and a whole
     // number of words); every bit pattern is a valid u32.
-    let codes: &mut [u32] = unsafe {
-        std::slice::from_raw_parts_mut(lanes.as_mut_ptr().cast::<u32>(), words)
-    };
+    let codes: &mut [u32] =
+        unsafe { std::slice::from_raw_parts_mut(lanes.as_mut_ptr().cast::<u32>(), words) };
     let first_code = words - count;
     parts.codes.decode(&mut codes[first_code..])?;
     check_codes(&codes[first_code..], &parts)?;

@@ -88,7 +88,9 @@ pub(crate) fn take<T: ColumnValue>(
     let mut ends = vec![0u32; parts.runs];
     parts.ends.decode(&mut ends)?;
     let mut runs = vec![0u32; positions.len()];
-    locate(&ends, positions, parts.ends_at, |i, run| runs[i] = run as u32)?;
+    locate(&ends, positions, parts.ends_at, |i, run| {
+        runs[i] = run as u32
+    })?;
     if parts.runs <= RUNS_PER_VALUE_TO_UNPACK * positions.len() {
         let mut values = vec![T::default(); parts.runs];
         parts.values.decode(&mut values)?;

@@ -34,7 +34,10 @@ pub(crate) fn estimate<T: ColumnValue>(input: &BlockInput<'_, T>) -> Option<Esti
 
 /// The sorted distinct lanes of a block and each value's code (its index among them), or
 /// `None` when there are more than `limit` distinct values.
-pub(crate) fn build<T: ColumnValue>(lanes: &[T::Lane], limit: usize) -> Option<(Vec<T::Lane>, Vec<u32>)> {
+pub(crate) fn build<T: ColumnValue>(
+    lanes: &[T::Lane],
+    limit: usize,
+) -> Option<(Vec<T::Lane>, Vec<u32>)> {
     let mut distinct = HashSet::new();
     for &lane in lanes {
         if distinct.insert(lane) && distinct.len() > limit {
@@ -61,7 +64,10 @@ pub(crate) fn encode<T: ColumnValue>(input: &BlockInput<'_, T>, out: &mut Vec<u8
     let Some((entries, codes)) = build::<T>(input.lanes, entry_limit(input.lanes.len())) else {
         return false;
     };
-    let codes: Vec<T::Lane> = codes.iter().map(|&c| T::Lane::truncate_u64(c as u64)).collect();
+    let codes: Vec<T::Lane> = codes
+        .iter()
+        .map(|&c| T::Lane::truncate_u64(c as u64))
+        .collect();
     out.extend_from_slice(&[0; 3]);
     out.extend_from_slice(&(entries.len() as u32).to_le_bytes());
     let (reference, width) = frame_of(&entries, order_key::<T>);

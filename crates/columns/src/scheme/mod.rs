@@ -223,7 +223,8 @@ pub(crate) fn encode_cascade<T: ColumnValue>(
         Encoding::CascadedRunLength => cascaded_run_length::encode(input, nest),
         _ => None,
     }?;
-    let own = crate::cost_table::decode_ns_per_value(encoding, <T::Lane as crate::value::Lane>::BITS);
+    let own =
+        crate::cost_table::decode_ns_per_value(encoding, <T::Lane as crate::value::Lane>::BITS);
     block.decode_ns += own * input.lanes.len() as f64;
     Some(block)
 }
@@ -397,9 +398,7 @@ pub(crate) fn take_at<T: ColumnValue>(
         Encoding::Alp => adaptive_lossless_float::take(r, count, positions, out)?,
         Encoding::ChunkedBitPacked => chunked_frame_of_reference::take(r, count, positions, out)?,
         Encoding::RealDoubles => real_doubles::take(r, count, positions, out, level)?,
-        Encoding::CascadedDictionary => {
-            cascaded_dictionary::take(r, count, positions, out, level)?
-        }
+        Encoding::CascadedDictionary => cascaded_dictionary::take(r, count, positions, out, level)?,
         Encoding::CascadedRunLength => cascaded_run_length::take(r, count, positions, out, level)?,
         Encoding::Delta | Encoding::Pco | Encoding::Lz4 | Encoding::Zstd => return Ok(false),
     }

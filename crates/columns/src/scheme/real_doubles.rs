@@ -58,7 +58,16 @@ pub(crate) fn encode<T: ColumnValue>(input: &BlockInput<'_, T>, nest: &Nest) -> 
         .map(|&lane| T::Lane::truncate_u64(lane.to_u64() & mask))
         .map(<<T::Lane as Lane>::Unsigned as ColumnValue>::from_lane)
         .collect();
-    let mut out = vec![Encoding::RealDoubles.tag(), right_bits as u8, 0, 0, 0, 0, 0, 0];
+    let mut out = vec![
+        Encoding::RealDoubles.tag(),
+        right_bits as u8,
+        0,
+        0,
+        0,
+        0,
+        0,
+        0,
+    ];
     let left = nested::write(&mut out, &left, &nest.child(nested::SMALL_CODES));
     let right = nested::write(&mut out, &right, &nest.child(nested::LEAVES));
     Some(Cascaded {
@@ -79,7 +88,10 @@ fn parse<'a, T: ColumnValue>(
     }
     let right_bits = reader.u8("real-doubles split")? as u32;
     if right_bits >= T::Lane::BITS || right_bits + MAX_LEFT_BITS < T::Lane::BITS {
-        return Err(corrupt(at, format!("real-doubles split at bit {right_bits}")));
+        return Err(corrupt(
+            at,
+            format!("real-doubles split at bit {right_bits}"),
+        ));
     }
     reader.take(6, "real-doubles padding")?;
     let left = nested::View::parse(reader, count, level)?;
@@ -123,9 +135,7 @@ pub(crate) fn take<T: ColumnValue>(
 }
 
 /// Views lanes as the unsigned value type of the same width (identical layout).
-fn as_unsigned_mut<T: ColumnValue>(
-    lanes: &mut [T::Lane],
-) -> &mut [<T::Lane as Lane>::Unsigned] {
+fn as_unsigned_mut<T: ColumnValue>(lanes: &mut [T::Lane]) -> &mut [<T::Lane as Lane>::Unsigned] {
     // SAFETY: `Unsigned` is `u32` or `u64`, the lane type itself (checked by its
     // `ColumnValue<Lane = Self>` bound and `as_lanes`' size/alignment assertions).
     let _ = as_lanes::<<T::Lane as Lane>::Unsigned>;

@@ -78,7 +78,12 @@ pub(crate) fn decode<T: ColumnValue>(reader: &mut ByteReader<'_>, out: &mut [T])
 
 /// Writes run `i`'s value over `[ends[i-1], ends[i])` of `out`, checking that the ends
 /// increase and cover `out` exactly (`ends_at` locates them for errors).
-pub(crate) fn fill<L: Lane, E: Lane>(values: &[L], ends: &[E], out: &mut [L], ends_at: usize) -> Result<()> {
+pub(crate) fn fill<L: Lane, E: Lane>(
+    values: &[L],
+    ends: &[E],
+    out: &mut [L],
+    ends_at: usize,
+) -> Result<()> {
     let length = out.len();
     let mut start = 0usize;
     for (&value, &end) in values.iter().zip(ends) {
@@ -101,7 +106,10 @@ pub(crate) fn fill<L: Lane, E: Lane>(values: &[L], ends: &[E], out: &mut [L], en
         start = end;
     }
     if start != length {
-        return Err(corrupt(ends_at, format!("runs cover {start} of {length} values")));
+        return Err(corrupt(
+            ends_at,
+            format!("runs cover {start} of {length} values"),
+        ));
     }
     Ok(())
 }
@@ -130,7 +138,10 @@ pub(crate) fn locate<E: Lane>(
             run += ends[run..].partition_point(|&end| Lane::to_u64(end) <= position as u64);
         }
         if run >= ends.len() {
-            return Err(corrupt(ends_at, format!("no run covers position {position}")));
+            return Err(corrupt(
+                ends_at,
+                format!("no run covers position {position}"),
+            ));
         }
         run_of(i, run);
     }

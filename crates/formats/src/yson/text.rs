@@ -31,8 +31,7 @@ pub fn format_double(value: f64, out: &mut Vec<u8>) {
             .position(|&b| b == b'.')
             .map_or(0, |dot| mantissa_end - dot - 1);
         let mut even = [0u8; 40];
-        let even_length =
-            spell_scientific(&mut even, format_args!("{value:.fraction_digits$e}"));
+        let even_length = spell_scientific(&mut even, format_args!("{value:.fraction_digits$e}"));
         // Just above a power of two the lower neighbour is nearer, so the lower spelling of a
         // tie may not read back (2^-24: ...0625 is spelled ...063, ...062 is another double).
         let reads_back = std::str::from_utf8(&even[..even_length])

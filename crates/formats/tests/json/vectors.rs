@@ -64,7 +64,10 @@ fn scalars_are_numbers_and_strings_are_bytes_as_code_points() {
     );
     // An escaped code point reads the same.
     assert_eq!(
-        read_back(&column("s", Type::Primitive(P::String)), r#"{"s":"a\u00ff"}"#),
+        read_back(
+            &column("s", Type::Primitive(P::String)),
+            r#"{"s":"a\u00ff"}"#
+        ),
         Value::String(vec![b'a', 0xff])
     );
     // UTF-8 text appears as its bytes: "é" is 0xc3 0xa9, spelled as two code points.
