@@ -65,6 +65,17 @@ struct Figures {
 fn measure<T: ColumnValue>(values: &[T], target: Target, rng: &mut Rng) -> Figures {
     let bytes = encode(values, &EncodeOptions::new(target)).expect("encode");
     let column = Column::open(bytes).expect("open");
+    // TAKE_BENCH_PROFILE=FRACTION: only takes of that fraction, for ~3 s (under `perf record`).
+    if let Some(fraction) = std::env::var("TAKE_BENCH_PROFILE")
+        .ok()
+        .and_then(|f| f.parse::<f64>().ok())
+    {
+        let rows = rows(values.len(), fraction, rng);
+        let started = Instant::now();
+        while started.elapsed() < Duration::from_secs(3) {
+            std::hint::black_box(column.take::<T>(&rows).expect("take"));
+        }
+    }
     let decode = fastest(|| {
         std::hint::black_box(column.decode::<T>().expect("decode"));
     });
