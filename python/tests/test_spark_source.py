@@ -128,3 +128,21 @@ def test_bad_input_names_the_file(spark, tmp_path):
         spark.read.format("shapeshift").option("format", "skiff").load(str(tmp_path / "bad.yson")).schema
     with pytest.raises(Exception, match="no file matches"):
         spark.read.format("shapeshift").option("format", "records").load(str(tmp_path / "none-*.rec")).schema
+
+
+def test_engine_study_hash_is_sparks(spark, tmp_path):
+    # The engine study groups Q2's rows by Spark's hash on every engine; ours must equal
+    # Spark's own on the study's seven columns (strings of every tail length included).
+    from pyspark.sql import functions as F
+
+    from shapeshift.lab.engines import data
+
+    table = data.table(3_000, 10, np.random.default_rng(3))
+    table = table.set_column(6, "colour", pa.array([("c" * (i % 9)) for i in range(3_000)]))
+    path = tmp_path / "t.parquet"
+    import pyarrow.parquet as pq
+
+    pq.write_table(table, path)
+    frame = spark.read.parquet(str(path))
+    spark_hashes = [r[0] for r in frame.select(F.hash(*(F.col(c) for c in data.COLUMNS))).collect()]
+    assert list(data.spark_hash(pq.read_table(path))) == spark_hashes

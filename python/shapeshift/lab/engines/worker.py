@@ -1,0 +1,333 @@
+"""One engine in its own process: ``python -m shapeshift.lab.engines.worker ENGINE DATA_DIR``.
+
+The engine study starts one worker per engine and keeps it for the whole run (session start is
+reported apart, as in the study). Requests arrive as JSON lines on standard input and answers
+leave as JSON lines on the original standard output; everything else the engine prints (Spark's
+logs) goes to standard error. Requests:
+
+* ``{"op": "check", "query": "q1"}``: run the query, answer the canonical result's digest
+  and row count (the study compares digests across engines before timing anything);
+* ``{"op": "run", "query": "q1", "sink": "noop" | "parquet", "out": PATH}``: run it into the
+  sink; answer wall seconds, CPU seconds of this process tree, and its peak memory;
+* ``{"op": "plan", "query": "q1"}``: the physical plan as text (Spark: to check Comet runs it);
+* ``{"op": "quit"}``.
+
+Queries as in the DataFusion Comet vs Spark study: Q1 ``groupBy(day, month, colour).count()
+.sort(month, day)``; Q2 ``hash(all seven columns) % HASH_SCALE``, ``groupBy(hash).count()
+.sort(desc(count))``. Engines without Spark's ``hash`` compute the same Murmur3 through a
+vectorised numpy function (``data.spark_hash``) registered as a UDF, so every engine forms the
+same groups.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import sys
+import threading
+import time
+from pathlib import Path
+
+HASH_SCALE = 1000
+COMET_PACKAGE = "org.apache.datafusion:comet-spark-spark4.1_2.13:1.2.0"
+ENGINES = ("spark", "comet", "datafusion", "duckdb", "polars", "shapeshift")
+
+Q1_SQL = (
+    "SELECT day, month, colour, count(*) AS count FROM t "
+    "GROUP BY day, month, colour ORDER BY month, day"
+)
+Q2_SQL = (
+    "SELECT h AS hash, count(*) AS count FROM ("
+    "SELECT spark_hash(object_id, guid, uni_id, intercept_at, day, month, colour) % {scale} AS h FROM t) "
+    "GROUP BY h ORDER BY count DESC"
+).format(scale=HASH_SCALE)
+
+
+def canonical_digest(table) -> tuple[str, int]:
+    """A digest of a result independent of row order among ties and of column types."""
+    rows = sorted(tuple(str(v) for v in row.values()) for row in table.to_pylist())
+    return hashlib.sha256(json.dumps(rows).encode()).hexdigest()[:16], len(rows)
+
+
+class _TreeCpu:
+    """CPU seconds and peak resident memory of this process and its children (Spark's JVM)."""
+
+    def __init__(self) -> None:
+        import psutil
+
+        self.me = psutil.Process()
+
+    def processes(self):
+        try:
+            return [self.me, *self.me.children(recursive=True)]
+        except Exception:
+            return [self.me]
+
+    def cpu(self) -> float:
+        total = 0.0
+        for process in self.processes():
+            try:
+                times = process.cpu_times()
+                total += times.user + times.system
+            except Exception:
+                pass
+        return total
+
+    def rss(self) -> int:
+        total = 0
+        for process in self.processes():
+            try:
+                total += process.memory_info().rss
+            except Exception:
+                pass
+        return total
+
+
+class _PeakMemory:
+    """Samples the tree's resident memory every 20 ms while a query runs."""
+
+    def __init__(self, tree: _TreeCpu) -> None:
+        self.tree, self.peak, self._stop = tree, tree.rss(), threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def _run(self) -> None:
+        while not self._stop.wait(0.02):
+            self.peak = max(self.peak, self.tree.rss())
+
+    def __enter__(self) -> "_PeakMemory":
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._stop.set()
+        self._thread.join()
+        self.peak = max(self.peak, self.tree.rss())
+
+
+# ---------------------------------------------------------------------------------------
+# Engines: each answers `result(query)` (a pyarrow Table), `sink(query, kind, out)` and `plan`.
+
+
+class SparkEngine:
+    def __init__(self, data_dir: str, comet: bool) -> None:
+        from pyspark.sql import SparkSession
+
+        os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+        builder = (
+            SparkSession.builder.master("local[2]")
+            .appName("shapeshift-engine-" + ("comet" if comet else "spark"))
+            .config("spark.ui.enabled", "false")
+            .config("spark.ui.showConsoleProgress", "false")
+            .config("spark.driver.memory", "4g")
+            .config("spark.sql.shuffle.partitions", "2")
+        )
+        if comet:
+            cache = Path(os.environ.get("SHAPESHIFT_CACHE", Path.cwd() / ".cache")) / "ivy"
+            builder = (
+                builder.config("spark.jars.packages", COMET_PACKAGE)
+                .config("spark.jars.ivy", str(cache))
+                .config("spark.plugins", "org.apache.spark.CometPlugin")
+                .config("spark.memory.offHeap.enabled", "true")
+                .config("spark.memory.offHeap.size", "2g")
+                .config("spark.shuffle.manager", "org.apache.spark.sql.comet.execution.shuffle.CometShuffleManager")
+                .config("spark.comet.exec.shuffle.enabled", "true")
+                .config("spark.comet.explain.fallback.enabled", "false")
+            )
+        self.spark = builder.getOrCreate()
+        self.spark.sparkContext.setLogLevel("ERROR")
+        self.table = self.spark.read.parquet(data_dir)
+
+    def frame(self, query: str):
+        from pyspark.sql import functions as F
+
+        if query == "q1":
+            return self.table.groupBy("day", "month", "colour").count().sort("month", "day")
+        hashed = self.table.withColumn(
+            "hash",
+            F.hash(*(F.col(c) for c in ("object_id", "guid", "uni_id", "intercept_at", "day", "month", "colour")))
+            % HASH_SCALE,
+        )
+        return hashed.groupBy("hash").count().sort(F.desc("count"))
+
+    def result(self, query: str):
+        return self.frame(query).toArrow()
+
+    def sink(self, query: str, kind: str, out: str) -> None:
+        writer = self.frame(query).write.mode("overwrite")
+        if kind == "noop":
+            writer.format("noop").save()
+        else:
+            writer.parquet(out)
+
+    def plan(self, query: str) -> str:
+        return self.frame(query)._jdf.queryExecution().executedPlan().toString()
+
+
+class ArrowSqlEngine:
+    """DataFusion (pip), DuckDB, Polars: SQL over the Parquet files, Spark's hash as a UDF."""
+
+    def __init__(self, name: str, data_dir: str) -> None:
+        self.name, self.files = name, sorted(str(p) for p in Path(data_dir).glob("*.parquet"))
+        from shapeshift.lab.engines.data import spark_hash
+
+        if name == "datafusion":
+            import datafusion
+            import pyarrow as pa
+
+            self.ctx = datafusion.SessionContext()
+            self.ctx.register_parquet("t", data_dir)
+
+            def udf(*columns):
+                batch = pa.record_batch(list(columns), names=list(_HASHED))
+                return pa.array(spark_hash(batch))
+
+            self.ctx.register_udf(
+                datafusion.udf(udf, [pa.int64(), pa.string(), pa.int64(), pa.timestamp("us"), pa.int32(), pa.int32(), pa.string()],
+                               pa.int32(), "immutable", name="spark_hash")
+            )
+        elif name == "duckdb":
+            import duckdb
+            import pyarrow as pa
+
+            self.db = duckdb.connect()
+            self.db.execute("SET threads TO 2")
+            files = ", ".join(f"'{f}'" for f in self.files)
+            self.db.execute(f"CREATE VIEW t AS SELECT * FROM read_parquet([{files}])")
+
+            # DuckDB reads the parameter count from the signature, so seven named parameters.
+            def udf(object_id, guid, uni_id, intercept_at, day, month, colour):
+                columns = [object_id, guid, uni_id, intercept_at, day, month, colour]
+                columns = [c.combine_chunks() if isinstance(c, pa.ChunkedArray) else c for c in columns]
+                return pa.array(spark_hash(pa.record_batch(columns, names=list(_HASHED))))
+
+            self.db.create_function(
+                "spark_hash", udf,
+                ["BIGINT", "VARCHAR", "BIGINT", "TIMESTAMP", "INTEGER", "INTEGER", "VARCHAR"],
+                "INTEGER", type="arrow",
+            )
+        elif name == "polars":
+            import polars as pl
+
+            self.pl = pl
+            self.lazy = pl.scan_parquet(self.files)
+            self.spark_hash = spark_hash
+        else:
+            raise ValueError(f"unknown engine {name!r}")
+
+    def result(self, query: str):
+        if self.name == "datafusion":
+            return self.ctx.sql(Q1_SQL if query == "q1" else Q2_SQL).to_arrow_table()
+        if self.name == "duckdb":
+            return self.db.sql(Q1_SQL if query == "q1" else Q2_SQL).to_arrow_table()
+        return self._polars(query).collect().to_arrow()
+
+    def _polars(self, query: str):
+        pl = self.pl
+        if query == "q1":
+            return self.lazy.group_by("day", "month", "colour").agg(pl.len().alias("count")).sort("month", "day")
+        spark_hash = self.spark_hash
+
+        def hashed(frame):
+            h = spark_hash(frame.to_arrow())
+            # Java's remainder: the sign of the dividend (numpy's fmod), as Spark computes it.
+            import numpy as np
+
+            return frame.select(pl.Series("hash", np.fmod(h, HASH_SCALE)))
+
+        return (
+            self.lazy.select(_HASHED)
+            .map_batches(hashed, schema={"hash": pl.Int32})
+            .group_by("hash").agg(pl.len().alias("count")).sort("count", descending=True)
+        )
+
+    def sink(self, query: str, kind: str, out: str) -> None:
+        table = self.result(query)
+        if kind == "parquet":
+            import pyarrow.parquet as pq
+
+            pq.write_table(table, out)
+
+    def plan(self, query: str) -> str:
+        if self.name == "polars":
+            return self._polars(query).explain()
+        return ""
+
+
+class ShapeshiftEngine:
+    """shapeshift's own query path (``shapeshift.sql``, DataFusion in Rust) over the files."""
+
+    def __init__(self, data_dir: str) -> None:
+        import shapeshift
+
+        if not hasattr(shapeshift, "sql"):
+            raise RuntimeError("this build of shapeshift has no query engine (shapeshift.sql)")
+        self.sql = shapeshift.sql
+        self.tables = {"t": str(Path(data_dir) / "*.parquet")}
+
+    def result(self, query: str):
+        return self.sql(Q1_SQL if query == "q1" else Q2_SQL, tables=self.tables)
+
+    def sink(self, query: str, kind: str, out: str) -> None:
+        table = self.result(query)
+        if kind == "parquet":
+            import pyarrow.parquet as pq
+
+            pq.write_table(table, out)
+
+    def plan(self, query: str) -> str:
+        return ""
+
+
+_HASHED = ("object_id", "guid", "uni_id", "intercept_at", "day", "month", "colour")
+
+
+def open_engine(name: str, data_dir: str):
+    if name in ("spark", "comet"):
+        return SparkEngine(data_dir, comet=name == "comet")
+    if name == "shapeshift":
+        return ShapeshiftEngine(data_dir)
+    return ArrowSqlEngine(name, data_dir)
+
+
+def main(argv: list[str]) -> int:
+    name, data_dir = argv
+    answers = os.fdopen(os.dup(1), "w", buffering=1)
+    os.dup2(2, 1)  # whatever the engine prints goes to standard error
+    sys.stdout = sys.stderr
+    tree = _TreeCpu()
+    started = time.perf_counter()
+    try:
+        engine = open_engine(name, data_dir)
+    except Exception as error:  # reported, and the study goes on without this engine
+        answers.write(json.dumps({"ready": False, "error": f"{type(error).__name__}: {error}"}) + "\n")
+        return 1
+    answers.write(json.dumps({"ready": True, "start_s": time.perf_counter() - started}) + "\n")
+    for line in sys.stdin:
+        request = json.loads(line)
+        op = request["op"]
+        try:
+            if op == "quit":
+                break
+            if op == "check":
+                digest, rows = canonical_digest(engine.result(request["query"]))
+                answer = {"digest": digest, "rows": rows}
+            elif op == "plan":
+                answer = {"plan": engine.plan(request["query"])}
+            elif op == "run":
+                cpu0 = tree.cpu()
+                with _PeakMemory(tree) as memory:
+                    t0 = time.perf_counter()
+                    engine.sink(request["query"], request["sink"], request.get("out", ""))
+                    wall = time.perf_counter() - t0
+                answer = {"wall_s": wall, "cpu_s": tree.cpu() - cpu0, "peak_rss": memory.peak}
+            else:
+                answer = {"error": f"unknown op {op!r}"}
+        except Exception as error:
+            answer = {"error": f"{type(error).__name__}: {error}"}
+        answers.write(json.dumps(answer) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))

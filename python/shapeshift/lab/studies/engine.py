@@ -1,0 +1,266 @@
+"""Study ``engine``: the DataFusion Comet vs Spark study's two queries on this machine, every
+engine in its own long-lived process, rounds interleaved, results checked equal first.
+
+Data: the study's seven columns (``engines.data``), seeded, as Snappy Parquet files; rows scale
+with ``--scale`` (``ENGINE_ROWS`` sets the base, 3M). Engines: Spark local[2], Spark + the Comet
+plugin (off-heap memory, Comet shuffle; its plan is checked for Comet operators), DataFusion,
+DuckDB and Polars from pip, and shapeshift's own engine when the build has one. Each round runs
+Q1 and Q2 into the noop sink on every engine, in an order rotated per round; after the rounds,
+each query once into a Parquet file. Session start is reported apart.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from shapeshift.lab.machine_load import LoadProbe, own_cpu_seconds
+from shapeshift.lab.stats import geometric_mean, median_ci, paired_ratio, ratio_interval, summarize
+from shapeshift.lab.study import StudyResult, Table, Target
+
+TITLE = "Query engines: Spark, Spark + Comet, DataFusion, DuckDB, Polars on the Comet study's queries"
+
+ENGINE_NAMES = {
+    "spark": "Spark 4.1 (local[2])",
+    "comet": "Spark + Comet 1.2",
+    "datafusion": "DataFusion (pip)",
+    "duckdb": "DuckDB",
+    "polars": "Polars",
+    "shapeshift": "shapeshift sql",
+}
+QUERIES = ("q1", "q2")
+ROUNDS = 3
+
+
+class Worker:
+    """One engine's process (``engines.worker``)."""
+
+    def __init__(self, name: str, data_dir: Path) -> None:
+        self.name = name
+        self.log = tempfile.TemporaryFile()
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "shapeshift.lab.engines.worker", name, str(data_dir)],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.log, text=True,
+            env=os.environ | {"PYSPARK_PYTHON": sys.executable},
+        )
+        self.hello = self._answer()
+
+    def _answer(self) -> dict:
+        line = self.process.stdout.readline()
+        if not line:
+            self.log.seek(0)
+            tail = self.log.read()[-800:].decode(errors="replace")
+            return {"ready": False, "error": f"the worker exited: {tail.strip()}"}
+        return json.loads(line)
+
+    def ask(self, request: dict) -> dict:
+        self.process.stdin.write(json.dumps(request) + "\n")
+        self.process.stdin.flush()
+        return self._answer()
+
+    def cpu_seconds(self) -> float:
+        import psutil
+
+        try:
+            me = psutil.Process(self.process.pid)
+            total = 0.0
+            for process in [me, *me.children(recursive=True)]:
+                times = process.cpu_times()
+                total += times.user + times.system
+            return total
+        except Exception:
+            return 0.0
+
+    def close(self) -> None:
+        try:
+            if self.process.poll() is None:
+                self.ask({"op": "quit"})
+        except (BrokenPipeError, OSError):
+            pass
+        try:
+            self.process.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+
+
+def _timed(ctx, workers: dict[str, Worker], worker: Worker, request: dict):
+    """One run, its answer and the machine's load; every worker's CPU counts as ours."""
+    probe = LoadProbe(own_cpu=lambda: own_cpu_seconds() + sum(w.cpu_seconds() for w in workers.values()))
+    answer = worker.ask(request)
+    load = probe.stop()
+    ctx.loads.append(load)
+    return answer, load
+
+
+def run(ctx) -> StudyResult:
+    from shapeshift.lab.engines import data
+
+    started = time.monotonic()
+    rows = data.default_rows(ctx.scale)
+    cache = Path(os.environ.get("SHAPESHIFT_CACHE", Path.cwd() / ".cache"))
+    data_dir = cache / "engine-data"
+    ctx.progress(f"engine: generating {rows:,} rows of the study's table as Parquet")
+    paths = data.generate(data_dir, rows, files=8)
+    data_bytes = sum(p.stat().st_size for p in paths)
+
+    workers: dict[str, Worker] = {}
+    skipped: dict[str, str] = {}
+    for name in ENGINE_NAMES:
+        ctx.progress(f"engine: starting {ENGINE_NAMES[name]}")
+        worker = Worker(name, data_dir)
+        if worker.hello.get("ready"):
+            workers[name] = worker
+        else:
+            skipped[name] = worker.hello.get("error", "did not start")
+            worker.close()
+    try:
+        # Results first: every engine must give the same groups and counts.
+        digests: dict[str, dict[str, str]] = {q: {} for q in QUERIES}
+        for name, worker in list(workers.items()):
+            for query in QUERIES:
+                answer = worker.ask({"op": "check", "query": query})
+                if "error" in answer:
+                    skipped[name] = f"{query}: {answer['error']}"
+                    break
+                digests[query][name] = answer["digest"]
+            if name in skipped:
+                workers.pop(name).close()
+        reference = "spark" if "spark" in workers else next(iter(workers), None)
+        for name in list(workers):
+            for query in QUERIES:
+                if digests[query][name] != digests[query][reference]:
+                    skipped[name] = f"{query}: result differs from {reference}'s"
+                    workers.pop(name).close()
+                    break
+        comet_native = None
+        if "comet" in workers:
+            plans = [workers["comet"].ask({"op": "plan", "query": q}).get("plan", "") for q in QUERIES]
+            comet_native = {q: ("Comet" in p) for q, p in zip(QUERIES, plans)}
+
+        samples: dict[tuple[str, str], list] = {}
+        total_steps = ROUNDS * len(workers) * len(QUERIES)
+        with ctx.steps(total_steps, "engine rounds") as progress:
+            for round_index in range(ROUNDS):
+                order = list(workers)
+                order = order[round_index % len(order):] + order[: round_index % len(order)]
+                for name in order:
+                    for query in QUERIES:
+                        answer, load = _timed(ctx, workers, workers[name], {"op": "run", "query": query, "sink": "noop"})
+                        if "error" in answer:
+                            raise RuntimeError(f"{name} {query}: {answer['error']}")
+                        samples.setdefault((name, query), []).append((answer, load))
+                        progress.advance(note=f"{name} {query} {answer['wall_s']:.2f}s")
+        parquet_sink: dict[tuple[str, str], float] = {}
+        with tempfile.TemporaryDirectory() as out_dir:
+            for name, worker in workers.items():
+                for query in QUERIES:
+                    out = str(Path(out_dir) / f"{name}-{query}.parquet")
+                    answer, _ = _timed(ctx, workers, worker, {"op": "run", "query": query, "sink": "parquet", "out": out})
+                    if "error" not in answer:
+                        parquet_sink[(name, query)] = answer["wall_s"]
+    finally:
+        for worker in workers.values():
+            worker.close()
+
+    return _report(ctx, rows, len(paths), data_bytes, workers, skipped, samples, parquet_sink, comet_native, started)
+
+
+def _report(ctx, rows, files, data_bytes, workers, skipped, samples, parquet_sink, comet_native, started) -> StudyResult:
+    engines = list(workers)
+    wall = {k: [a["wall_s"] for a, _ in v] for k, v in samples.items()}
+    for (name, query), values in wall.items():
+        ctx.record(f"engine/{query}/{name}", values, [a["cpu_s"] for a, _ in samples[(name, query)]],
+                   [l for _, l in samples[(name, query)]])
+
+    def vs_spark(name: str, query: str):
+        if "spark" not in workers:
+            return None
+        return paired_ratio(wall[("spark", query)], wall[(name, query)])
+
+    table_rows = []
+    for name in engines:
+        row = [ENGINE_NAMES[name], round(workers[name].hello.get("start_s", 0.0), 2)]
+        for query in QUERIES:
+            s = summarize(wall[(name, query)])
+            ci = median_ci(wall[(name, query)])
+            ratio = vs_spark(name, query)
+            row += [
+                f"{s.median:.3f}" + (f" ({ci[0]:.3f}–{ci[1]:.3f})" if ci else ""),
+                f"{geometric_mean(ratio):.2f}x" if ratio else "–",
+                round(parquet_sink.get((name, query), float("nan")), 3),
+            ]
+        peak = max(a["peak_rss"] for q in QUERIES for a, _ in samples[(name, q)])
+        row.append(round(peak / 2**20))
+        table_rows.append(row)
+    times = Table(
+        title=f"Q1 and Q2 on {rows:,} rows ({data_bytes / 2**20:.0f} MiB of Parquet), seconds",
+        columns=["engine", "session start s", "Q1 noop s (95% CI)", "Q1 Spark/engine", "Q1 to Parquet s",
+                 "Q2 noop s (95% CI)", "Q2 Spark/engine", "Q2 to Parquet s", "peak memory MiB"],
+        rows=table_rows,
+        note=f"Median of {ROUNDS} interleaved rounds per engine; ratios are geometric means of per-round "
+        "Spark/engine ratios. Engines without Spark's hash run it as a vectorised numpy UDF (same groups), "
+        "which is part of their Q2 time.",
+    )
+    tables = [times]
+    if skipped:
+        tables.append(Table(title="Engines left out", columns=["engine", "why"],
+                            rows=[[ENGINE_NAMES[n], why] for n, why in skipped.items()]))
+
+    targets = []
+    summary_bits = []
+    for query, claim in (("q1", 10.0), ("q2", 2.0)):
+        ratio = vs_spark("comet", query) if "comet" in workers else None
+        if ratio:
+            interval = ratio_interval(ratio)
+            summary_bits.append(
+                f"{query.upper()}: Comet {geometric_mean(ratio):.2f}x Spark (the study: "
+                f"{'over 10x' if query == 'q1' else 'about 2x'})"
+            )
+            targets.append(Target(f"{query.upper()}: Spark + Comet vs Spark (study's claim {claim:g}x)",
+                                  geometric_mean(ratio), claim, "x", ci=interval))
+    if "shapeshift" in workers and "spark" in workers:
+        for query, goal in (("q1", 10.0), ("q2", 3.0)):
+            ratio = vs_spark("shapeshift", query)
+            targets.append(Target(f"{query.upper()}: shapeshift vs vanilla Spark", geometric_mean(ratio), goal, "x",
+                                  ci=ratio_interval(ratio)))
+    fastest = {q: min(engines, key=lambda n: summarize(wall[(n, q)]).median) for q in QUERIES}
+    recommendations = [
+        f"{query.upper()}: fastest here is {ENGINE_NAMES[fastest[query]]} "
+        f"({summarize(wall[(fastest[query], query)]).median:.3f} s median)"
+        + (f", {geometric_mean(vs_spark(fastest[query], query)):.1f}x vanilla Spark" if "spark" in workers else "")
+        + "."
+        for query in QUERIES
+    ]
+    if comet_native is not None:
+        summary_bits.append(
+            "Comet's plan runs natively for " + ", ".join(q.upper() for q, native in comet_native.items() if native)
+            if any(comet_native.values()) else "Comet's plan shows no Comet operators (it fell back to Spark)"
+        )
+    summary = (
+        f"{rows:,} generated rows of the study's schema in {files} Parquet files ({data_bytes / 2**20:.0f} MiB); "
+        f"engines: {', '.join(ENGINE_NAMES[n] for n in engines)}"
+        + (f"; left out: {', '.join(ENGINE_NAMES[n] for n in skipped)}" if skipped else "")
+        + ". " + "; ".join(summary_bits) + f". Study time {time.monotonic() - started:.0f} s."
+    )
+    chart = ctx.bar_chart(
+        "engine_queries.svg", "Q1 and Q2, median seconds (noop sink)", [q.upper() for q in QUERIES],
+        {ENGINE_NAMES[n]: [summarize(wall[(n, q)]).median for q in QUERIES] for n in engines}, "seconds",
+    )
+    return StudyResult(
+        name="engine", title=TITLE, summary=summary, tables=tables, charts=[chart], targets=targets,
+        recommendations=recommendations,
+        data={
+            "rows": rows, "parquet_bytes": data_bytes, "rounds": ROUNDS,
+            "engines": {n: {"start_s": workers[n].hello.get("start_s"),
+                            **{q: {"wall_s": wall[(n, q)], "cpu_s": [a["cpu_s"] for a, _ in samples[(n, q)]],
+                                   "peak_rss": [a["peak_rss"] for a, _ in samples[(n, q)]],
+                                   "parquet_sink_s": parquet_sink.get((n, q))} for q in QUERIES}}
+                        for n in engines},
+            "skipped": skipped, "comet_native": comet_native,
+        },
+    )
