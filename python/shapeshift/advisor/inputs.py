@@ -240,12 +240,15 @@ def normalize(table, source: str) -> tuple[Any, list[str], list[dict]]:
     notes, dropped, keep = [], [], []
     for index, field in enumerate(table.schema):
         column, change = table.column(index), ""
+        if not field.name:  # YT columns have names; CSV row-name columns often do not
+            field = field.with_name(f"column_{index}")
+            notes.append(f"column {index} has no name: called {field.name}")
         if isinstance(column, pa.ChunkedArray):
             column = column.combine_chunks() if column.num_chunks else pa.array([], field.type)
         try:
             column, change = _holdable(column)
             formats.from_arrow(pa.table({field.name: column}).slice(0, 1), "yson")
-        except (formats.FormatError, pa.ArrowInvalid, pa.ArrowNotImplementedError) as error:
+        except (ValueError, pa.ArrowNotImplementedError) as error:  # FormatError, ArrowInvalid too
             dropped.append({"section": "input", "what": f"column {field.name} ({field.type})",
                             "why": f"{source}: no YT type holds Arrow type {field.type}: {error}"})
             continue

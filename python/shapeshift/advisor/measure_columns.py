@@ -71,6 +71,8 @@ def measure(ctx: LabContext, table, budget_s: float) -> dict:
     return {
         "rows": stop - start,
         "of_rows": total,
+        "start": start,
+        "stop": stop,
         "sample": (f"rows {start:,} to {stop:,} of {total:,} (one window of consecutive rows at a random start, "
                    "numpy seed 0)" if stop - start < total else f"all {total:,} rows"),
         "take_fraction": TAKE_FRACTION,
