@@ -46,7 +46,7 @@ def diamonds_csv(tmp_path: Path) -> Path:
 @pytest.fixture(scope="module")
 def flights_advice():
     table = flights()
-    return table, shapeshift.advise(table, budget=6)
+    return table, shapeshift.advise(table, budget=3)
 
 
 def test_flights_every_use_gets_a_recommendation_from_the_figures(flights_advice):
@@ -100,8 +100,8 @@ def test_peers_that_cannot_hold_bytes_are_skipped_naming_the_column():
 
 
 def test_reported_sizes_are_the_sizes_of_the_files_written(tmp_path):
-    table = flights(6_000)
-    advice = shapeshift.advise(table, budget=4)
+    table = flights(3_000)
+    advice = shapeshift.advise(table, budget=2)
     data = shapeshift.advisor.inputs.load(table)
     rows = advice.figures["rows"]
     sample = data.table.take(random_rows(data.table.num_rows, rows["rows"]))
@@ -184,9 +184,9 @@ def test_lab_data_adds_the_advice_section(tmp_path):
     from shapeshift.lab.__main__ import main
 
     path = tmp_path / "flights.parquet"
-    pq.write_table(flights(3_000), path)
+    pq.write_table(flights(1_000), path)
     assert main(["--out", str(tmp_path / "report"), "--only", "advise", "--data", str(path),
                  "--data-budget", "2", "--quiet"]) == 0
     page = (tmp_path / "report" / "index.html").read_text()
     assert f"Advice for {path}" in page and "Random-access training data" in page
-    assert json.loads((tmp_path / "report" / "advise-1.json").read_text())["rows"] == 3_000
+    assert json.loads((tmp_path / "report" / "advise-1.json").read_text())["rows"] == 1_000

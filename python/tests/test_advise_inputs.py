@@ -102,7 +102,7 @@ def test_all_null_columns_and_one_row():
         "nothing": pa.nulls(400, pa.int64()),
         "void": pa.array([None] * 400, pa.null()),
     })
-    advice = shapeshift.advise(table, budget=2)
+    advice = shapeshift.advise(table, budget=1)
     assert "nothing" in advice.figures["columns"]["columns"]  # all NaN as float64
     assert advice.figures["rows"]["arms"]
     one = shapeshift.advise(_table(1), budget=1)
@@ -112,7 +112,7 @@ def test_all_null_columns_and_one_row():
 
 def test_wide_and_nested_tables():
     wide = pa.table({f"c{i}": pa.array(np.arange(60) * i) for i in range(300)})
-    advice = shapeshift.advise(wide, budget=3, sections=("rows",))
+    advice = shapeshift.advise(wide, budget=1, sections=("rows",))
     assert advice.columns == 300 and advice.figures["rows"]["arms"]
     nested = pa.table({
         "id": pa.array(range(300)),
@@ -120,7 +120,7 @@ def test_wide_and_nested_tables():
         "point": pa.array([{"x": i, "y": float(i) / 3} for i in range(300)]),
         "attrs": pa.array([[("k", i)] for i in range(300)], pa.map_(pa.string(), pa.int64())),
     })
-    advice = shapeshift.advise(nested, budget=3, sections=("rows", "records"))
+    advice = shapeshift.advise(nested, budget=1, sections=("rows", "records"))
     types = {c["name"]: c["type"] for c in advice.as_dict()["schema"]}
     assert types["tags"] == "optional<list<optional<utf8>>>"
     assert types["point"].startswith("optional<struct<x:")
