@@ -19,7 +19,9 @@ import time
 from importlib import metadata
 
 from shapeshift import formats
-from shapeshift.advisor.timing import REPEAT, Slice, interleaved_rounds, random_rows, rows_for, timing_figures
+from shapeshift.advisor.timing import (
+    REPEAT, Slice, interleaved_rounds, random_rows, random_sample_text, rows_for, timing_figures,
+)
 from shapeshift.lab.studies.records import _write
 from shapeshift.lab.study import LabContext
 
@@ -91,8 +93,7 @@ def measure(ctx: LabContext, table, schema: list[dict], access: str, budget_s: f
     return {
         "rows": count,
         "of_rows": total,
-        "sample": (f"{count:,} of {total:,} rows drawn uniformly at random without replacement "
-                   f"(numpy seed 0), kept in file order" if count < total else f"all {total:,} rows"),
+        "sample": random_sample_text(count, total),
         "access": access,
         "reads_per_run": reads,
         "record_format": RECORD_FORMAT,

@@ -16,7 +16,7 @@ from typing import Any, Callable
 
 from shapeshift import formats
 from shapeshift.advisor.timing import (
-    REPEAT, Slice, interleaved_rounds, random_rows, rows_for, timing_figures,
+    REPEAT, Slice, interleaved_rounds, random_rows, random_sample_text, rows_for, timing_figures,
 )
 from shapeshift.lab.study import LabContext
 
@@ -241,8 +241,7 @@ def measure(ctx: LabContext, table, schema: list[dict], budget_s: float) -> dict
     return {
         "rows": count,
         "of_rows": total,
-        "sample": (f"{count:,} of {total:,} rows drawn uniformly at random without replacement "
-                   f"(numpy seed 0), kept in file order" if count < total else f"all {total:,} rows"),
+        "sample": random_sample_text(count, total),
         "zstd_level": ZSTD_LEVEL,
         "arms": figures,
         "skipped": list({s["what"]: s for s in skipped}.values()),

@@ -55,6 +55,14 @@ def random_rows(total: int, count: int, seed: int = SEED) -> np.ndarray:
     return np.sort(np.random.default_rng(seed).choice(total, count, replace=False))
 
 
+def random_sample_text(count: int, total: int) -> str:
+    """How ``random_rows`` drew the sample, for the output."""
+    if count >= total:
+        return f"all {total:,} rows"
+    return (f"{count:,} of {total:,} rows drawn uniformly at random without replacement "
+            f"(numpy seed {SEED}), kept in file order")
+
+
 def contiguous_rows(total: int, count: int, seed: int = SEED) -> tuple[int, int]:
     """A window of ``count`` consecutive rows at a random start: (start, stop)."""
     if count >= total:
