@@ -96,7 +96,7 @@ def advise(path_or_table: Any, budget: float = 60.0, access: str = "random", sch
     ``access`` is the record files' access pattern (random, batch or sequential); ``schema``
     a schema file (JSON or YSON) or a list of YT columns replacing the inferred schema;
     ``sections`` a subset of :data:`SECTIONS`; ``ctx`` a ``LabContext`` (the lab passes its
-    own; by default one writing nothing but charts, to a temporary directory when rendered).
+    own; by default a private one, for timing and progress); ``quiet`` turns progress off.
     Bad input raises :class:`InputError` naming the file and the row or column."""
     from shapeshift.advisor import measure_columns, measure_records, measure_rows
     from shapeshift.advisor.recommend import all_recommendations
@@ -113,10 +113,12 @@ def advise(path_or_table: Any, budget: float = 60.0, access: str = "random", sch
     started = time.monotonic()
     probe = LoadProbe()
     data: Input = load(path_or_table, schema)
-    if ctx is None:
+    scratch = None
+    if ctx is None:  # timing and progress only: charts are drawn where a page is written
         import tempfile
 
-        ctx = LabContext(Path(tempfile.mkdtemp(prefix="shapeshift-advise-")), quiet=quiet)
+        scratch = tempfile.TemporaryDirectory(prefix="shapeshift-advise-")
+        ctx = LabContext(Path(scratch.name), quiet=quiet)
     advice = Advice(data.source, data.reader, data.table.num_rows, data.table.num_columns, data.schema,
                     data.schema_origin, budget, access, skipped=list(data.dropped), notes=list(data.notes))
     ctx.progress(f"advise: {data.source}: {data.table.num_rows:,} rows x {data.table.num_columns} columns "
@@ -131,6 +133,8 @@ def advise(path_or_table: Any, budget: float = 60.0, access: str = "random", sch
         left = budget - (time.monotonic() - started)
         share = SECTIONS[name] / sum(SECTIONS[s] for s in chosen[index:])
         _run_section(name, advice, lambda: runners[name](max(0.0, left * share)))
+    if scratch is not None:
+        scratch.cleanup()
     advice.recommendations = all_recommendations(advice.figures)
     load_figures = probe.stop()
     advice.seconds = time.monotonic() - started
