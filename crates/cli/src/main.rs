@@ -2,6 +2,7 @@
 
 use clap::{Parser, Subcommand};
 
+mod advise_command;
 mod bench_command;
 mod convert_command;
 mod document_command;
@@ -34,6 +35,9 @@ enum Command {
     /// ArrayRecord files: info, cat, write.
     #[command(subcommand)]
     Records(records_command::RecordsCommand),
+    /// Measure every format choice on your own files and recommend one per use (runs the
+    /// Python advisor: `shapeshift advise --help`).
+    Advise(advise_command::AdviseArgs),
     /// Native measurements for the lab (JSON on standard output).
     #[command(subcommand)]
     Bench(bench_command::BenchCommand),
@@ -57,6 +61,7 @@ fn main() {
         Command::Convert(args) => convert_command::convert(args),
         Command::Inspect(args) => convert_command::inspect(args),
         Command::Records(command) => records_command::run(command),
+        Command::Advise(args) => advise_command::run(args),
         Command::Bench(command) => bench_command::run(command),
         Command::Generate(args) => generate_command::run(args),
         Command::Job(args) => job_command::run(args),

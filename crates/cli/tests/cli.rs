@@ -640,3 +640,39 @@ fn convert_turns_documents_into_yaml_and_back() {
     assert!(!bad.status.success());
     assert!(String::from_utf8_lossy(&bad.stderr).contains("yaml: at byte"));
 }
+
+#[test]
+fn advise_names_the_python_it_could_not_run() {
+    let output = Command::new(binary())
+        .args(["advise", "data.parquet"])
+        .env("SHAPESHIFT_PYTHON", "/nonexistent/python")
+        .output()
+        .expect("the binary runs");
+    assert!(!output.status.success());
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains("could not run /nonexistent/python")
+            && stderr.contains("SHAPESHIFT_PYTHON"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn advise_hands_its_arguments_to_the_python_advisor() {
+    let python = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../.venv/bin/python");
+    if !python.is_file() {
+        eprintln!("no .venv (run `make build`): skipped");
+        return;
+    }
+    let output = Command::new(binary())
+        .args(["advise", "--help"])
+        .env("SHAPESHIFT_PYTHON", &python)
+        .output()
+        .expect("the binary runs");
+    assert!(output.status.success());
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        stdout.contains("usage: shapeshift advise") && stdout.contains("--access"),
+        "{stdout}"
+    );
+}

@@ -119,13 +119,15 @@ def summary_lines(results: list[StudyResult], studies: list[dict]) -> list[str]:
     return lines
 
 
-def write_report(out_dir: Path, results: list[StudyResult], meta: dict) -> Path:
+def write_report(out_dir: Path, results: list[StudyResult], meta: dict, index_name: str = "index.html",
+                 title: str = "shapeshift lab report") -> Path:
+    """The report as ``out_dir/index_name`` and the same name with ``.md``."""
     machine = meta["fingerprint"]
     build = machine.get("build") or {}
     studies = {s["name"]: s for s in meta["studies"]}
     parts = [
-        "<!doctype html><html><head><meta charset='utf-8'><title>shapeshift lab report</title>",
-        f"<style>{_STYLE}</style></head><body><h1>shapeshift lab report</h1>",
+        f"<!doctype html><html><head><meta charset='utf-8'><title>{html.escape(title)}</title>",
+        f"<style>{_STYLE}</style></head><body><h1>{html.escape(title)}</h1>",
         "<p>Measured on this machine: "
         + html.escape(
             f"{machine['cpu_model']}, {machine['cores']} CPUs, {machine['memory_gib']} GiB, "
@@ -138,7 +140,7 @@ def write_report(out_dir: Path, results: list[StudyResult], meta: dict) -> Path:
     ]
     summary = summary_lines(results, meta["studies"])
     parts.append("<div class='loaded'>" + "".join(f"<p>{html.escape(l)}</p>" for l in summary) + "</div>")
-    markdown = ["# shapeshift lab report", ""] + [f"{l}  " for l in summary] + [""]
+    markdown = [f"# {title}", ""] + [f"{l}  " for l in summary] + [""]
     for failure in meta.get("failures", []):
         parts.append(f"<p class='missed'>Study {html.escape(failure['study'])} failed:</p>")
         parts.append(f"<pre>{html.escape(failure['error'])}</pre>")
@@ -186,7 +188,8 @@ def write_report(out_dir: Path, results: list[StudyResult], meta: dict) -> Path:
             markdown.append(_table_markdown(table))
         parts.append(f"<p class='note'>Figures: <a href='{result.name}.json'>{result.name}.json</a></p>")
     parts.append("</body></html>")
-    index = out_dir / "index.html"
+    index = out_dir / index_name
     index.write_text("\n".join(parts))
-    (out_dir / "report.md").write_text("\n".join(markdown))
+    (out_dir / ("report.md" if index_name == "index.html" else Path(index_name).with_suffix(".md").name)).write_text(
+        "\n".join(markdown))
     return index

@@ -303,12 +303,18 @@ def systems():
 # ---------------------------------------------------------------------------------------
 
 
-def measure_column(ctx, name, values, rng):
+def measure_column(ctx, name, values, rng, fractions=FRACTIONS, decode_repeat=5, take_repeat=3,
+                   chosen_systems=None):
+    """Size, encode speed, full decode and take of each fraction of rows (``fractions`` holds
+    0.01, the round-trip probe) for every system; the samples of each time are kept beside
+    the fastest (``decode_samples``, ``take_samples``)."""
     n = values.size
     out = {"values": n, "dtype": str(values.dtype), "systems": {}}
-    row_sets = {f: np.sort(rng.choice(n, max(1, int(n * f)), replace=False)) for f in FRACTIONS[:-1]}
-    row_sets[1.0] = np.arange(n)
-    for system in systems():
+    row_sets = {
+        f: np.arange(n) if f >= 1 else np.sort(rng.choice(n, max(1, int(n * f)), replace=False))
+        for f in fractions
+    }
+    for system in chosen_systems or systems():
         started = time.perf_counter()
         encoded = system.encode(values)
         encode_seconds = time.perf_counter() - started
@@ -324,14 +330,18 @@ def measure_column(ctx, name, values, rng):
         if not np.array_equal(np.asarray(system.take(encoded, probe)).view(np.uint8), values[probe].view(np.uint8)):
             raise AssertionError(f"{system.name} take differs on {name}")
         # Fastest of several runs: the machine is shared, and interference only adds time.
-        decode = min(ctx.time(lambda: system.decode(encoded), repeat=5, warmup=0,
-                              name=f"{name}/{system.name}/decode").samples)
-        takes = {
-            str(f): min(ctx.time(lambda rows=rows: system.take(encoded, rows), repeat=3, warmup=0,
-                                 name=f"{name}/{system.name}/take {f:g}").samples)
+        decode_samples = ctx.time(lambda: system.decode(encoded), repeat=decode_repeat, warmup=0,
+                                  name=f"{name}/{system.name}/decode").samples
+        take_samples = {
+            str(f): ctx.time(lambda rows=rows: system.take(encoded, rows), repeat=take_repeat, warmup=0,
+                             name=f"{name}/{system.name}/take {f:g}").samples
             for f, rows in row_sets.items()
         }
+        decode = min(decode_samples)
+        takes = {f: min(samples) for f, samples in take_samples.items()}
         record = {
+            "decode_samples": decode_samples,
+            "take_samples": take_samples,
             "bytes": system.size(encoded),
             "encode_mb_s": values.nbytes / encode_seconds / 1e6,
             "decode_ns_per_value": decode * 1e9 / n,
