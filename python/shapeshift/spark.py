@@ -126,7 +126,7 @@ def _arrow_schema(format: str, paths: list[str], yt_schema: str | None):
 
     # An empty stream decodes to an empty table of the schema's Arrow types.
     empty = b"" if format != "avro" else _read(paths[0])
-    return formats.to_arrow(empty, format, yt_schema).schema
+    return _without_dictionaries(formats.to_arrow(empty, format, yt_schema)).schema
 
 
 def _read(path: str) -> bytes:
@@ -223,7 +223,28 @@ class _Reader(DataSourceReader):
                 raise ValueError(f"shapeshift: {partition.path}: {error}") from None
             if isinstance(table, list):
                 raise ValueError(f"shapeshift: {partition.path}: holds {len(table)} tables; read one table per file")
-            yield from table.to_batches(max_chunksize=_BATCH_ROWS)
+            yield from _without_dictionaries(table).to_batches(max_chunksize=_BATCH_ROWS)
+
+
+def _plain_type(type):
+    """``type`` with dictionary encoding removed at every level: Spark's Arrow vectors do not
+    read dictionary-encoded columns (shapeshift's Arrow output keeps YT's dictionaries)."""
+    import pyarrow as pa
+
+    if pa.types.is_dictionary(type):
+        return _plain_type(type.value_type)
+    if pa.types.is_list(type) or pa.types.is_large_list(type):
+        return pa.list_(type.value_field.with_type(_plain_type(type.value_type)))
+    if pa.types.is_struct(type):
+        return pa.struct([f.with_type(_plain_type(f.type)) for f in type])
+    return type
+
+
+def _without_dictionaries(table):
+    import pyarrow as pa
+
+    schema = pa.schema([f.with_type(_plain_type(f.type)) for f in table.schema], metadata=table.schema.metadata)
+    return table if schema.equals(table.schema) else table.cast(schema)
 
 
 def _read_records(part: _Part) -> Iterator[Any]:

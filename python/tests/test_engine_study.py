@@ -38,7 +38,7 @@ def test_generated_table_is_seeded_and_has_the_study_schema(tmp_path):
 @pytest.mark.parametrize("engine", ["duckdb", "polars", "datafusion"])
 def test_workers_agree_on_both_queries(tmp_path, engine):
     pytest.importorskip(engine)
-    data.generate(tmp_path, 20_000, files=2)
+    data.generate(tmp_path / "parquet", 20_000, files=2)
     reference = _digests("duckdb", tmp_path)
     assert _digests(engine, tmp_path) == reference
 

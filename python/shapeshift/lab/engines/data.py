@@ -15,6 +15,12 @@ import numpy as np
 
 COLOURS = ("red", "orange", "yellow", "green", "blue", "indigo", "violet", "black")
 COLUMNS = ("object_id", "guid", "uni_id", "intercept_at", "day", "month", "colour")
+#: The table's YT schema, for copies in shapeshift's row formats.
+YT_SCHEMA = (
+    "[{name=object_id;type_v3=int64};{name=guid;type_v3=utf8};{name=uni_id;type_v3=int64};"
+    "{name=intercept_at;type_v3=timestamp64};{name=day;type_v3=int32};{name=month;type_v3=int32};"
+    "{name=colour;type_v3=utf8}]"
+)
 _HEX = np.frombuffer(b"0123456789abcdef", dtype=np.uint8)
 _START_2024_US = 1_704_067_200_000_000
 _YEAR_US = 366 * 86_400 * 1_000_000
@@ -73,6 +79,27 @@ def generate(directory: str | Path, rows: int, files: int = 8, seed: int = 2026)
         count = rows // files + (1 if i < rows % files else 0)
         pq.write_table(table(count, first, rng), path, compression="snappy", row_group_size=1 << 20)
         first += count
+    stamp.touch()
+    return paths
+
+
+def copy_as(parquet_paths: list[Path], format: str, directory: str | Path) -> list[Path]:
+    """The same rows, file for file, as YT table streams in ``format`` (shapeshift's codec,
+    from Arrow); reused while the Parquet files are unchanged."""
+    import pyarrow.parquet as pq
+
+    from shapeshift import formats
+
+    directory = Path(directory)
+    directory.mkdir(parents=True, exist_ok=True)
+    stamp = directory / (".complete-" + "-".join(f"{p.name}:{p.stat().st_mtime_ns}" for p in parquet_paths[:1]) + f"-{len(parquet_paths)}")
+    paths = [directory / (p.stem + "." + format) for p in parquet_paths]
+    if stamp.exists() and all(p.exists() for p in paths):
+        return paths
+    for stale in directory.glob("*"):
+        stale.unlink()
+    for source, target in zip(parquet_paths, paths):
+        target.write_bytes(formats.from_arrow(pq.read_table(source), format, YT_SCHEMA))
     stamp.touch()
     return paths
 

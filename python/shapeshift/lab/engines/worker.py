@@ -1,4 +1,5 @@
-"""One engine in its own process: ``python -m shapeshift.lab.engines.worker ENGINE DATA_DIR``.
+"""One engine in its own process: ``python -m shapeshift.lab.engines.worker ENGINE DATA_DIR``
+(``DATA_DIR/parquet`` holds the Parquet files, ``DATA_DIR/skiff`` their Skiff copies).
 
 The engine study starts one worker per engine and keeps it for the whole run (session start is
 reported apart, as in the study). Requests arrive as JSON lines on standard input and answers
@@ -31,7 +32,7 @@ from pathlib import Path
 
 HASH_SCALE = 1000
 COMET_PACKAGE = "org.apache.datafusion:comet-spark-spark4.1_2.13:1.2.0"
-ENGINES = ("spark", "comet", "datafusion", "duckdb", "polars", "shapeshift")
+ENGINES = ("spark", "comet", "spark-skiff", "datafusion", "duckdb", "polars", "shapeshift")
 
 Q1_SQL = (
     "SELECT day, month, colour, count(*) AS count FROM t "
@@ -110,7 +111,10 @@ class _PeakMemory:
 
 
 class SparkEngine:
-    def __init__(self, data_dir: str, comet: bool) -> None:
+    """Spark over the Parquet files, or (``source="skiff"``) over their Skiff copies in
+    ``DATA_DIR/skiff`` through shapeshift's Spark data source."""
+
+    def __init__(self, data_dir: str, comet: bool, source: str = "parquet") -> None:
         from pyspark.sql import SparkSession
 
         os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
@@ -136,7 +140,17 @@ class SparkEngine:
             )
         self.spark = builder.getOrCreate()
         self.spark.sparkContext.setLogLevel("ERROR")
-        self.table = self.spark.read.parquet(data_dir)
+        if source == "parquet":
+            self.table = self.spark.read.parquet(data_dir)
+        else:
+            from shapeshift import spark as shapeshift_spark
+            from shapeshift.lab.engines.data import YT_SCHEMA
+
+            shapeshift_spark.register(self.spark)
+            self.table = (
+                self.spark.read.format("shapeshift").option("format", source).option("schema", YT_SCHEMA)
+                .load(str(Path(data_dir).parent / source / f"*.{source}"))
+            )
 
     def frame(self, query: str):
         from pyspark.sql import functions as F
@@ -285,13 +299,16 @@ _HASHED = ("object_id", "guid", "uni_id", "intercept_at", "day", "month", "colou
 def open_engine(name: str, data_dir: str):
     if name in ("spark", "comet"):
         return SparkEngine(data_dir, comet=name == "comet")
+    if name == "spark-skiff":
+        return SparkEngine(data_dir, comet=False, source="skiff")
     if name == "shapeshift":
         return ShapeshiftEngine(data_dir)
     return ArrowSqlEngine(name, data_dir)
 
 
 def main(argv: list[str]) -> int:
-    name, data_dir = argv
+    name, root = argv
+    data_dir = str(Path(root) / "parquet")
     answers = os.fdopen(os.dup(1), "w", buffering=1)
     os.dup2(2, 1)  # whatever the engine prints goes to standard error
     sys.stdout = sys.stderr
