@@ -109,6 +109,32 @@ def test_streaming_equals_one_shot(fmt):
     assert list(formats.load(memoryview(one_shot), fmt, ALL_TYPES)) == ROWS
 
 
+@pytest.mark.parametrize("fmt", formats.FORMATS)
+def test_a_codec_gives_the_functions_bytes_and_rows_call_after_call(fmt):
+    codec = formats.codec(fmt, ALL_TYPES)
+    assert codec.format == fmt
+    one_shot = formats.dumps(ROWS, format=fmt, schema=ALL_TYPES)
+    for _ in range(3):  # nothing of one call is left in the next
+        data = codec.dumps(ROWS)
+        if fmt != "avro":  # an Avro container starts with a random sync marker
+            assert data == one_shot
+        assert codec.loads(data) == ROWS
+        assert codec.loads(one_shot) == ROWS
+    assert codec.loads(codec.dumps([])) == []
+    with pytest.raises(formats.FormatError) as raised:
+        codec.loads(one_shot[: len(one_shot) - 5])
+    assert fmt.startswith(raised.value.format)
+    with pytest.raises(formats.FormatError):
+        codec.dumps([{"i8": "not an int"}])
+
+
+def test_a_codec_refuses_an_unknown_format_and_a_bad_schema():
+    with pytest.raises(ValueError):
+        formats.codec("no-such-format", ALL_TYPES)
+    with pytest.raises(ValueError):
+        formats.codec("yson", [{"name": "a", "type_v3": "no-such-type"}])
+
+
 def test_decimals_are_written_from_text_and_read_as_binary():
     schema = [{"name": "dec", "type_v3": {"type_name": "decimal", "precision": 10, "scale": 2}}]
     data = formats.dumps([{"dec": decimal.Decimal("123.45")}, {"dec": "-1.00"}], "yson", schema)

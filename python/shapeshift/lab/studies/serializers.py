@@ -132,6 +132,25 @@ def measure_media(ctx: LabContext, chosen: list[Contender], datasets: list[str],
     return figures, refused
 
 
+def measure_setup(ctx: LabContext, trials: int, trial_s: float) -> dict:
+    """Where our per-message time goes: what a codec's ``dumps([])`` and ``loads`` of an empty
+    stream take (opening a sink or source for the schema, framing, headers) in each format."""
+    from shapeshift import formats
+
+    out = {}
+    for fmt in formats.FORMATS:
+        codec = formats.codec(fmt, media.YT_SCHEMA)
+        empty = codec.dumps([])
+        out[fmt] = {
+            "dumps": time_per_call(ctx, f"setup/{fmt}/dumps", codec.dumps, [], cap=ITERATIONS,
+                                   trials=trials, trial_s=trial_s),
+            "loads": time_per_call(ctx, f"setup/{fmt}/loads", codec.loads, empty, cap=ITERATIONS,
+                                   trials=trials, trial_s=trial_s),
+            "bytes": len(empty),
+        }
+    return out
+
+
 def ruby_data(elements: int = RUBY_ELEMENTS, seed: int = 2008) -> dict:
     """The Ruby experiment's two values: an array of ``elements`` ints and a hash of as many
     string keys to ints."""
@@ -208,6 +227,7 @@ def run(ctx: LabContext) -> StudyResult:
     chosen = contenders()
     ctx.progress(f"serializers: MediaContent media.1-4, {len(chosen)} contenders, {trials} trials")
     figures, refused = measure_media(ctx, chosen, list(media.DATASETS), trials, TRIAL_S * scale)
+    setup = measure_setup(ctx, trials, TRIAL_S * scale)
     ctx.progress("serializers: Ruby's experiment (10k array and hash, round trips)")
     ruby = measure_ruby(
         ctx, max(100, int(RUBY_ELEMENTS * scale)), RUBY_ROUND_TRIPS, max(3, round(RUBY_TRIALS * scale)),
@@ -215,4 +235,4 @@ def run(ctx: LabContext) -> StudyResult:
     )
     ctx.progress("serializers: configuration formats")
     configs = measure_config(ctx, trials, TRIAL_S * scale)
-    return analyze(ctx, figures, refused, ruby, configs)
+    return analyze(ctx, figures, refused, setup, ruby, configs)

@@ -55,23 +55,23 @@ OUR_FAMILIES = {
 
 def ours() -> list[Contender]:
     """``shapeshift.formats`` in every format of the registry: one row per MediaContent with the
-    table schema ``serializers_data.YT_SCHEMA``."""
+    table schema ``serializers_data.YT_SCHEMA``, through a codec made once (as the peers'
+    encoders, message classes and parsed schemas are)."""
     from shapeshift import formats
 
-    schema = media.YT_SCHEMA
     out = []
     for fmt in formats.FORMATS:
-        def serialize(row, fmt=fmt):
-            return formats.dumps([row], format=fmt, schema=schema)
+        codec = formats.codec(fmt, media.YT_SCHEMA)
 
-        def deserialize(data, fmt=fmt):
-            return formats.loads(data, format=fmt, schema=schema)
+        def serialize(row, dumps=codec.dumps):
+            return dumps([row])
 
         out.append(Contender(
             f"shapeshift {fmt}", OUR_FAMILIES.get(fmt, fmt), True, media.to_dict, serialize,
-            deserialize, lambda rows: media.shallow_from_dict(rows[0]),
+            codec.loads, lambda rows: media.shallow_from_dict(rows[0]),
             lambda rows: media.from_dict(rows[0]),
-            api=f"shapeshift.formats.dumps/loads(format={fmt!r}, schema=MediaContent table schema)",
+            api=f"shapeshift.formats.codec({fmt!r}, MediaContent table schema), made once: "
+            ".dumps([row]) / .loads(data)",
             checked=True, registry_format=fmt,
         ))
     return out
