@@ -414,7 +414,9 @@ pub(crate) fn signed_bounds(ty: &Type) -> (i64, i64) {
 /// [`signed_bounds`]).
 pub(crate) fn unsigned_bound(ty: &Type) -> u64 {
     static KNOWN: BoundsCache<u64> = BoundsCache::new();
-    KNOWN.get_or_find(ty, || bisect_u64(|v| check_value(&Value::Uint64(v), ty).is_ok()))
+    KNOWN.get_or_find(ty, || {
+        bisect_u64(|v| check_value(&Value::Uint64(v), ty).is_ok())
+    })
 }
 
 /// Bounds found per type, shared by every thread; at most [`BoundsCache::LIMIT`] types are
@@ -430,7 +432,9 @@ impl<B: Copy> BoundsCache<B> {
 
     fn lock(&self) -> std::sync::MutexGuard<'_, Option<std::collections::HashMap<Type, B>>> {
         // A panic elsewhere cannot leave a half-written entry: inserts are single calls.
-        self.0.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+        self.0
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
     fn get_or_find(&self, ty: &Type, find: impl FnOnce() -> B) -> B {
