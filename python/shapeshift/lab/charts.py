@@ -45,8 +45,8 @@ def scatter_panels(
     xlabel: str,
     highlight: set[str] = frozenset(),
 ) -> None:
-    """Side-by-side scatter plots, one per panel title, of labelled (x, y) points (y on a log
-    scale); labels in ``highlight`` are drawn in another colour."""
+    """Side-by-side scatter plots, one per panel title, of labelled (x, y) points (both axes
+    on a log scale); labels in ``highlight`` are drawn in another colour."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -60,6 +60,7 @@ def scatter_panels(
             ax.annotate(label, (x, y), fontsize=6, xytext=(3, 2), textcoords="offset points")
         ax.set_xlabel(xlabel)
         ax.set_ylabel(ylabel)
+        ax.set_xscale("log")
         ax.set_yscale("log")
         ax.grid(alpha=0.3)
     fig.suptitle(title)
