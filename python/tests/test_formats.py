@@ -135,6 +135,32 @@ def test_a_codec_refuses_an_unknown_format_and_a_bad_schema():
         formats.codec("yson", [{"name": "a", "type_v3": "no-such-type"}])
 
 
+def _column(type_v3):
+    return [{"name": "c", "type_v3": type_v3}]
+
+
+def test_composite_values_the_direct_walk_leaves_aside_still_read_or_fail_as_before():
+    ints = formats.dumps([{"c": [1, 1000]}], "yson", _column({"type_name": "list", "item": "int64"}))
+    with pytest.raises(formats.FormatError, match="c"):  # 1000 does not fit int8
+        formats.loads(ints, "yson", _column({"type_name": "list", "item": "int8"}))
+    raw = formats.dumps([{"c": [b"\xff"]}], "yson", _column({"type_name": "list", "item": "string"}))
+    with pytest.raises(formats.FormatError, match="UTF-8"):
+        formats.loads(raw, "yson", _column({"type_name": "list", "item": "utf8"}))
+    # A struct whose members come in another order, or with one left out, is read by name.
+    ba = {"type_name": "struct", "members": [{"name": "b", "type": "int64"},
+                                             {"name": "a", "type": {"type_name": "optional", "item": "utf8"}}]}
+    ab = {"type_name": "struct", "members": [{"name": "a", "type": {"type_name": "optional", "item": "utf8"}},
+                                             {"name": "b", "type": "int64"}]}
+    data = formats.dumps([{"c": [{"b": 1, "a": "x"}, {"b": 2, "a": None}]}], "yson",
+                         _column({"type_name": "list", "item": ba}))
+    assert formats.loads(data, "yson", _column({"type_name": "list", "item": ab})) == [
+        {"c": [{"a": "x", "b": 1}, {"a": None, "b": 2}]}
+    ]
+    # Unsigned values in a signed list, and the reverse, as the general path reads them.
+    unsigned = formats.dumps([{"c": [1, 2]}], "yson", _column({"type_name": "list", "item": "uint64"}))
+    assert formats.loads(unsigned, "yson", _column({"type_name": "list", "item": "int64"})) == [{"c": [1, 2]}]
+
+
 def test_decimals_are_written_from_text_and_read_as_binary():
     schema = [{"name": "dec", "type_v3": {"type_name": "decimal", "precision": 10, "scale": 2}}]
     data = formats.dumps([{"dec": decimal.Decimal("123.45")}, {"dec": "-1.00"}], "yson", schema)
