@@ -31,8 +31,8 @@ use shapeshift_formats::table::{
 };
 use shapeshift_formats::yson::{self, Event, PullParser, SliceSource, YsonFormat, YsonType};
 use shapeshift_types::{
-    decimal_text_to_binary, Node, NodeValue, PhysicalType, PrimitiveType, TableSchema, Type, Value,
-    ValueRef,
+    decimal_text_to_binary, signed_range, unsigned_max, Node, NodeValue, PhysicalType,
+    PrimitiveType, TableSchema, Type, Value, ValueRef,
 };
 
 use crate::skiff::{node_arg, node_to_py, py_bytes_arg, py_to_node, PyStream};
@@ -364,7 +364,8 @@ fn value_ref_to_py<'py>(
 /// A composite column's value straight from its binary YSON to Python objects, walked once
 /// guided by the type (no `Node` and `Value` trees in between). It covers what most schemas
 /// hold — lists, structs (named in member order, or positional), tuples, optionals of
-/// non-nullable types, integers, doubles, booleans, strings — and answers `None` for anything
+/// non-nullable types, integers and date/time types (in range), doubles, booleans, strings —
+/// and answers `None` for anything
 /// else or anything unexpected; the general path (`value_from_ref` then `typed_to_py`) then
 /// reads the value again and gives its result or its error.
 fn composite_to_py<'py>(
@@ -410,11 +411,11 @@ fn walk_yson<'py>(
         (_, Event::EndList) => return Ok(Walked::EndList),
         (_, Event::Entity) if optional => py.None().into_bound(py),
         (Type::Primitive(p), Event::Int64(v))
-            if signed_bounds_of(*p).is_some_and(|(lo, hi)| (lo..=hi).contains(&v)) =>
+            if signed_range(*p).is_some_and(|(lo, hi)| (lo..=hi).contains(&v)) =>
         {
             v.into_pyobject(py)?.into_any()
         }
-        (Type::Primitive(p), Event::Uint64(v)) if unsigned_max_of(*p).is_some_and(|hi| v <= hi) => {
+        (Type::Primitive(p), Event::Uint64(v)) if unsigned_max(*p).is_some_and(|hi| v <= hi) => {
             v.into_pyobject(py)?.into_any()
         }
         (Type::Primitive(P::Double), Event::Double(v)) => PyFloat::new(py, v).into_any(),
@@ -482,31 +483,6 @@ fn walk_yson<'py>(
         _ => return Ok(Walked::Other),
     };
     Ok(Walked::Value(object))
-}
-
-/// The range of a signed integer type's values (`None` for other types, which the walk
-/// leaves to the general path: date and time types among them).
-fn signed_bounds_of(p: PrimitiveType) -> Option<(i64, i64)> {
-    use PrimitiveType as P;
-    match p {
-        P::Int8 => Some((i8::MIN.into(), i8::MAX.into())),
-        P::Int16 => Some((i16::MIN.into(), i16::MAX.into())),
-        P::Int32 => Some((i32::MIN.into(), i32::MAX.into())),
-        P::Int64 => Some((i64::MIN, i64::MAX)),
-        _ => None,
-    }
-}
-
-/// The largest value of an unsigned integer type (`None` for other types).
-fn unsigned_max_of(p: PrimitiveType) -> Option<u64> {
-    use PrimitiveType as P;
-    match p {
-        P::Uint8 => Some(u8::MAX.into()),
-        P::Uint16 => Some(u16::MAX.into()),
-        P::Uint32 => Some(u32::MAX.into()),
-        P::Uint64 => Some(u64::MAX),
-        _ => None,
-    }
 }
 
 /// Keys of the row positions in a row dict (YT's control attributes as row fields).

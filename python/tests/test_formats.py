@@ -139,6 +139,31 @@ def _column(type_v3):
     return [{"name": "c", "type_v3": type_v3}]
 
 
+WALKED = [{"name": "c", "type_v3": {"type_name": "list", "item": {"type_name": "struct", "members": [
+    {"name": name, "type": ty} for name, ty in [
+        ("i8", "int8"), ("i64", "int64"), ("u16", "uint16"), ("u64", "uint64"), ("date", "date"),
+        ("interval", "interval"), ("timestamp64", "timestamp64"), ("d", "double"), ("b", "bool"),
+        ("s", "string"), ("u", "utf8"), ("j", "json"), ("o", {"type_name": "optional", "item": "int32"}),
+        ("t", {"type_name": "tuple", "elements": [{"type": "utf8"}, {"type": {"type_name": "list", "item": "int16"}}]}),
+        ("tag", {"type_name": "tagged", "tag": "x", "item": {"type_name": "list", "item": "double"}}),
+    ]
+]}}}]
+WALKED_ROWS = [{"c": [
+    {"i8": -128, "i64": -(1 << 63), "u16": 65535, "u64": (1 << 64) - 1, "date": 0, "interval": -5,
+     "timestamp64": -1, "d": -0.5, "b": True, "s": b"\x00\xff", "u": "\u1234", "j": "{}", "o": None,
+     "t": ("a", [-32768, 32767]), "tag": [1.5, float("inf")]},
+    {"i8": 127, "i64": 7, "u16": 0, "u64": 0, "date": 49672, "interval": 5, "timestamp64": 1,
+     "d": 0.0, "b": False, "s": b"", "u": "", "j": "[]", "o": -7, "t": ("", []), "tag": []},
+]}, {"c": []}]
+
+
+@pytest.mark.parametrize("fmt", formats.FORMATS)
+def test_composites_of_every_walked_type_read_back_in_every_format(fmt):
+    data = formats.dumps(WALKED_ROWS, fmt, WALKED)
+    assert formats.loads(data, fmt, WALKED) == WALKED_ROWS
+    assert formats.codec(fmt, WALKED).loads(data) == WALKED_ROWS
+
+
 def test_composite_values_the_direct_walk_leaves_aside_still_read_or_fail_as_before():
     ints = formats.dumps([{"c": [1, 1000]}], "yson", _column({"type_name": "list", "item": "int64"}))
     with pytest.raises(formats.FormatError, match="c"):  # 1000 does not fit int8
