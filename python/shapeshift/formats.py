@@ -37,11 +37,12 @@ _native_formats = _native.formats
 FormatError = _native_formats.FormatError
 Reader = _native_formats.Reader
 Writer = _native_formats.Writer
+Codec = _native_formats.Codec
 FORMATS: tuple[str, ...] = tuple(_native_formats.format_names())
 
 __all__ = [
-    "FORMATS", "FormatError", "Reader", "Writer",
-    "loads", "dumps", "load", "dump", "convert", "to_arrow", "from_arrow",
+    "FORMATS", "Codec", "FormatError", "Reader", "Writer",
+    "codec", "loads", "dumps", "load", "dump", "convert", "to_arrow", "from_arrow",
 ]
 
 
@@ -75,6 +76,13 @@ def _schema(schema: Any) -> Any:
 
         return _native_formats.arrow_stream_schemas(_arrow_ipc(pa.schema(schema)))
     return schema
+
+
+def codec(format: str, schema: Any, *, skiff_system_columns: bool = False) -> Codec:
+    """A :class:`Codec`: ``format`` and ``schema`` prepared once, with ``dumps(rows,
+    table_index=0)`` and ``loads(data)`` as the functions below, for many small calls (the
+    schema is not parsed again on each)."""
+    return Codec(format, _schema(schema), skiff_system_columns=skiff_system_columns)
 
 
 def loads(data: bytes, format: str, schema: Any, *, skiff_system_columns: bool = False) -> list[dict]:

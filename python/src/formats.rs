@@ -4,7 +4,9 @@
 //! `open_sink_with`), so a format added to `FormatKind::ALL` appears here with no edit. Each
 //! table's columns get a plan once: scalar columns (primitives and optionals of them) are
 //! built straight from the row's `ValueRef`s with the CPython constructors; composite columns
-//! go through `Value` and their type. Column-name strings are created once per reader/writer.
+//! are walked once from their binary YSON guided by the type (`composite.rs`), and go
+//! through `Value` only for the shapes that walk leaves aside. Column-name strings are created
+//! once per reader/writer.
 //!
 //! Python values (see docs/formats/python.md): ints, floats, bools, bytes for `string`
 //! (str for `utf8`/`json`), None for null, lists, dicts for structs, tuples for tuples,
@@ -17,6 +19,7 @@
 
 use std::collections::HashMap;
 use std::io::{BufReader, BufWriter, Cursor, Read};
+use std::rc::Rc;
 
 use pyo3::create_exception;
 use pyo3::exceptions::{PyTypeError, PyValueError};
@@ -32,6 +35,7 @@ use shapeshift_types::{
     ValueRef,
 };
 
+use crate::composite::composite_to_py;
 use crate::skiff::{node_arg, node_to_py, py_bytes_arg, py_to_node, PyStream};
 
 create_exception!(
@@ -155,10 +159,13 @@ struct Table {
     index: HashMap<String, usize>,
 }
 
-struct Tables(Vec<Table>);
+/// Every table of a schema argument, and the schemas as the registry takes them (kept once,
+/// so that opening a source or sink borrows them instead of cloning).
+struct Tables(Vec<Table>, Vec<TableSchema>);
 
 impl Tables {
     fn new(py: Python<'_>, schemas: Vec<TableSchema>) -> Tables {
+        let all = schemas.clone();
         Tables(
             schemas
                 .into_iter()
@@ -178,11 +185,12 @@ impl Tables {
                     schema,
                 })
                 .collect(),
+            all,
         )
     }
 
-    fn schemas(&self) -> Vec<TableSchema> {
-        self.0.iter().map(|t| t.schema.clone()).collect()
+    fn schemas(&self) -> &[TableSchema] {
+        &self.1
     }
 
     fn any_loose(&self) -> bool {
@@ -338,7 +346,15 @@ fn value_ref_to_py<'py>(
         ValueRef::Double(v) => PyFloat::new(py, v).into_any(),
         ValueRef::String(s) if plan == Plan::Text => text_or_bytes(py, s),
         ValueRef::String(s) => PyBytes::new(py, s).into_any(),
-        ValueRef::Composite(_) | ValueRef::Any(_) => {
+        ValueRef::Composite(bytes) => match composite_to_py(py, ty, bytes)? {
+            Some(object) => object,
+            None => {
+                let owned = value_from_ref(value, ty)
+                    .map_err(|e| PyValueError::new_err(format!("column value: {e}")))?;
+                typed_to_py(py, ty, &owned)?
+            }
+        },
+        ValueRef::Any(_) => {
             let owned = value_from_ref(value, ty)
                 .map_err(|e| PyValueError::new_err(format!("column value: {e}")))?;
             typed_to_py(py, ty, &owned)?
@@ -685,7 +701,7 @@ fn variant_pair<'py>(obj: &Bound<'py, PyAny>) -> PyResult<(Bound<'py, PyAny>, Bo
 /// A writer of rows of any format into any `Write`.
 struct RowWriter {
     kind: FormatKind,
-    tables: Tables,
+    tables: Rc<Tables>,
     sink: Box<dyn RowSink>,
     values: Vec<Value>,
     refs: OwnedRefs,
@@ -697,15 +713,16 @@ impl RowWriter {
     fn open(
         py: Python<'_>,
         kind: FormatKind,
-        schemas: Vec<TableSchema>,
+        tables: Rc<Tables>,
         output: Box<dyn std::io::Write>,
         options: &FormatOptions,
         default_table: usize,
     ) -> PyResult<RowWriter> {
-        let sink = open_sink_with(kind, &schemas, output, options).map_err(|e| raise(py, e))?;
+        let sink =
+            open_sink_with(kind, tables.schemas(), output, options).map_err(|e| raise(py, e))?;
         Ok(RowWriter {
             kind,
-            tables: Tables::new(py, schemas),
+            tables,
             sink,
             values: Vec::new(),
             refs: OwnedRefs::new(),
@@ -842,17 +859,32 @@ fn loads<'py>(
     schema: &Bound<'py, PyAny>,
     skiff_system_columns: bool,
 ) -> PyResult<Bound<'py, PyList>> {
-    let kind = kind_of(format)?;
-    let bytes = py_bytes_arg(data).ok_or_else(|| expected("bytes", data))?;
     let tables = Tables::new(py, schemas_arg(schema)?);
-    let mut source = open_source_with(
-        kind,
-        &tables.schemas(),
-        Box::new(Cursor::new(bytes)),
+    loads_with(
+        py,
+        data,
+        kind_of(format)?,
+        &tables,
         &options(skiff_system_columns),
     )
+}
+
+fn loads_with<'py>(
+    py: Python<'py>,
+    data: &Bound<'py, PyAny>,
+    kind: FormatKind,
+    tables: &Tables,
+    options: &FormatOptions,
+) -> PyResult<Bound<'py, PyList>> {
+    let bytes = py_bytes_arg(data).ok_or_else(|| expected("bytes", data))?;
+    let mut source = open_source_with(
+        kind,
+        tables.schemas(),
+        Box::new(Cursor::new(bytes)),
+        options,
+    )
     .map_err(|e| raise(py, e))?;
-    read_all(py, kind, &tables, source.as_mut())
+    read_all(py, kind, tables, source.as_mut())
 }
 
 /// Rows (an iterable of dicts) as bytes of `format`; `table_index` is the table of rows
@@ -867,14 +899,26 @@ fn dumps<'py>(
     table_index: usize,
     skiff_system_columns: bool,
 ) -> PyResult<Bound<'py, PyBytes>> {
-    let kind = kind_of(format)?;
+    let tables = Rc::new(Tables::new(py, schemas_arg(schema)?));
+    let options = options(skiff_system_columns);
+    dumps_with(py, rows, kind_of(format)?, tables, &options, table_index)
+}
+
+fn dumps_with<'py>(
+    py: Python<'py>,
+    rows: &Bound<'py, PyAny>,
+    kind: FormatKind,
+    tables: Rc<Tables>,
+    options: &FormatOptions,
+    table_index: usize,
+) -> PyResult<Bound<'py, PyBytes>> {
     let output = SharedOutput::default();
     let mut writer = RowWriter::open(
         py,
         kind,
-        schemas_arg(schema)?,
+        tables,
         Box::new(output.clone()),
-        &options(skiff_system_columns),
+        options,
         table_index,
     )?;
     writer.write_all(rows)?;
@@ -978,7 +1022,7 @@ impl PyReader {
         };
         let source = open_source_with(
             kind,
-            &tables.schemas(),
+            tables.schemas(),
             input,
             &options(skiff_system_columns),
         )
@@ -1059,7 +1103,7 @@ impl PyWriter {
         let writer = RowWriter::open(
             py,
             kind_of(format)?,
-            schemas_arg(schema)?,
+            Rc::new(Tables::new(py, schemas_arg(schema)?)),
             Box::new(output),
             &options(skiff_system_columns),
             table_index,
@@ -1122,6 +1166,64 @@ impl PyWriter {
     }
 }
 
+/// One format and schema, prepared once: `Codec(format, schema)` then `dumps(rows)` and
+/// `loads(data)` as the module's functions, without parsing the schema on every call (what a
+/// caller sending many small messages pays otherwise).
+#[pyclass(name = "Codec", module = "shapeshift._native.formats", unsendable)]
+struct PyCodec {
+    kind: FormatKind,
+    tables: Rc<Tables>,
+    options: FormatOptions,
+}
+
+#[pymethods]
+impl PyCodec {
+    #[new]
+    #[pyo3(signature = (format, schema, *, skiff_system_columns=false))]
+    fn new(
+        py: Python<'_>,
+        format: &str,
+        schema: &Bound<'_, PyAny>,
+        skiff_system_columns: bool,
+    ) -> PyResult<Self> {
+        Ok(PyCodec {
+            kind: kind_of(format)?,
+            tables: Rc::new(Tables::new(py, schemas_arg(schema)?)),
+            options: options(skiff_system_columns),
+        })
+    }
+
+    #[getter]
+    fn format(&self) -> &'static str {
+        self.kind.name()
+    }
+
+    #[pyo3(signature = (rows, *, table_index=0))]
+    fn dumps<'py>(
+        &self,
+        py: Python<'py>,
+        rows: &Bound<'py, PyAny>,
+        table_index: usize,
+    ) -> PyResult<Bound<'py, PyBytes>> {
+        dumps_with(
+            py,
+            rows,
+            self.kind,
+            self.tables.clone(),
+            &self.options,
+            table_index,
+        )
+    }
+
+    fn loads<'py>(
+        &self,
+        py: Python<'py>,
+        data: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyList>> {
+        loads_with(py, data, self.kind, &self.tables, &self.options)
+    }
+}
+
 pub fn register(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add_function(wrap_pyfunction!(loads, module)?)?;
     module.add_function(wrap_pyfunction!(dumps, module)?)?;
@@ -1130,6 +1232,7 @@ pub fn register(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add_function(wrap_pyfunction!(format_names, module)?)?;
     module.add_class::<PyReader>()?;
     module.add_class::<PyWriter>()?;
+    module.add_class::<PyCodec>()?;
     module.add("FormatError", module.py().get_type::<FormatError>())?;
     Ok(())
 }

@@ -4,6 +4,7 @@
 use pyo3::prelude::*;
 
 mod columns;
+mod composite;
 mod formats;
 mod records;
 mod skiff;

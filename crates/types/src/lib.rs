@@ -33,5 +33,7 @@ pub use logical_type::{Member, PhysicalType, PrimitiveType, Type};
 pub use node::{Bytes, Node, NodeValue};
 pub use schema_yson::SchemaForm;
 pub use table_schema::{ColumnSchema, SortOrder, TableSchema};
-pub use typed_value::{check_value, value_from_node, value_to_node, StructForm};
+pub use typed_value::{
+    check_value, signed_range, unsigned_max, value_from_node, value_to_node, StructForm,
+};
 pub use value::{Value, ValueRef};

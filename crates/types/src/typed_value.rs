@@ -63,8 +63,9 @@ const TIMESTAMP64_UPPER: i64 = DATETIME64_UPPER * 1_000_000;
 const TIMESTAMP64_LOWER: i64 = DATETIME64_LOWER * 1_000_000;
 const INTERVAL64_UPPER: i64 = TIMESTAMP64_UPPER - TIMESTAMP64_LOWER + 1;
 
-/// The inclusive range of a signed primitive (one held as `Value::Int64`).
-pub(crate) fn signed_range(p: PrimitiveType) -> Option<(i64, i64)> {
+/// The inclusive range of a signed primitive (one held as `Value::Int64`); `None` for the
+/// other primitives.
+pub fn signed_range(p: PrimitiveType) -> Option<(i64, i64)> {
     use PrimitiveType::*;
     Some(match p {
         Int8 => (i8::MIN.into(), i8::MAX.into()),
@@ -83,8 +84,9 @@ pub(crate) fn signed_range(p: PrimitiveType) -> Option<(i64, i64)> {
     })
 }
 
-/// The inclusive upper bound of an unsigned primitive (one held as `Value::Uint64`).
-pub(crate) fn unsigned_max(p: PrimitiveType) -> Option<u64> {
+/// The inclusive upper bound of an unsigned primitive (one held as `Value::Uint64`); `None`
+/// for the other primitives.
+pub fn unsigned_max(p: PrimitiveType) -> Option<u64> {
     use PrimitiveType::*;
     Some(match p {
         Uint8 => u8::MAX.into(),

@@ -36,3 +36,34 @@ def grouped_bars(
     fig.tight_layout()
     fig.savefig(path, format="svg")
     plt.close(fig)
+
+
+def scatter_panels(
+    path: Path,
+    title: str,
+    panels: dict[str, dict[str, tuple[float, float]]],
+    xlabel: str,
+    highlight: set[str] = frozenset(),
+) -> None:
+    """Side-by-side scatter plots, one per panel title, of labelled (x, y) points (both axes
+    on a log scale); labels in ``highlight`` are drawn in another colour."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(1, len(panels), figsize=(6.0 * len(panels), 5.0), squeeze=False)
+    for ax, (ylabel, points) in zip(axes[0], panels.items()):
+        for label, (x, y) in points.items():
+            colour = "tab:red" if label in highlight else "tab:blue"
+            ax.scatter([x], [y], color=colour, s=18)
+            ax.annotate(label, (x, y), fontsize=6, xytext=(3, 2), textcoords="offset points")
+        ax.set_xlabel(xlabel)
+        ax.set_ylabel(ylabel)
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        ax.grid(alpha=0.3)
+    fig.suptitle(title)
+    fig.tight_layout()
+    fig.savefig(path, format="svg")
+    plt.close(fig)

@@ -395,17 +395,60 @@ impl ScalarRule {
 ///
 /// The bounds are check_value's own, found by bisection, so a compiled check can never accept
 /// what the general check refuses, nor refuse what it accepts.
+/// Each type's bounds are bisected once per process and remembered: the bisection makes
+/// ~128 `check_value` calls whose refusals format error messages, which made opening a source
+/// or sink (once per `dumps`/`loads` call from Python) cost up to hundreds of microseconds.
 pub(crate) fn signed_bounds(ty: &Type) -> (i64, i64) {
-    let accepts = |value: Value| check_value(&value, ty).is_ok();
-    let hi = bisect_u64(|v| v <= i64::MAX as u64 && accepts(Value::Int64(v as i64)));
-    // `v as i64` of 2^63 is i64::MIN, its own negation.
-    let below = bisect_u64(|v| v <= 1 << 63 && accepts(Value::Int64((v as i64).wrapping_neg())));
-    ((below as i64).wrapping_neg(), hi as i64)
+    static KNOWN: BoundsCache<(i64, i64)> = BoundsCache::new();
+    KNOWN.get_or_find(ty, || {
+        let accepts = |value: Value| check_value(&value, ty).is_ok();
+        let hi = bisect_u64(|v| v <= i64::MAX as u64 && accepts(Value::Int64(v as i64)));
+        // `v as i64` of 2^63 is i64::MIN, its own negation.
+        let below =
+            bisect_u64(|v| v <= 1 << 63 && accepts(Value::Int64((v as i64).wrapping_neg())));
+        ((below as i64).wrapping_neg(), hi as i64)
+    })
 }
 
-/// The largest `Uint64` `check_value` accepts for `ty` (found as [`signed_bounds`]).
+/// The largest `Uint64` `check_value` accepts for `ty` (found and remembered as
+/// [`signed_bounds`]).
 pub(crate) fn unsigned_bound(ty: &Type) -> u64 {
-    bisect_u64(|v| check_value(&Value::Uint64(v), ty).is_ok())
+    static KNOWN: BoundsCache<u64> = BoundsCache::new();
+    KNOWN.get_or_find(ty, || {
+        bisect_u64(|v| check_value(&Value::Uint64(v), ty).is_ok())
+    })
+}
+
+/// Bounds found per type, shared by every thread; at most [`BoundsCache::LIMIT`] types are
+/// kept (beyond that they are found again each time), so hostile schemas cannot grow it.
+struct BoundsCache<B>(std::sync::Mutex<Option<std::collections::HashMap<Type, B>>>);
+
+impl<B: Copy> BoundsCache<B> {
+    const LIMIT: usize = 1024;
+
+    const fn new() -> Self {
+        BoundsCache(std::sync::Mutex::new(None))
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Option<std::collections::HashMap<Type, B>>> {
+        // A panic elsewhere cannot leave a half-written entry: inserts are single calls.
+        self.0
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    fn get_or_find(&self, ty: &Type, find: impl FnOnce() -> B) -> B {
+        if let Some(bounds) = self.lock().as_ref().and_then(|known| known.get(ty)) {
+            return *bounds;
+        }
+        let bounds = find();
+        let mut known = self.lock();
+        let known = known.get_or_insert_with(Default::default);
+        if known.len() < Self::LIMIT {
+            known.insert(ty.clone(), bounds);
+        }
+        bounds
+    }
 }
 
 /// The largest `v` with `fits(v)`, for a `fits` true at 0 and true on a prefix of `u64`.

@@ -1,0 +1,112 @@
+"""The serializers study: jvm-serializers' published media.1 sizes, round trips of every contender
+on media.1-4, the configuration texts, and the whole study at a tiny scale."""
+
+import zlib
+from pathlib import Path
+
+import pytest
+
+from shapeshift.lab.study import LabContext
+from shapeshift.lab.studies import serializers as study
+from shapeshift.lab.studies import serializers_config as config
+from shapeshift.lab.studies import serializers_data as media
+from shapeshift.lab.studies.serializers_contenders import contenders, published_schema_message, row_message
+from shapeshift.lab.studies.serializers_report import SIZE_CHECKS
+
+CONTENDERS = {c.name: c for c in contenders()}
+
+
+def _media1_encoded(name: str) -> bytes:
+    return published_schema_message(CONTENDERS[name], media.DATASETS["media.1"]())
+
+
+@pytest.mark.parametrize(
+    "fmt,name", [(fmt, name) for fmt, names in SIZE_CHECKS.items() for name in names if name in CONTENDERS]
+)
+def test_media1_sizes_equal_the_published_ones(fmt, name):
+    data = _media1_encoded(name)
+    assert (len(data), len(zlib.compress(data, 6))) == media.PUBLISHED_MEDIA1_SIZES[fmt]
+
+
+def test_every_published_format_is_checked_for_ours_and_a_peer():
+    for fmt, names in SIZE_CHECKS.items():
+        present = [n for n in names if n in CONTENDERS]
+        assert any(CONTENDERS[n].ours for n in present), fmt
+        assert any(not CONTENDERS[n].ours for n in present), fmt
+
+
+def test_our_thrift_and_protobuf_messages_equal_the_peers_bytes():
+    assert _media1_encoded("shapeshift thrift") == _media1_encoded("thrift binary (C)")
+    assert _media1_encoded("shapeshift thrift-compact") == _media1_encoded("thrift compact (C)")
+    assert _media1_encoded("shapeshift avro") == _media1_encoded("fastavro")
+    protobuf_peer = next(n for n in CONTENDERS if n.startswith("protobuf ("))
+    assert _media1_encoded("shapeshift protobuf-dynamic") == _media1_encoded(protobuf_peer)
+
+
+@pytest.mark.parametrize("dataset", list(media.DATASETS))
+@pytest.mark.parametrize("name", list(CONTENDERS))
+def test_every_contender_round_trips_every_value(name, dataset):
+    c = CONTENDERS[name]
+    ref = media.DATASETS[dataset]()
+    try:
+        data = c.serialize(c.forward(ref))
+    except Exception as error:
+        pytest.skip(f"{name} cannot carry MediaContent: {error}")
+    assert c.deep(c.deserialize(data)) == ref
+    assert c.shallow(c.deserialize(data)) == ref.media
+
+
+def test_our_protobuf_with_plain_int32_enums_leaves_the_zero_enums_out():
+    c = CONTENDERS["shapeshift protobuf-dynamic"]
+    plain = row_message(c, c.serialize(c.forward(media.DATASETS["media.1"]())))
+    assert len(plain) == media.PUBLISHED_MEDIA1_SIZES["protobuf"][0] - 4  # two (tag, 0) pairs
+
+
+def test_media2_differs_from_media1_everywhere_the_source_says():
+    one, two = media.DATASETS["media.1"](), media.DATASETS["media.2"]()
+    assert len(two.images) == 3 and two.media.title is None and two.media.bitrate is None
+    assert two.media.copyright.endswith("\U0001D11E") and two.media.player == media.Player.FLASH
+    assert one.media.copyright is None and one.media.persons == ["Bill Gates", "Steve Jobs"]
+
+
+def test_config_texts_hold_the_same_tree_in_every_format():
+    import json
+    import tomllib
+
+    import yaml
+
+    from shapeshift import yson
+
+    parsers = {fmt: parse for fmt, _, parse in config.parsers()}
+    for name, texts in config.documents().items():
+        tree = yaml.safe_load(texts["yaml"])
+        for fmt, text in texts.items():
+            assert parsers[fmt](text.encode()) is not None, (name, fmt)
+        assert json.loads(texts["json"]) == tree, name
+        assert yson.loads(texts["yson text"].encode()) == tree, name
+        assert tomllib.loads(texts["toml"]) == config._without_nulls(tree), name
+    xml_tree = config.xml_to_tree(config.CASSANDRA_06_XML)["Storage"]
+    assert xml_tree["Keyspaces"][0]["ColumnFamily"][3]["Name"] == "Super1"
+    assert xml_tree["Seeds"] == ["127.0.0.1"] and xml_tree["MemtableOperationsInMillions"] == 0.3
+    assert xml_tree["InitialToken"] is None and xml_tree["AutoBootstrap"] is False
+
+
+def test_study_runs_at_a_tiny_scale(tmp_path: Path):
+    ctx = LabContext(tmp_path, scale=0.01, quiet=True)
+    result = study.run(ctx)
+    assert result.name == "serializers"
+    figures = result.data["media"]
+    assert set(figures) == set(media.DATASETS)
+    for records in figures.values():
+        assert {"orjson", "protobuf (upb)", "shapeshift json", "fastavro"} <= set(records)
+        for record in records.values():
+            for column in study.COLUMNS:
+                assert 0 < record[column]["min"] <= record[column]["median"]
+            assert record["size"] > 0 and record["dfl"] > 0 and record["zstd"] > 0
+    assert all(check["equal"] for check in result.data["size_checks"])
+    assert {t.name.split(" faster")[0] for t in result.targets} >= {"Python shapeshift json", "Python shapeshift avro"}
+    assert set(result.data["ruby"]) == {"array", "hash"}
+    assert len(result.data["config"]) == 2
+    for chart in result.charts:
+        assert (tmp_path / chart).exists()
+    assert any("Ruby" in r for r in result.recommendations)
