@@ -101,7 +101,14 @@ pub struct ReadSource<R> {
     pin: Option<usize>,
     /// The size the buffer may grow to.
     max_size: usize,
+    /// The size asked for: the buffer starts at most `START_SIZE` and doubles towards this
+    /// once the input proves longer than the buffer, so a short input does not pay for
+    /// zeroing a large buffer (1 MiB per call was most of a one-row read).
+    preferred: usize,
 }
+
+/// The first buffer of a [`ReadSource`] asked for more.
+const START_SIZE: usize = 16 * 1024;
 
 impl<R: Read> ReadSource<R> {
     pub(crate) fn new(reader: R) -> ReadSource<R> {
@@ -114,13 +121,14 @@ impl<R: Read> ReadSource<R> {
         let initial = initial.max(1);
         ReadSource {
             reader,
-            buffer: vec![0; initial],
+            buffer: vec![0; initial.min(START_SIZE)],
             start: 0,
             end: 0,
             base: 0,
             exhausted: false,
             pin: None,
             max_size: max_size.max(initial),
+            preferred: initial,
         }
     }
 
@@ -242,6 +250,10 @@ impl<R: Read> Source for ReadSource<R> {
                 ));
             }
             let grown = self.buffer.len().saturating_mul(2).min(self.max_size);
+            self.buffer.resize(grown, 0);
+        } else if self.buffer.len() < self.preferred && self.base > 0 {
+            // The input outlasted a whole buffer: a stream, so grow towards the size asked for.
+            let grown = self.buffer.len().saturating_mul(2).min(self.preferred);
             self.buffer.resize(grown, 0);
         }
         self.read_more()
