@@ -6,8 +6,7 @@
 use std::sync::{Arc, Mutex, RwLock, TryLockError};
 
 use pyo3::exceptions::{
-    PyFileNotFoundError, PyIndexError, PyOSError, PyRuntimeError,
-    PyValueError,
+    PyFileNotFoundError, PyIndexError, PyOSError, PyRuntimeError, PyValueError,
 };
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;

@@ -552,7 +552,9 @@ impl Reader {
                         decoded_size,
                         Vec::new(),
                     )
-                    .map(|decoded| PreparedSimpleChunk::decoded(decoded.ends.clone(), decoded.into_values()))
+                    .map(|decoded| {
+                        PreparedSimpleChunk::decoded(decoded.ends.clone(), decoded.into_values())
+                    })
                 } else {
                     simple_chunk::prepare(
                         &raw.data,

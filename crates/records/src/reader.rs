@@ -404,7 +404,8 @@ impl Reader {
             .chunks
             .first()
             .map(|chunk| read_chunk(&self.map, chunk.offset));
-        let transposed = matches!(&first_chunk, Some(Ok(raw)) if raw.header.chunk_type == ChunkType::Transposed);
+        let transposed =
+            matches!(&first_chunk, Some(Ok(raw)) if raw.header.chunk_type == ChunkType::Transposed);
         let compression = match first_chunk {
             None => "none".to_string(),
             Some(raw) => match raw {
@@ -699,9 +700,14 @@ impl Reader {
         let raw = read_chunk(&self.map, entry.offset).map_err(|m| m.in_file(&self.path))?;
         self.check_entry(&raw.header, entry)?;
         if raw.header.chunk_type == ChunkType::Transposed {
-            let decoded =
-                transposed_chunk::decode(&raw.data, raw.data_offset, 1, out.len() as u64, Vec::new())
-                    .map_err(|m| m.in_file(&self.path))?;
+            let decoded = transposed_chunk::decode(
+                &raw.data,
+                raw.data_offset,
+                1,
+                out.len() as u64,
+                Vec::new(),
+            )
+            .map_err(|m| m.in_file(&self.path))?;
             out.copy_from_slice(&decoded.buffer[decoded.start..]);
             return Ok(());
         }

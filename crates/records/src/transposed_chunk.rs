@@ -143,7 +143,9 @@ fn decompressed(compression: u8, bytes: &[u8], offset: u64) -> Result<Cow<'_, [u
     if compression == 0 {
         Ok(Cow::Borrowed(bytes))
     } else {
-        decompress(compression, bytes, offset, None).map(Cow::Owned)
+        decompress(compression, bytes, offset, None)
+            .map(Cow::Owned)
+            .map_err(|e| error(e.offset, e.what))
     }
 }
 
@@ -156,7 +158,10 @@ struct HeaderCursor<'h> {
 
 impl HeaderCursor<'_> {
     fn fail(&self, what: impl std::fmt::Display) -> Malformed {
-        error(self.offset, format_args!("header byte {}: {what}", self.pos))
+        error(
+            self.offset,
+            format_args!("header byte {}: {what}", self.pos),
+        )
     }
 
     fn varint64(&mut self, what: &str) -> Result<u64, Malformed> {
@@ -286,7 +291,8 @@ fn parse(data: &[u8], offset: u64) -> Result<ParsedChunk<'_>, Malformed> {
             format_args!("unknown compression type byte 0x{compression:02x}"),
         ));
     }
-    let (header_len, prefix) = get_varint(&data[1..], offset + 1)?;
+    let (header_len, prefix) = get_varint(&data[1..], offset + 1)
+        .map_err(|e| error(e.offset, format_args!("header length: {}", e.what)))?;
     let header_start = 1 + prefix;
     if header_len > (data.len() - header_start) as u64 {
         return Err(error(
@@ -660,7 +666,9 @@ impl ParsedChunk<'_> {
                     dest[tag.len() + body.len()] = *last;
                 }
                 Action::Fixed(len) => {
-                    let value = self.buffers.take(node.buffer, len as usize, "a fixed field")?;
+                    let value = self
+                        .buffers
+                        .take(node.buffer, len as usize, "a fixed field")?;
                     let dest = out.prepend(tag.len() + value.len(), offset)?;
                     dest[..tag.len()].copy_from_slice(tag);
                     dest[tag.len()..].copy_from_slice(value);
@@ -714,8 +722,8 @@ impl ParsedChunk<'_> {
                     if node.action == Action::NonProto {
                         let lengths = self.nonproto_lengths.expect("set when a node is non-proto");
                         let lengths_offset = self.buffers.bucket_offset(lengths);
-                        let (len, len_len) = get_varint32(self.buffers.rest(lengths)?, 0)
-                            .map_err(|e| {
+                        let (len, len_len) =
+                            get_varint32(self.buffers.rest(lengths)?, 0).map_err(|e| {
                                 error(
                                     lengths_offset,
                                     format_args!("non-proto record length: {}", e.what),
@@ -813,3 +821,6 @@ impl ParsedChunk<'_> {
         })
     }
 }
+
+#[cfg(test)]
+mod tests;

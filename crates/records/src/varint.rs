@@ -77,7 +77,10 @@ mod tests {
             assert_eq!(get_varint(&out, 0).unwrap(), (value, out.len()));
         }
         assert!(get_varint(&[0x80], 0).is_err());
-        assert_eq!(get_varint32(&[0xff, 0xff, 0xff, 0xff, 0x0f], 0).unwrap(), (u32::MAX, 5));
+        assert_eq!(
+            get_varint32(&[0xff, 0xff, 0xff, 0xff, 0x0f], 0).unwrap(),
+            (u32::MAX, 5)
+        );
         assert!(get_varint32(&[0x80, 0x80, 0x80, 0x80, 0x10], 0).is_err());
         assert!(get_varint32(&[0x80, 0x80, 0x80, 0x80, 0x80, 0x00], 0).is_err());
         assert!(get_varint(&[0xff; 10], 0).is_err());

@@ -59,16 +59,28 @@ fn every_golden_file_is_transposed_and_reads_as_array_record_reads_it() {
         assert!(reader.info().transposed, "{name}: not a transposed file");
         assert_eq!(reader.num_records(), expected.len() as u64, "{name}");
         for (index, record) in expected.iter().enumerate() {
-            assert_eq!(&reader.read(index as u64).unwrap(), record, "{name}: read({index})");
+            assert_eq!(
+                &reader.read(index as u64).unwrap(),
+                record,
+                "{name}: read({index})"
+            );
         }
-        assert_eq!(reader.read_all().unwrap().to_vecs(), expected, "{name}: read_all");
+        assert_eq!(
+            reader.read_all().unwrap().to_vecs(),
+            expected,
+            "{name}: read_all"
+        );
         let (begin, end) = (3, expected.len() as u64 - 2);
         let range = reader.read_range(begin, end).unwrap().to_vecs();
         assert_eq!(range, expected[3..end as usize], "{name}: read_range");
         let indices = [expected.len() as u64 - 1, 0, 7, 7, 2];
         let batch = reader.read_batch(&indices).unwrap();
         for (position, &index) in indices.iter().enumerate() {
-            assert_eq!(batch.get(position), expected[index as usize], "{name}: batch");
+            assert_eq!(
+                batch.get(position),
+                expected[index as usize],
+                "{name}: batch"
+            );
         }
     }
 }
@@ -85,7 +97,10 @@ fn prepared_batches_and_read_into_give_the_same_records() {
         let mut outputs: Vec<&mut [u8]> = records.iter_mut().map(Vec::as_mut_slice).collect();
         prepared.fill(&mut outputs).unwrap();
         for (record, &index) in records.iter().zip(&indices) {
-            assert_eq!(record, &expected[index as usize], "{name}: prepared {index}");
+            assert_eq!(
+                record, &expected[index as usize],
+                "{name}: prepared {index}"
+            );
         }
         for (index, record) in expected.iter().enumerate() {
             let mut out = vec![0u8; record.len()];
@@ -105,7 +120,11 @@ fn sequential_reading_gives_every_record_in_order() {
         }
         assert_eq!(read, expected, "{name}: sequential");
         records.seek(5).unwrap();
-        assert_eq!(records.next_record().unwrap().unwrap(), expected[5], "{name}: seek");
+        assert_eq!(
+            records.next_record().unwrap().unwrap(),
+            expected[5],
+            "{name}: seek"
+        );
     }
 }
 
@@ -123,7 +142,10 @@ fn a_damaged_transposed_chunk_is_reported_with_its_place() {
     match reader.read(0) {
         Err(Error::Corrupt { offset, what, .. }) => {
             assert_eq!(offset, 64 + 40, "{what}");
-            assert!(what.contains("hash") && what.contains("chunk at byte 64"), "{what}");
+            assert!(
+                what.contains("hash") && what.contains("chunk at byte 64"),
+                "{what}"
+            );
         }
         other => panic!("expected a corrupt chunk, got {other:?}"),
     }
