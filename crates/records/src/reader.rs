@@ -893,16 +893,19 @@ fn decode_records(map: &[u8], offset: u64, what: &str) -> Result<Vec<Vec<u8>>, M
         DecodedValues::InData(range) => &raw.data[range.clone()],
         DecodedValues::Owned(values) => values,
     };
+    Ok(split_records(values, &decoded.ends))
+}
+
+/// Concatenated records cut at their end offsets, as vectors.
+pub(crate) fn split_records(values: &[u8], ends: &[u64]) -> Vec<Vec<u8>> {
     let mut start = 0usize;
-    Ok(decoded
-        .ends
-        .iter()
+    ends.iter()
         .map(|&end| {
             let record = values[start..end as usize].to_vec();
             start = end as usize;
             record
         })
-        .collect())
+        .collect()
 }
 
 fn read_postscript(map: &[u8], offset: u64) -> Result<u64, Malformed> {

@@ -5,7 +5,8 @@
 use proptest::prelude::*;
 
 use super::decode;
-use crate::reader::Reader;
+use crate::error::Malformed;
+use crate::reader::{split_records, Reader};
 use crate::varint::put_varint;
 
 /// An uncompressed transposed chunk from its decompressed parts.
@@ -22,39 +23,41 @@ fn chunk(header: &[u64], buckets: &[u8], transitions: &[u8]) -> Vec<u8> {
     data
 }
 
-/// Header of a machine with a varint field 1 (two-byte values, from buffer 0) that moves
-/// implicitly to a start of message, which moves back explicitly (by transition byte).
-/// Subtypes are bytes in the header; the one subtype here (1: two-byte varint) is written
-/// as a one-byte varint, which is the same byte.
-fn varint_machine_header(bucket_len: u64) -> Vec<u64> {
+/// A machine with a varint field 1 (two-byte values, from buffer 0) that moves implicitly
+/// to a start of message, which moves back explicitly (by transition byte). Its buffer holds
+/// 150 (0x96 0x01) and 256 (0x80 0x02) with the continuation bits stripped.
+fn varint_chunk(transitions: &[u8]) -> Vec<u8> {
     // buckets, buffers, bucket length, buffer length, nodes, tags, next nodes (node 0's
-    // next is implicit: 1 + size), subtypes, node 0's buffer index, first node.
-    vec![1, 1, bucket_len, bucket_len, 2, 8, 3, 1 + 2, 0, 1, 0, 0]
+    // next is implicit: 1 + size), the one subtype (1: a two-byte varint; subtypes are
+    // bytes, and this one is its own varint), node 0's buffer index, first node.
+    let header = [1, 1, 4, 4, 2, 8, 3, 1 + 2, 0, 1, 0, 0];
+    chunk(&header, &[0x16, 0x01, 0x00, 0x02], transitions)
 }
 
 fn records_of(decoded: &super::DecodedTransposedChunk) -> Vec<Vec<u8>> {
-    let values = &decoded.buffer[decoded.start..];
-    let mut start = 0;
-    decoded
-        .ends
-        .iter()
-        .map(|&end| {
-            let record = values[start..end as usize].to_vec();
-            start = end as usize;
-            record
-        })
-        .collect()
+    split_records(&decoded.buffer[decoded.start..], &decoded.ends)
+}
+
+/// Decodes `data` as a chunk of `records` records of `size` bytes, which must fail with an
+/// error naming the transposed chunk and containing `expected`; returns the error.
+fn decode_error(data: &[u8], records: u64, size: u64, expected: &str) -> Malformed {
+    let Err(error) = decode(data, 1000, records, size, Vec::new()) else {
+        panic!("{records} records of {size} bytes accepted, expected {expected:?}");
+    };
+    assert!(
+        error.what.starts_with("transposed chunk: "),
+        "{}",
+        error.what
+    );
+    assert!(error.what.contains(expected), "{}", error.what);
+    error
 }
 
 #[test]
 fn records_come_back_in_order_with_continuation_bits_restored() {
     // Values 150 (0x96 0x01) then 256 (0x80 0x02) in the buffer, continuation bits
     // stripped; the machine decodes the last record first, so buffer order is reversed.
-    let data = chunk(
-        &varint_machine_header(4),
-        &[0x16, 0x01, 0x00, 0x02],
-        &[0x00],
-    );
+    let data = varint_chunk(&[0x00]);
     let decoded = decode(&data, 1000, 2, 6, Vec::new()).unwrap();
     assert_eq!(
         records_of(&decoded),
@@ -65,80 +68,47 @@ fn records_come_back_in_order_with_continuation_bits_restored() {
 
 #[test]
 fn counts_and_sizes_that_disagree_with_the_header_are_errors() {
-    let data = chunk(
-        &varint_machine_header(4),
-        &[0x16, 0x01, 0x00, 0x02],
-        &[0x00],
+    let data = varint_chunk(&[0x00]);
+    decode_error(&data, 3, 6, "2 records decoded, 3 declared");
+    decode_error(&data, 1, 6, "more records than the 1 declared");
+    decode_error(
+        &data,
+        2,
+        7,
+        "the records fill 6 bytes, the chunk declares 7",
     );
-    for (records, size, expected) in [
-        (3, 6, "2 records decoded, 3 declared"),
-        (1, 6, "more records than the 1 declared"),
-        (2, 7, "the records fill 6 bytes, the chunk declares 7"),
-        (2, 5, "exceed the chunk's declared size of 5 bytes"),
-    ] {
-        let error = decode(&data, 1000, records, size, Vec::new())
-            .err()
-            .unwrap_or_else(|| panic!("{records} records of {size} bytes accepted"));
-        assert!(
-            error.what.starts_with("transposed chunk: "),
-            "{}",
-            error.what
-        );
-        assert!(error.what.contains(expected), "{}", error.what);
-    }
+    decode_error(&data, 2, 5, "exceed the chunk's declared size of 5 bytes");
 }
 
 #[test]
 fn a_buffer_that_runs_out_is_an_error_at_its_bucket() {
     // Two transitions ask for three values; the buffer holds two.
-    let data = chunk(
-        &varint_machine_header(4),
-        &[0x16, 0x01, 0x00, 0x02],
-        &[0x00, 0x00],
-    );
-    let error = decode(&data, 1000, 3, 9, Vec::new()).err().unwrap();
-    assert!(
-        error.what.contains("buffer 0 ends before a varint"),
-        "{}",
-        error.what
-    );
+    let data = varint_chunk(&[0x00, 0x00]);
+    let error = decode_error(&data, 3, 9, "buffer 0 ends before a varint");
     // The bucket starts after the compression byte, the header length and the header.
     assert_eq!(error.offset, 1000 + 2 + 12);
 }
 
 #[test]
-fn implicit_loops_are_refused_before_running() {
-    // Two no-op nodes whose implicit transitions lead to each other.
+fn hostile_state_machines_stop() {
+    // Two no-op nodes whose implicit transitions lead to each other: refused before running.
     let data = chunk(&[0, 0, 2, 0, 0, 1 + 2, 2, 0], &[], &[]);
-    let error = decode(&data, 0, 0, 0, Vec::new()).err().unwrap();
-    assert!(
-        error.what.contains("loop of implicit transitions"),
-        "{}",
-        error.what
-    );
-}
-
-#[test]
-fn endless_no_ops_stop() {
+    decode_error(&data, 0, 0, "loop of implicit transitions");
     // One no-op node looping on itself through transitions that each repeat it 3 times.
     let data = chunk(&[0, 0, 1, 0, 0, 0], &[], &[0x03; 1000]);
-    let error = decode(&data, 0, 0, 0, Vec::new()).err().unwrap();
-    assert!(
-        error.what.contains("no-op nodes in a row"),
-        "{}",
-        error.what
-    );
-}
-
-#[test]
-fn endless_submessage_ends_stop_at_the_declared_size() {
+    decode_error(&data, 0, 0, "no-op nodes in a row");
     // A submessage end (field 1, wire type 6) looping on itself.
     let data = chunk(&[0, 0, 1, 8 + 6, 0, 0], &[], &[0x03; 1000]);
-    let error = decode(&data, 0, 1, 40, Vec::new()).err().unwrap();
-    assert!(
-        error.what.contains("more submessages open"),
-        "{}",
-        error.what
+    decode_error(&data, 1, 40, "more submessages open");
+    // A submessage start with none open, then a jump past the last node.
+    let data = chunk(&[0, 0, 1, 2, 0, 0], &[], &[]);
+    decode_error(&data, 1, 40, "a submessage starts that was never ended");
+    let data = chunk(&[0, 0, 1, 0, 0, 0], &[], &[0x04]);
+    decode_error(
+        &data,
+        0,
+        0,
+        "transition to node 1, the state machine has 1 nodes",
     );
 }
 
@@ -149,19 +119,12 @@ fn huge_counts_are_refused_before_allocating() {
         vec![1, u64::from(u32::MAX)],
         vec![0, 0, u64::from(u32::MAX)],
     ] {
-        let data = chunk(&header, &[], &[]);
-        let error = decode(&data, 0, 1, 1, Vec::new()).err().unwrap();
-        assert!(error.what.contains("header bytes left"), "{}", error.what);
+        decode_error(&chunk(&header, &[], &[]), 1, 1, "header bytes left");
     }
     // A declared decoded size far beyond what the chunk produces allocates in proportion to
     // the chunk, then fails at the end.
-    let data = chunk(
-        &varint_machine_header(4),
-        &[0x16, 0x01, 0x00, 0x02],
-        &[0x00],
-    );
-    let error = decode(&data, 0, 2, 1 << 50, Vec::new()).err().unwrap();
-    assert!(error.what.contains("the chunk declares"), "{}", error.what);
+    let data = varint_chunk(&[0x00]);
+    decode_error(&data, 2, 1 << 50, "the chunk declares");
 }
 
 #[test]
