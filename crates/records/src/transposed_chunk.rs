@@ -150,27 +150,32 @@ impl ParsedChunk<'_> {
         let mut open: Vec<(u64, u32)> = Vec::new();
         let max_no_ops = 2 * self.nodes.len() + 2;
         let mut no_ops = 0usize;
+        let mut progress_at_no_op = 0u64;
         let (offset, transitions_offset) = (self.offset, self.transitions_offset);
 
         let mut node_index = self.first_node as usize;
         let mut pending = u8::from(self.nodes[node_index].implicit);
         let mut next_transition = 0usize;
         loop {
-            let node = self.nodes[node_index];
-            if node.action == Action::NoOp {
-                no_ops += 1;
-                if no_ops > max_no_ops {
-                    return Err(error(
-                        transitions_offset + next_transition as u64,
-                        format_args!("more than {max_no_ops} no-op nodes in a row"),
-                    ));
-                }
-            } else {
-                no_ops = 0;
-            }
+            let node = &self.nodes[node_index];
             let tag = &node.tag[..node.tag_len as usize];
             match node.action {
-                Action::NoOp => {}
+                Action::NoOp => {
+                    // Every other node makes progress (writes, starts a record, opens a
+                    // submessage); no-ops without progress are bounded.
+                    let progress = out.written() + record_starts.len() as u64 + open.len() as u64;
+                    if progress != progress_at_no_op {
+                        progress_at_no_op = progress;
+                        no_ops = 0;
+                    }
+                    no_ops += 1;
+                    if no_ops > max_no_ops {
+                        return Err(error(
+                            transitions_offset + next_transition as u64,
+                            format_args!("more than {max_no_ops} no-op nodes in a row"),
+                        ));
+                    }
+                }
                 Action::CopyTag => out.prepend(tag.len(), offset)?.copy_from_slice(tag),
                 Action::Varint(len) => {
                     let value = self.buffers.take(node.buffer, len as usize, "a varint")?;

@@ -157,36 +157,48 @@ pub(super) struct Buffers<'d> {
 
 impl Buffers<'_> {
     /// The unread bytes of buffer `index`.
+    #[inline]
     pub fn rest(&mut self, index: u32) -> Result<&[u8], Malformed> {
         let span = self.spans[index as usize];
-        let bucket = &mut self.buckets[span.bucket as usize];
-        if bucket.decoded.is_none() {
-            let decoded = decompressed(self.compression, bucket.compressed, bucket.offset)?;
-            // The buffer lengths were checked against the size the bucket declared, which
-            // decompression enforces; an uncompressed bucket is its own size.
-            debug_assert!(decoded.len() >= span.end);
-            bucket.decoded = Some(decoded);
-        }
-        let decoded = bucket.decoded.as_deref().expect("decoded above");
+        let decoded = self.decoded_bucket(span.bucket)?;
         Ok(&decoded[span.pos..span.end])
     }
 
+    /// The decoded bytes of bucket `index`, decompressed on first use.
+    #[inline]
+    fn decoded_bucket(&mut self, index: u32) -> Result<&[u8], Malformed> {
+        let bucket = &mut self.buckets[index as usize];
+        if bucket.decoded.is_none() {
+            // Buffer lengths were checked against the size the bucket declares, which
+            // decompression enforces (an uncompressed bucket is its own size).
+            let decoded = decompressed(self.compression, bucket.compressed, bucket.offset)?;
+            bucket.decoded = Some(decoded);
+        }
+        Ok(bucket.decoded.as_deref().expect("decoded above"))
+    }
+
     /// The next `len` bytes of buffer `index`; `what` names the field for errors.
+    #[inline]
     pub fn take(&mut self, index: u32, len: usize, what: &str) -> Result<&[u8], Malformed> {
-        let offset = self.bucket_offset(index);
-        let available = self.rest(index)?.len();
-        if len > available {
-            return Err(error(
-                offset,
-                format_args!(
-                    "buffer {index} ends before {what} ({len} bytes wanted, {available} left)"
-                ),
-            ));
+        let span = self.spans[index as usize];
+        if len > span.end - span.pos {
+            return Err(self.ends_before(index, len, what));
         }
         self.spans[index as usize].pos += len;
+        let decoded = self.decoded_bucket(span.bucket)?;
+        Ok(&decoded[span.pos..span.pos + len])
+    }
+
+    #[cold]
+    fn ends_before(&self, index: u32, len: usize, what: &str) -> Malformed {
         let span = self.spans[index as usize];
-        let decoded = self.buckets[span.bucket as usize].decoded.as_deref();
-        Ok(&decoded.expect("decoded by rest")[span.pos - len..span.pos])
+        error(
+            self.bucket_offset(index),
+            format_args!(
+                "buffer {index} ends before {what} ({len} bytes wanted, {} left)",
+                span.end - span.pos
+            ),
+        )
     }
 
     pub fn bucket_offset(&self, index: u32) -> u64 {
