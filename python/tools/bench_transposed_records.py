@@ -8,6 +8,7 @@ it: `read_all()`, random single reads (`read([i])` of shuffled indices) and a se
 machine load before and after (os.getloadavg), since shared machines skew such figures.
 
 Run: .venv/bin/python python/tools/bench_transposed_records.py [--records 20000] [--group-size 64]
+     [--compression zstd:3] [--kind proto|nonproto|mixed] [--reader-options max_parallelism:1]
 """
 
 import argparse
@@ -40,6 +41,7 @@ def main():
     parser.add_argument("--kind", default="proto", choices=["proto", "nonproto", "mixed"])
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--random-reads", type=int, default=2000)
+    parser.add_argument("--reader-options", default="", help="shapeshift's reader options, e.g. max_parallelism:1")
     args = parser.parse_args()
 
     records = generator.records_for(args.kind, random.Random(1), args.records)
@@ -50,8 +52,9 @@ def main():
         size = path.stat().st_size
         print(f"file: {args.records} {args.kind} records, {sum(map(len, records))} bytes, options {options}, "
               f"{size} bytes on disk")
+        print(f"shapeshift reader options: {args.reader_options!r}; array_record's defaults")
         print(f"load before: {os.getloadavg()}")
-        ours, theirs = Reader(str(path)), ArrayRecordReader(str(path))
+        ours, theirs = Reader(str(path), args.reader_options), ArrayRecordReader(str(path))
         assert ours.read_all() == theirs.read_all() == records
         indices = list(range(args.records))
         random.Random(2).shuffle(indices)
