@@ -124,6 +124,31 @@ impl BackwardBuffer {
     }
 }
 
+/// `dest.copy_from_slice(src)` for the few bytes of tags and fixed values, without the call
+/// to `memcpy` that a length unknown at compile time costs: two overlapping fixed copies.
+#[inline(always)]
+fn copy_short(dest: &mut [u8], src: &[u8]) {
+    let len = src.len();
+    assert_eq!(dest.len(), len);
+    if (4..=8).contains(&len) {
+        let head: [u8; 4] = src[..4].try_into().expect("4 bytes");
+        let tail: [u8; 4] = src[len - 4..].try_into().expect("4 bytes");
+        dest[..4].copy_from_slice(&head);
+        dest[len - 4..].copy_from_slice(&tail);
+    } else if (9..=16).contains(&len) {
+        let head: [u8; 8] = src[..8].try_into().expect("8 bytes");
+        let tail: [u8; 8] = src[len - 8..].try_into().expect("8 bytes");
+        dest[..8].copy_from_slice(&head);
+        dest[len - 8..].copy_from_slice(&tail);
+    } else if len < 4 {
+        for (d, &b) in dest.iter_mut().zip(src) {
+            *d = b;
+        }
+    } else {
+        dest.copy_from_slice(src);
+    }
+}
+
 /// Output preallocated beyond this many bytes per chunk data byte grows as it is written.
 const PREALLOCATED_RATIO: usize = 16;
 
@@ -176,11 +201,11 @@ impl ParsedChunk<'_> {
                         ));
                     }
                 }
-                Action::CopyTag => out.prepend(tag.len(), offset)?.copy_from_slice(tag),
+                Action::CopyTag => copy_short(out.prepend(tag.len(), offset)?, tag),
                 Action::Varint(len) => {
                     let value = self.buffers.take(node.buffer, len as usize, "a varint")?;
                     let dest = out.prepend(tag.len() + value.len(), offset)?;
-                    dest[..tag.len()].copy_from_slice(tag);
+                    copy_short(&mut dest[..tag.len()], tag);
                     let (last, body) = value.split_last().expect("at least one byte");
                     for (d, &b) in dest[tag.len()..].iter_mut().zip(body) {
                         *d = b | 0x80;
@@ -192,8 +217,8 @@ impl ParsedChunk<'_> {
                         .buffers
                         .take(node.buffer, len as usize, "a fixed field")?;
                     let dest = out.prepend(tag.len() + value.len(), offset)?;
-                    dest[..tag.len()].copy_from_slice(tag);
-                    dest[tag.len()..].copy_from_slice(value);
+                    copy_short(&mut dest[..tag.len()], tag);
+                    copy_short(&mut dest[tag.len()..], value);
                 }
                 Action::String => {
                     let bucket_offset = self.buffers.bucket_offset(node.buffer);
@@ -207,8 +232,8 @@ impl ParsedChunk<'_> {
                     let total = len_len + len as usize;
                     let value = self.buffers.take(node.buffer, total, "a string")?;
                     let dest = out.prepend(tag.len() + total, offset)?;
-                    dest[..tag.len()].copy_from_slice(tag);
-                    dest[tag.len()..].copy_from_slice(value);
+                    copy_short(&mut dest[..tag.len()], tag);
+                    copy_short(&mut dest[tag.len()..], value);
                 }
                 Action::SubmessageEnd => {
                     // Each open submessage still needs its tag and length written.
@@ -237,8 +262,8 @@ impl ParsedChunk<'_> {
                     let mut varint = [0u8; 10];
                     let len_len = encode_varint(u64::from(len), &mut varint);
                     let dest = out.prepend(tag.len() + len_len, offset)?;
-                    dest[..tag.len()].copy_from_slice(tag);
-                    dest[tag.len()..].copy_from_slice(&varint[..len_len]);
+                    copy_short(&mut dest[..tag.len()], tag);
+                    copy_short(&mut dest[tag.len()..], &varint[..len_len]);
                 }
                 Action::NonProto | Action::MessageStart => {
                     if node.action == Action::NonProto {

@@ -167,14 +167,24 @@ impl Buffers<'_> {
     /// The decoded bytes of bucket `index`, decompressed on first use.
     #[inline]
     fn decoded_bucket(&mut self, index: u32) -> Result<&[u8], Malformed> {
-        let bucket = &mut self.buckets[index as usize];
-        if bucket.decoded.is_none() {
-            // Buffer lengths were checked against the size the bucket declares, which
-            // decompression enforces (an uncompressed bucket is its own size).
-            let decoded = decompressed(self.compression, bucket.compressed, bucket.offset)?;
-            bucket.decoded = Some(decoded);
+        if self.buckets[index as usize].decoded.is_none() {
+            self.decompress_bucket(index)?;
         }
-        Ok(bucket.decoded.as_deref().expect("decoded above"))
+        let decoded = self.buckets[index as usize].decoded.as_deref();
+        Ok(decoded.expect("decompressed above"))
+    }
+
+    #[cold]
+    fn decompress_bucket(&mut self, index: u32) -> Result<(), Malformed> {
+        let bucket = &mut self.buckets[index as usize];
+        // Buffer lengths were checked against the size the bucket declares, which
+        // decompression enforces (an uncompressed bucket is its own size).
+        bucket.decoded = Some(decompressed(
+            self.compression,
+            bucket.compressed,
+            bucket.offset,
+        )?);
+        Ok(())
     }
 
     /// The next `len` bytes of buffer `index`; `what` names the field for errors.
