@@ -6,8 +6,7 @@
 use std::sync::{Arc, Mutex, RwLock, TryLockError};
 
 use pyo3::exceptions::{
-    PyFileNotFoundError, PyIndexError, PyNotImplementedError, PyOSError, PyRuntimeError,
-    PyValueError,
+    PyFileNotFoundError, PyIndexError, PyOSError, PyRuntimeError, PyValueError,
 };
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
@@ -57,8 +56,6 @@ fn to_py_error(error: Error) -> PyErr {
         }
         Error::Io { .. } => PyOSError::new_err(message),
         Error::State { .. } => PyRuntimeError::new_err(message),
-        // NotImplementedError is a RuntimeError, which array_record code catches.
-        Error::Unsupported { .. } => PyNotImplementedError::new_err(message),
         _ => PyRuntimeError::new_err(message),
     }
 }
@@ -485,6 +482,7 @@ impl PyReader {
         dict.set_item("compression", info.compression)?;
         dict.set_item("writer_options", info.writer_options)?;
         dict.set_item("decoded_size", info.decoded_size)?;
+        dict.set_item("transposed", info.transposed)?;
         dict.set_item("footer_offset", info.footer_offset)?;
         dict.set_item("zstd_dictionary_size", info.zstd_dictionary_size)?;
         Ok(dict)

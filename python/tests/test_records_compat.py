@@ -151,19 +151,3 @@ def test_default_options_are_array_records(tmp_path):
         writer.close()
     assert Reader(ours).writer_options_string() == ArrayRecordReader(theirs).writer_options_string()
     assert Reader(ours).writer_options_string().startswith("group_size:1,")
-
-
-def test_transposed_files_are_named_as_unsupported_not_corrupt(tmp_path):
-    # array_record writes Riegeli transposed chunks with transpose:true; shapeshift does not
-    # decode them yet and must say so (not call the file damaged).
-    path = str(tmp_path / "transposed.ar")
-    writer = ArrayRecordWriter(path, "transpose:true,group_size:4")
-    for index in range(10):
-        writer.write(b"record %d" % index)
-    writer.close()
-    reader = Reader(path)
-    assert reader.num_records() == 10
-    with pytest.raises(NotImplementedError, match="transposed chunk"):
-        reader.read_all()
-    with pytest.raises(RuntimeError):
-        reader.read([3])

@@ -98,6 +98,7 @@ fn info(file: PathBuf, json: bool, check: bool) -> Result<(), String> {
             "decoded_size": info.decoded_size,
             "footer_offset": info.footer_offset,
             "zstd_dictionary_size": info.zstd_dictionary_size,
+            "transposed": info.transposed,
             "chunks_verified": verified.as_ref().map(Result::is_ok),
         });
         println!("{value}");
@@ -111,6 +112,9 @@ fn info(file: PathBuf, json: bool, check: bool) -> Result<(), String> {
         None => println!("group size:      (chunks differ in size)"),
     }
     println!("compression:     {}", info.compression);
+    if info.transposed {
+        println!("chunk layout:    transposed (written with transpose:true)");
+    }
     println!("writer options:  {}", info.writer_options);
     println!("file size:       {} bytes", info.file_size);
     println!("records size:    {} bytes", info.decoded_size);

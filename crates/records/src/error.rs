@@ -21,14 +21,6 @@ pub enum Error {
         offset: u64,
         what: String,
     },
-    /// A valid file using a part of the format this reader does not implement (Riegeli's
-    /// transposed chunks).
-    #[error("{path}: at byte {offset}: {what}")]
-    Unsupported {
-        path: PathBuf,
-        offset: u64,
-        what: String,
-    },
     /// A record index past the end of the file.
     #[error("{path}: record index {index} is out of range (the file has {num_records} records)")]
     OutOfRange {

@@ -34,6 +34,7 @@ mod prepared;
 mod reader;
 mod sequential;
 mod simple_chunk;
+mod transposed_chunk;
 mod varint;
 mod writer;
 

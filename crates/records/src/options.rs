@@ -149,7 +149,7 @@ impl WriterOptions {
                     if boolean(text, key, value)? {
                         return Err(fail(
                             text,
-                            "transposed chunks are not implemented; use transpose:false",
+                            "shapeshift writes simple chunks only (it reads transposed chunks but does not write them); use transpose:false",
                         ));
                     }
                 }

@@ -23,10 +23,11 @@ use std::sync::Mutex;
 
 use rayon::prelude::*;
 
-use crate::block::{copy_logical, gather_logical, remaining_in_block};
+use crate::block::{copy_logical, gather_logical, remaining_in_block, ChunkType};
 use crate::error::{Error, Result};
 use crate::reader::Reader;
 use crate::simple_chunk::{self, PreparedSimpleChunk};
+use crate::transposed_chunk;
 
 /// Scratch buffers above this size are not kept by the thread after use.
 const KEPT_SCRATCH_BYTES: usize = 16 << 20;
@@ -543,13 +544,26 @@ impl Reader {
                 }
                 let raw = self.read_verified_chunk_in(chunk_index, Some(&mut gather))?;
                 let (num_records, decoded_size) = self.chunk_counts(chunk_index);
-                let simple = simple_chunk::prepare(
-                    &raw.data,
-                    raw.data_offset,
-                    num_records,
-                    decoded_size,
-                    self.dictionary(),
-                )
+                let simple = if raw.header.chunk_type == ChunkType::Transposed {
+                    transposed_chunk::decode(
+                        &raw.data,
+                        raw.data_offset,
+                        num_records,
+                        decoded_size,
+                        Vec::new(),
+                    )
+                    .map(|decoded| {
+                        PreparedSimpleChunk::decoded(decoded.ends.clone(), decoded.into_values())
+                    })
+                } else {
+                    simple_chunk::prepare(
+                        &raw.data,
+                        raw.data_offset,
+                        num_records,
+                        decoded_size,
+                        self.dictionary(),
+                    )
+                }
                 .map_err(|malformed| malformed.in_file(self.path()))?;
                 let (offset, size) = (raw.data_offset, raw.header.data_size);
                 drop(raw);

@@ -28,6 +28,7 @@ use crate::footer::{
 };
 use crate::options::ReaderOptions;
 use crate::simple_chunk::{self, DecodedValues};
+use crate::transposed_chunk;
 
 /// The first 64 bytes of every Riegeli file: block header and signature chunk.
 const SIGNATURE: [u8; 64] = [
@@ -224,6 +225,8 @@ pub struct FileInfo {
     pub footer_offset: u64,
     /// Size of the shared zstd dictionary (shapeshift extension), if any.
     pub zstd_dictionary_size: Option<u64>,
+    /// Whether the first data chunk is a transposed one (written with `transpose:true`).
+    pub transposed: bool,
 }
 
 /// An open ArrayRecord file. Reads take `&self` and may run from many threads at once.
@@ -397,9 +400,15 @@ impl Reader {
 
     /// Summary of the file for `records info`.
     pub fn info(&self) -> FileInfo {
-        let compression = match self.chunks.first() {
+        let first_chunk = self
+            .chunks
+            .first()
+            .map(|chunk| read_chunk(&self.map, chunk.offset));
+        let transposed =
+            matches!(&first_chunk, Some(Ok(raw)) if raw.header.chunk_type == ChunkType::Transposed);
+        let compression = match first_chunk {
             None => "none".to_string(),
-            Some(chunk) => match read_chunk(&self.map, chunk.offset) {
+            Some(raw) => match raw {
                 Ok(raw) => match raw.data.first() {
                     Some(0) => "uncompressed".into(),
                     Some(b'z') => "zstd".into(),
@@ -428,6 +437,7 @@ impl Reader {
             decoded_size: self.chunks.iter().map(|chunk| chunk.decoded_size).sum(),
             footer_offset: self.footer_offset,
             zstd_dictionary_size: self.dictionary.as_ref().map(|d| d.raw.len() as u64),
+            transposed,
         }
     }
 
@@ -480,6 +490,7 @@ impl Reader {
         // Data longer than the rest of its block has at least two bytes, inside the file
         // (checked by `locate_chunk`); the first is the compression byte.
         if header.data_size <= remaining_in_block(data_offset)
+            || header.chunk_type != ChunkType::Simple
             || self.map[data_offset as usize] != 0
         {
             return Ok(None);
@@ -546,6 +557,23 @@ impl Reader {
     fn decode_chunk(&self, chunk_index: usize) -> Result<Arc<DecodedChunk>> {
         let entry = self.chunks[chunk_index];
         let raw = self.read_verified_chunk(chunk_index)?;
+        if raw.header.chunk_type == ChunkType::Transposed {
+            let decoded = transposed_chunk::decode(
+                &raw.data,
+                raw.data_offset,
+                entry.num_records,
+                entry.decoded_size,
+                SPARE_BUFFERS.take(entry.decoded_size),
+            )
+            .map_err(|m| m.in_file(&self.path))?;
+            return Ok(Arc::new(DecodedChunk {
+                values: Values::Owned {
+                    buffer: decoded.buffer,
+                    start: decoded.start,
+                },
+                ends: decoded.ends,
+            }));
+        }
         let decoded = simple_chunk::decode(
             &raw.data,
             raw.data_offset,
@@ -580,20 +608,11 @@ impl Reader {
     }
 
     fn check_entry(&self, header: &crate::block::ChunkHeader, entry: ChunkEntry) -> Result<()> {
-        if header.chunk_type == ChunkType::Transposed {
-            return Err(Error::Unsupported {
-                path: self.path.clone(),
-                offset: entry.offset,
-                what: "a transposed chunk ('t', written with transpose:true): shapeshift reads \
-                       simple chunks ('r') only; the file itself is not damaged"
-                    .into(),
-            });
-        }
-        if header.chunk_type != ChunkType::Simple {
+        if header.chunk_type != ChunkType::Simple && header.chunk_type != ChunkType::Transposed {
             return Err(Malformed::new(
                 entry.offset,
                 format!(
-                    "expected a simple chunk ('r'), found chunk type 0x{:02x}",
+                    "expected a simple ('r') or transposed ('t') chunk, found chunk type 0x{:02x}",
                     header.chunk_type.byte()
                 ),
             )
@@ -680,6 +699,18 @@ impl Reader {
         }
         let raw = read_chunk(&self.map, entry.offset).map_err(|m| m.in_file(&self.path))?;
         self.check_entry(&raw.header, entry)?;
+        if raw.header.chunk_type == ChunkType::Transposed {
+            let decoded = transposed_chunk::decode(
+                &raw.data,
+                raw.data_offset,
+                1,
+                out.len() as u64,
+                Vec::new(),
+            )
+            .map_err(|m| m.in_file(&self.path))?;
+            out.copy_from_slice(&decoded.buffer[decoded.start..]);
+            return Ok(());
+        }
         simple_chunk::decode_single_into(
             &raw.data,
             raw.data_offset,
@@ -862,16 +893,19 @@ fn decode_records(map: &[u8], offset: u64, what: &str) -> Result<Vec<Vec<u8>>, M
         DecodedValues::InData(range) => &raw.data[range.clone()],
         DecodedValues::Owned(values) => values,
     };
+    Ok(split_records(values, &decoded.ends))
+}
+
+/// Concatenated records cut at their end offsets, as vectors.
+pub(crate) fn split_records(values: &[u8], ends: &[u64]) -> Vec<Vec<u8>> {
     let mut start = 0usize;
-    Ok(decoded
-        .ends
-        .iter()
+    ends.iter()
         .map(|&end| {
             let record = values[start..end as usize].to_vec();
             start = end as usize;
             record
         })
-        .collect())
+        .collect()
 }
 
 fn read_postscript(map: &[u8], offset: u64) -> Result<u64, Malformed> {

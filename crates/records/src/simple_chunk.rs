@@ -276,7 +276,8 @@ pub(crate) fn decode_single_into(
 
 /// A simple chunk whose record sizes are decoded and checked and whose values buffer is
 /// located but not yet decompressed: the first half of decoding, which tells a caller how
-/// large each record is before it allocates destinations for them.
+/// large each record is before it allocates destinations for them. (A transposed chunk is
+/// decoded whole instead, see [`PreparedSimpleChunk::decoded`].)
 pub(crate) struct PreparedSimpleChunk {
     /// End offset of every record in the decoded values.
     pub ends: Vec<u64>,
@@ -290,6 +291,18 @@ pub(crate) struct PreparedSimpleChunk {
 }
 
 impl PreparedSimpleChunk {
+    /// A chunk decoded whole while preparing (a transposed chunk, whose record sizes are
+    /// only known once its records are rebuilt): `values` are its records, concatenated.
+    pub fn decoded(ends: Vec<u64>, values: Vec<u8>) -> PreparedSimpleChunk {
+        PreparedSimpleChunk {
+            ends,
+            compression_byte: 0,
+            payload_start: 0,
+            payload_offset: 0,
+            predecoded: Some(values),
+        }
+    }
+
     /// The decoded values when no decompression is needed (uncompressed chunks, and brotli
     /// buffers decoded while preparing); `data` is the chunk data given to [`prepare`].
     pub fn values_in_place<'d>(&'d self, data: &'d [u8]) -> Option<&'d [u8]> {

@@ -2,12 +2,22 @@
 
 use crate::error::Malformed;
 
-pub(crate) fn put_varint(out: &mut Vec<u8>, mut value: u64) {
+pub(crate) fn put_varint(out: &mut Vec<u8>, value: u64) {
+    let mut bytes = [0u8; 10];
+    let len = encode_varint(value, &mut bytes);
+    out.extend_from_slice(&bytes[..len]);
+}
+
+/// Writes `value` as a varint at the start of `out`; returns its length.
+pub(crate) fn encode_varint(mut value: u64, out: &mut [u8; 10]) -> usize {
+    let mut len = 0;
     while value >= 0x80 {
-        out.push((value as u8) | 0x80);
+        out[len] = (value as u8) | 0x80;
         value >>= 7;
+        len += 1;
     }
-    out.push(value as u8);
+    out[len] = value as u8;
+    len + 1
 }
 
 #[cfg(test)]
@@ -44,6 +54,16 @@ pub(crate) fn get_varint(bytes: &[u8], base: u64) -> Result<(u64, usize), Malfor
     }
 }
 
+/// Decodes a varint32 (at most 5 bytes, at most `u32::MAX`) at the start of `bytes`, as
+/// Riegeli's transposed chunks store tags, indices and lengths.
+pub(crate) fn get_varint32(bytes: &[u8], base: u64) -> Result<(u32, usize), Malformed> {
+    let (value, len) = get_varint(bytes, base)?;
+    match u32::try_from(value) {
+        Ok(value) if len <= 5 => Ok((value, len)),
+        _ => Err(Malformed::new(base, "varint32 exceeds 32 bits")),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -57,6 +77,12 @@ mod tests {
             assert_eq!(get_varint(&out, 0).unwrap(), (value, out.len()));
         }
         assert!(get_varint(&[0x80], 0).is_err());
+        assert_eq!(
+            get_varint32(&[0xff, 0xff, 0xff, 0xff, 0x0f], 0).unwrap(),
+            (u32::MAX, 5)
+        );
+        assert!(get_varint32(&[0x80, 0x80, 0x80, 0x80, 0x10], 0).is_err());
+        assert!(get_varint32(&[0x80, 0x80, 0x80, 0x80, 0x80, 0x00], 0).is_err());
         assert!(get_varint(&[0xff; 10], 0).is_err());
     }
 }
