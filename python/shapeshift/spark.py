@@ -24,8 +24,7 @@ to the column files' block size). Bad files fail the read with the file and shap
 message (format, byte offset, row).
 
 Spark's Python data sources run in Python workers, so this costs what any Python source costs
-(Arrow batches cross into the JVM); it is for users whose data outgrew one machine, not a
-replacement for the native engine (``shapeshift sql``).
+(Arrow batches cross into the JVM); it is for users whose data outgrew one machine.
 """
 
 from __future__ import annotations

@@ -32,7 +32,7 @@ from pathlib import Path
 
 HASH_SCALE = 1000
 COMET_PACKAGE = "org.apache.datafusion:comet-spark-spark4.1_2.13:1.2.0"
-ENGINES = ("spark", "comet", "spark-skiff", "datafusion", "duckdb", "polars", "shapeshift")
+ENGINES = ("spark", "comet", "spark-skiff", "datafusion", "duckdb", "polars")
 
 Q1_SQL = (
     "SELECT day, month, colour, count(*) AS count FROM t "
@@ -268,31 +268,6 @@ class ArrowSqlEngine:
         return ""
 
 
-class ShapeshiftEngine:
-    """shapeshift's own query path (``shapeshift.sql``, DataFusion in Rust) over the files."""
-
-    def __init__(self, data_dir: str) -> None:
-        import shapeshift
-
-        if not hasattr(shapeshift, "sql"):
-            raise RuntimeError("this build of shapeshift has no query engine (shapeshift.sql)")
-        self.sql = shapeshift.sql
-        self.tables = {"t": str(Path(data_dir) / "*.parquet")}
-
-    def result(self, query: str):
-        return self.sql(Q1_SQL if query == "q1" else Q2_SQL, tables=self.tables)
-
-    def sink(self, query: str, kind: str, out: str) -> None:
-        table = self.result(query)
-        if kind == "parquet":
-            import pyarrow.parquet as pq
-
-            pq.write_table(table, out)
-
-    def plan(self, query: str) -> str:
-        return ""
-
-
 _HASHED = ("object_id", "guid", "uni_id", "intercept_at", "day", "month", "colour")
 
 
@@ -301,8 +276,6 @@ def open_engine(name: str, data_dir: str):
         return SparkEngine(data_dir, comet=name == "comet")
     if name == "spark-skiff":
         return SparkEngine(data_dir, comet=False, source="skiff")
-    if name == "shapeshift":
-        return ShapeshiftEngine(data_dir)
     return ArrowSqlEngine(name, data_dir)
 
 

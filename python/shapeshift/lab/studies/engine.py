@@ -4,7 +4,7 @@ engine in its own long-lived process, rounds interleaved, results checked equal 
 Data: the study's seven columns (``engines.data``), seeded, as Snappy Parquet files; rows scale
 with ``--scale`` (``ENGINE_ROWS`` sets the base, 3M). Engines: Spark local[2], Spark + the Comet
 plugin (off-heap memory, Comet shuffle; its plan is checked for Comet operators), DataFusion,
-DuckDB and Polars from pip, and shapeshift's own engine when the build has one. Each round runs
+DuckDB and Polars from pip, and Spark over Skiff copies through shapeshift's Spark source. Each round runs
 Q1 and Q2 into the noop sink on every engine, in an order rotated per round; after the rounds,
 each query once into a Parquet file. Session start is reported apart.
 """
@@ -32,7 +32,6 @@ ENGINE_NAMES = {
     "datafusion": "DataFusion (pip)",
     "duckdb": "DuckDB",
     "polars": "Polars",
-    "shapeshift": "shapeshift sql",
 }
 QUERIES = ("q1", "q2")
 ROUNDS = 3
@@ -227,11 +226,6 @@ def _report(ctx, rows, files, data_bytes, workers, skipped, samples, parquet_sin
             )
             targets.append(Target(f"{query.upper()}: Spark + Comet vs Spark (study's claim {claim:g}x)",
                                   geometric_mean(ratio), claim, "x", ci=interval))
-    if "shapeshift" in workers and "spark" in workers:
-        for query, goal in (("q1", 10.0), ("q2", 3.0)):
-            ratio = vs_spark("shapeshift", query)
-            targets.append(Target(f"{query.upper()}: shapeshift vs vanilla Spark", geometric_mean(ratio), goal, "x",
-                                  ci=ratio_interval(ratio)))
     fastest = {q: min(engines, key=lambda n: summarize(wall[(n, q)]).median) for q in QUERIES}
     recommendations = [
         f"{query.upper()}: fastest here is {ENGINE_NAMES[fastest[query]]} "
