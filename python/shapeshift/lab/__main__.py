@@ -14,7 +14,7 @@ import time
 import traceback
 from pathlib import Path
 
-from shapeshift.lab.machine_load import LoadProbe, describe, fingerprint, summarize_loads
+from shapeshift.lab.machine_load import LoadProbe, describe, fingerprint, own_cpu_seconds, summarize_loads
 from shapeshift.lab.report import summary_lines, write_report
 from shapeshift.lab.study import LabContext
 from shapeshift.lab.studies import STUDIES
@@ -46,7 +46,7 @@ def run_studies(argv: list[str] | None = None) -> int:
         ctx.progress(f"study {index}/{len(chosen)}: {module.TITLE}")
         # Re-runs of unranked comparisons get a budget in proportion to the study's work.
         ctx.begin_study(rerun_budget_s=getattr(module, "RERUN_BUDGET_S", 0.0) * args.scale)
-        probe = LoadProbe()
+        probe = LoadProbe(own_cpu=lambda: own_cpu_seconds() + ctx.unreaped_cpu_s)
         try:
             result = module.run(ctx)
         except Exception:  # a failed study is reported, and the others still run

@@ -266,10 +266,14 @@ class LabContext:
         self.rerun_budget_s = 0.0
         self.rerun_spent_s = 0.0
         self.bar = None  # the open tqdm bar, if any
+        # CPU seconds of processes a study ran but this process will not reap (an engine's
+        # JVM under a worker): the runner counts them as ours, not as other processes' load.
+        self.unreaped_cpu_s = 0.0
 
     def begin_study(self, rerun_budget_s: float = 0.0) -> None:
         """Fresh measurements, loads and re-run budget for the next study."""
         self.measurements, self.loads = {}, []
+        self.unreaped_cpu_s = 0.0
         self.rerun_budget_s, self.rerun_spent_s = rerun_budget_s, 0.0
 
     def rows(self, base: int, minimum: int = 1) -> int:

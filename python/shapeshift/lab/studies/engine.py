@@ -63,13 +63,15 @@ class Worker:
         self.process.stdin.flush()
         return self._answer()
 
-    def cpu_seconds(self) -> float:
+    def cpu_seconds(self, descendants_only: bool = False) -> float:
+        """CPU seconds of the worker and its descendants (Spark's JVM), or of the descendants
+        alone (those this process never reaps)."""
         import psutil
 
         try:
             me = psutil.Process(self.process.pid)
             total = 0.0
-            for process in [me, *me.children(recursive=True)]:
+            for process in ([] if descendants_only else [me]) + me.children(recursive=True):
                 times = process.cpu_times()
                 total += times.user + times.system
             return total
@@ -168,6 +170,8 @@ def run(ctx) -> StudyResult:
                         parquet_sink[(name, query)] = answer["wall_s"]
     finally:
         for worker in workers.values():
+            # The worker is reaped here (its CPU then counts as ours); its JVM is not.
+            ctx.unreaped_cpu_s += worker.cpu_seconds(descendants_only=True)
             worker.close()
 
     return _report(ctx, rows, len(paths), data_bytes, workers, skipped, samples, parquet_sink, comet_native, started)
