@@ -9,8 +9,8 @@ column's hash is seeded with the previous one (nulls leave it unchanged). Per ty
 * string: ``hashUnsafeBytes`` — 4-byte little-endian blocks, then *each remaining byte mixed
   as a whole block* (sign-extended), a quirk of Spark's that differs from reference Murmur3.
 
-Vectorised over a column; strings must be of one length per call (the study's guids), or are
-hashed per distinct value (``hash_strings`` does this for the colours).
+Vectorised over a column; strings of one length per call (``hash_fixed_bytes``);
+``data._hash_strings`` feeds it an Arrow string column, one call per distinct length.
 """
 
 from __future__ import annotations
@@ -78,19 +78,6 @@ def hash_fixed_bytes(matrix: np.ndarray, seed: np.ndarray) -> np.ndarray:
             byte = matrix[:, i].astype(np.int8).astype(np.int32).view(np.uint32)
             h1 = _mix_h1(h1, _mix_k1(byte))
         return _fmix(h1, length)
-
-
-def hash_strings(values: list[bytes] | np.ndarray, seed: np.ndarray) -> np.ndarray:
-    """``hashUnsafeBytes`` of byte strings of any lengths, grouped by length."""
-    values = np.asarray(values, dtype=object)
-    lengths = np.fromiter((len(v) for v in values), dtype=np.int64, count=len(values))
-    out = np.empty(len(values), dtype=np.uint32)
-    for length in np.unique(lengths):
-        rows = np.flatnonzero(lengths == length)
-        joined = b"".join(values[rows])
-        matrix = np.frombuffer(joined, dtype=np.uint8).reshape(len(rows), int(length))
-        out[rows] = hash_fixed_bytes(matrix, seed[rows])
-    return out
 
 
 def seed_for(rows: int) -> np.ndarray:

@@ -51,23 +51,24 @@ def canonical_digest(table) -> tuple[str, int]:
     return hashlib.sha256(json.dumps(rows).encode()).hexdigest()[:16], len(rows)
 
 
-class _TreeCpu:
-    """CPU seconds and peak resident memory of this process and its children (Spark's JVM)."""
+class ProcessTree:
+    """CPU seconds and resident memory of a process and its descendants (Spark's JVM)."""
 
-    def __init__(self) -> None:
+    def __init__(self, pid: int | None = None) -> None:
         import psutil
 
-        self.me = psutil.Process()
+        self.root = psutil.Process(pid)
 
-    def processes(self):
+    def processes(self, descendants_only: bool = False):
         try:
-            return [self.me, *self.me.children(recursive=True)]
+            children = self.root.children(recursive=True)
         except Exception:
-            return [self.me]
+            children = []
+        return children if descendants_only else [self.root, *children]
 
-    def cpu(self) -> float:
+    def cpu(self, descendants_only: bool = False) -> float:
         total = 0.0
-        for process in self.processes():
+        for process in self.processes(descendants_only):
             try:
                 times = process.cpu_times()
                 total += times.user + times.system
@@ -88,7 +89,7 @@ class _TreeCpu:
 class _PeakMemory:
     """Samples the tree's resident memory every 20 ms while a query runs."""
 
-    def __init__(self, tree: _TreeCpu) -> None:
+    def __init__(self, tree: ProcessTree) -> None:
         self.tree, self.peak, self._stop = tree, tree.rss(), threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True)
 
@@ -127,7 +128,8 @@ class SparkEngine:
             .config("spark.sql.shuffle.partitions", "2")
         )
         if comet:
-            cache = Path(os.environ.get("SHAPESHIFT_CACHE", Path.cwd() / ".cache")) / "ivy"
+            # Spark refuses a relative ivy directory.
+            cache = Path(os.environ.get("SHAPESHIFT_CACHE", Path.cwd() / ".cache")).resolve() / "ivy"
             builder = (
                 builder.config("spark.jars.packages", COMET_PACKAGE)
                 .config("spark.jars.ivy", str(cache))
@@ -285,7 +287,7 @@ def main(argv: list[str]) -> int:
     answers = os.fdopen(os.dup(1), "w", buffering=1)
     os.dup2(2, 1)  # whatever the engine prints goes to standard error
     sys.stdout = sys.stderr
-    tree = _TreeCpu()
+    tree = ProcessTree()
     started = time.perf_counter()
     try:
         engine = open_engine(name, data_dir)

@@ -66,16 +66,11 @@ class Worker:
     def cpu_seconds(self, descendants_only: bool = False) -> float:
         """CPU seconds of the worker and its descendants (Spark's JVM), or of the descendants
         alone (those this process never reaps)."""
-        import psutil
+        from shapeshift.lab.engines.worker import ProcessTree
 
         try:
-            me = psutil.Process(self.process.pid)
-            total = 0.0
-            for process in ([] if descendants_only else [me]) + me.children(recursive=True):
-                times = process.cpu_times()
-                total += times.user + times.system
-            return total
-        except Exception:
+            return ProcessTree(self.process.pid).cpu(descendants_only)
+        except Exception:  # the worker has exited
             return 0.0
 
     def close(self) -> None:
