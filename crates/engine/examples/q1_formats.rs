@@ -128,12 +128,16 @@ fn main() {
             let (_, batches) = engine.query(Q1).expect("Q1 runs");
             let seconds = start.elapsed().as_secs_f64();
             if round == 0 {
-                answers[i] =
+                // Q1 sorts by (month, day) only: colours within a day come in any order.
+                let text =
                     shapeshift_engine::datafusion::arrow::util::pretty::pretty_format_batches(
                         &batches,
                     )
                     .expect("format")
                     .to_string();
+                let mut lines: Vec<&str> = text.lines().collect();
+                lines.sort_unstable();
+                answers[i] = lines.join("\n");
             } else {
                 times[i].push(seconds);
             }
