@@ -2,7 +2,7 @@
 //! in Parquet and in our Skiff and Arrow streams, through the engine: medians of a few
 //! interleaved runs and the ratio of each format to Parquet, printed as JSON lines.
 //!
-//! `cargo run --release -p shapeshift-engine --example q1_formats -- ROWS FILES RUNS`
+//! `cargo bench -p shapeshift-engine --bench q1_formats -- ROWS FILES RUNS`
 //! (defaults 3000000 4 5). The files go to a temporary directory.
 
 use std::fs::File;
@@ -88,6 +88,8 @@ fn median(mut values: Vec<f64>) -> f64 {
 fn main() {
     let args: Vec<u64> = std::env::args()
         .skip(1)
+        // `cargo bench` adds `--bench`.
+        .filter(|a| !a.starts_with("--"))
         .map(|a| a.parse().expect("ROWS FILES RUNS are numbers"))
         .collect();
     let total = args.first().copied().unwrap_or(3_000_000);
