@@ -9,6 +9,7 @@ mod document_command;
 mod generate_command;
 mod job_command;
 mod records_command;
+mod sql_command;
 mod table_rows;
 
 #[derive(Parser)]
@@ -43,6 +44,9 @@ enum Command {
     Bench(bench_command::BenchCommand),
     /// Write a seeded table of the format study to standard output.
     Generate(generate_command::GenerateArgs),
+    /// Run SQL over files in any format shapeshift reads (Parquet, Arrow, CSV, JSON lines,
+    /// YT tables in every row format, ArrayRecord files); print or write the result.
+    Sql(sql_command::SqlArgs),
     /// Run one map job of the format study (input on stdin, output on stdout).
     Job(job_command::JobArgs),
 }
@@ -65,6 +69,7 @@ fn main() {
         Command::Bench(command) => bench_command::run(command),
         Command::Generate(args) => generate_command::run(args),
         Command::Job(args) => job_command::run(args),
+        Command::Sql(args) => sql_command::run(args),
     };
     if let Err(message) = result {
         eprintln!("shapeshift: {message}");

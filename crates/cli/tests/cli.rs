@@ -676,3 +676,104 @@ fn advise_hands_its_arguments_to_the_python_advisor() {
         "{stdout}"
     );
 }
+
+/// `shapeshift sql` over a Skiff table (schema file) and a YSON table of the same rows: a
+/// join printed as a table, the result written to Parquet and read back, and clear errors.
+#[test]
+fn sql_queries_tables_in_our_formats() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let schema = dir.path().join("people.yson");
+    std::fs::write(
+        &schema,
+        "[{name=id; type_v3=int64}; {name=colour; type_v3=utf8}; \
+         {name=score; type_v3={type_name=optional; item=double}}]",
+    )
+    .unwrap();
+    let rows = b"{id=1;colour=red;score=2.5};\n{id=2;colour=blue;score=#};\n{id=3;colour=red;score=4.0};\n";
+    let skiff = dir.path().join("people.skiff");
+    std::fs::write(
+        &skiff,
+        ok(
+            &[
+                "convert",
+                "--schema",
+                schema.to_str().unwrap(),
+                "--from",
+                "yson-text",
+                "--to",
+                "skiff",
+            ],
+            rows,
+        ),
+    )
+    .unwrap();
+    let yson = dir.path().join("people.bin");
+    std::fs::write(&yson, rows).unwrap();
+    let table =
+        |name: &str, path: &Path, format: &str| format!("{name}={}{format}", path.display());
+    let schema_arg = |name: &str| format!("{name}={}", schema.display());
+    let query =
+        "SELECT p.colour, count(*) AS n, sum(q.score) AS total FROM p JOIN q ON p.id = q.id \
+                 GROUP BY p.colour ORDER BY p.colour";
+    // The join of p (Skiff) with q, both with the schema file, and any further arguments.
+    let join = |q: &str, more: &[&str]| {
+        let (p, schema_p, schema_q) = (table("p", &skiff, ""), schema_arg("p"), schema_arg("q"));
+        let mut args = vec!["sql", query, "--table", &p, "--table", q];
+        args.extend(["--schema", &schema_p, "--schema", &schema_q]);
+        args.extend(more);
+        ok(&args, b"")
+    };
+    let printed = String::from_utf8(join(&table("q", &yson, ":yson-text"), &[])).unwrap();
+    assert!(printed.contains("| blue   | 1 |       |"), "{printed}");
+    assert!(printed.contains("| red    | 2 | 6.5   |"), "{printed}");
+
+    let out = dir.path().join("result.parquet");
+    join(&table("q", &skiff, ""), &["--out", out.to_str().unwrap()]);
+    let back = String::from_utf8(ok(
+        &["sql", "SELECT * FROM r", "--table", &table("r", &out, "")],
+        b"",
+    ))
+    .unwrap();
+    assert!(back.contains("| red    | 2 | 6.5   |"), "{back}");
+
+    let fails = |args: &[&str], wanted: &str| {
+        let output = run(args, b"");
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(
+            !output.status.success() && stderr.contains(wanted),
+            "{args:?}: {stderr}"
+        );
+    };
+    fails(
+        &["sql", "SELECT 1", "--table", "x=/nonexistent/file.parquet"],
+        "table x: /nonexistent/file.parquet",
+    );
+    fails(
+        &["sql", "SELEC * FROM p", "--table", &table("p", &out, "")],
+        "SELEC",
+    );
+    fails(
+        &["sql", "SELECT * FROM p", "--table", &table("p", &skiff, "")],
+        "skiff does not describe its rows",
+    );
+    fails(
+        &[
+            "sql",
+            "SELECT * FROM p",
+            "--table",
+            &table("p", &skiff, ":nope"),
+        ],
+        "unknown format 'nope'",
+    );
+    fails(
+        &[
+            "sql",
+            "SELECT * FROM p",
+            "--table",
+            &table("p", &out, ""),
+            "--out",
+            dir.path().join("x.unknown").to_str().unwrap(),
+        ],
+        "--to",
+    );
+}

@@ -154,7 +154,7 @@ fn leaf(p: PrimitiveType, array: &dyn Array) -> Option<Leaf> {
 /// Offsets of `len` values that end within `items` (Arrow's offsets are non-negative and
 /// ascending by construction).
 fn offsets_fit(offsets: &OffsetBuffer<i32>, len: usize, items: usize) -> bool {
-    offsets.len() == len + 1 && (offsets.last() as usize) <= items
+    offsets.len() == len + 1 && offsets.last().is_some_and(|&last| last as usize <= items)
 }
 
 fn is_variant(ty: &Type) -> bool {

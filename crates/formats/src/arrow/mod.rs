@@ -212,7 +212,7 @@ pub fn stream_tables(bytes: &[u8]) -> Result<Vec<(usize, TableSchema)>, FormatEr
             })?;
         at += body;
         if let Some(schema) = message.header_as_schema() {
-            let schema = guarded(|| arrow_ipc::convert::try_fb_to_schema(schema))
+            let schema = guarded(|| Ok(arrow_ipc::convert::fb_to_schema(schema)))
                 .map_err(|e| fail(start, e.to_string()))?;
             let table_index = match schema.metadata().get(TABLE_INDEX_KEY) {
                 None => 0,

@@ -24,10 +24,12 @@ use super::{
 
 mod builders;
 mod reader;
+mod row_batches;
 mod views;
 mod writer;
 
 pub use reader::BatchReader;
+pub use row_batches::RowBatchBuilder;
 pub use writer::BatchWriter;
 
 /// A record batch of `rows` (schema order), with [`arrow_schema`]'s schema.

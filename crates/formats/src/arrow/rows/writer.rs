@@ -16,6 +16,7 @@ use super::super::{
     arrow_schema, error, DEFAULT_BATCH_ROWS, KEY_SWITCH, RANGE_INDEX, ROW_INDEX, TABLE_INDEX_KEY,
 };
 use super::builders::ColumnBuilder;
+use super::row_batches::RowBatchBuilder;
 use super::{build_columns, Layout};
 use crate::arrow::columns;
 
@@ -35,12 +36,10 @@ pub struct BatchWriter {
     output: Option<Box<dyn Write>>,
     segment: Option<Segment>,
     batch_rows: usize,
-    /// The table the builders are for.
+    /// The table the builder is for.
     pending_table: usize,
-    /// One builder per column of `pending_table`, reused from batch to batch.
-    builders: Vec<ColumnBuilder>,
-    /// Rows in the builders.
-    pending_rows: usize,
+    /// The rows of `pending_table` not yet written, reused from batch to batch.
+    pending: Option<RowBatchBuilder>,
     /// Positions of the rows in the builders, kept only once one of them has a row index,
     /// range index or key switch (empty while every row has none, so a row of a plain
     /// table costs no 48-byte store).
@@ -57,8 +56,7 @@ impl BatchWriter {
             segment: None,
             batch_rows: DEFAULT_BATCH_ROWS,
             pending_table: usize::MAX,
-            builders: Vec::new(),
-            pending_rows: 0,
+            pending: None,
             positions: Vec::new(),
             rows: 0,
             finished: false,
@@ -89,13 +87,13 @@ impl BatchWriter {
             )
         })?;
         let capacity = self.batch_rows.min(DEFAULT_BATCH_ROWS);
-        self.builders = table
-            .columns
-            .iter()
-            .map(|c| ColumnBuilder::new(&c.ty, capacity))
-            .collect();
+        self.pending = Some(RowBatchBuilder::new(table, capacity));
         self.pending_table = table_index;
         Ok(())
+    }
+
+    fn pending_rows(&self) -> usize {
+        self.pending.as_ref().map_or(0, RowBatchBuilder::len)
     }
 
     /// Appends one row through `append(builder, column)`, all or nothing.
@@ -103,33 +101,22 @@ impl BatchWriter {
         &mut self,
         position: &RowPosition,
         width: usize,
-        mut append: impl FnMut(&mut ColumnBuilder, usize) -> Result<(), String>,
+        append: impl FnMut(&mut ColumnBuilder, usize) -> Result<(), String>,
     ) -> Result<(), FormatError> {
         self.switch_builders(position.table_index)?;
-        if width != self.builders.len() {
-            return Err(self.fail(format!(
-                "row has {width} values, the schema {} columns",
-                self.builders.len()
-            )));
-        }
-        let before = self.pending_rows;
-        for c in 0..width {
-            if let Err(message) = append(&mut self.builders[c], c) {
-                for builder in &mut self.builders[..=c] {
-                    builder.truncate(before);
-                }
-                let name = &self.schemas[self.pending_table].columns[c].name;
-                return Err(self.fail(format!("column {name:?}: {message}")));
-            }
+        let Some(pending) = self.pending.as_mut() else {
+            unreachable!("switch_builders made the builder")
+        };
+        if let Err(message) = pending.append_with(width, append) {
+            return Err(self.fail(message));
         }
         if position.row_index.is_some() || position.range_index.is_some() || position.key_switch {
             self.keep_position(position);
         } else if !self.positions.is_empty() {
             self.positions.push(*position);
         }
-        self.pending_rows += 1;
         self.rows += 1;
-        if self.pending_rows >= self.batch_rows {
+        if self.pending_rows() >= self.batch_rows {
             self.flush_pending()?;
         }
         Ok(())
@@ -144,30 +131,18 @@ impl BatchWriter {
                 table_index: position.table_index,
                 ..RowPosition::default()
             };
-            self.positions.resize(self.pending_rows, plain);
+            self.positions.resize(self.pending_rows(), plain);
         }
         self.positions.push(*position);
     }
 
     fn flush_pending(&mut self) -> Result<(), FormatError> {
-        if self.pending_rows == 0 {
+        let rows = self.pending_rows();
+        let Some(pending) = self.pending.as_mut().filter(|_| rows > 0) else {
             return Ok(());
-        }
-        let mut arrays = Vec::with_capacity(self.builders.len());
-        for (builder, column) in self
-            .builders
-            .iter_mut()
-            .zip(&self.schemas[self.pending_table].columns)
-        {
-            debug_assert_eq!(builder.len(), self.pending_rows);
-            arrays.push(
-                builder
-                    .cut()
-                    .map_err(|e| error(None, None, format!("column {:?}: {e}", column.name)))?,
-            );
-        }
+        };
+        let arrays = pending.cut_columns()?;
         let positions = std::mem::take(&mut self.positions);
-        let rows = std::mem::take(&mut self.pending_rows);
         self.write_arrays(self.pending_table, arrays, rows, &positions)?;
         self.positions = positions;
         self.positions.clear();

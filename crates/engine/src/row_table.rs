@@ -1,0 +1,290 @@
+//! YT tables in our row formats, and ArrayRecord files, as DataFusion tables: one partition
+//! per file, decoded on a blocking thread into record batches of the table's Arrow schema
+//! (the formats crate's mapping, `arrow_schema`).
+//!
+//! Projection: Arrow streams keep only the projected columns of each decoded batch (the
+//! others are never copied or converted); the other row formats decode whole rows and
+//! build Arrow arrays of the projected columns only ([`RowBatchBuilder::projected`]).
+
+use std::fmt;
+use std::fs::File;
+use std::io::BufReader;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use datafusion::arrow::array::{ArrayRef, BinaryArray, RecordBatch, UInt64Array};
+use datafusion::arrow::compute::cast;
+use datafusion::arrow::datatypes::{DataType, Field, Schema, SchemaRef};
+use datafusion::catalog::{Session, TableProvider};
+use datafusion::common::{DataFusionError, Result};
+use datafusion::datasource::TableType;
+use datafusion::execution::{SendableRecordBatchStream, TaskContext};
+use datafusion::logical_expr::Expr;
+use datafusion::physical_plan::stream::RecordBatchReceiverStreamBuilder;
+use datafusion::physical_plan::streaming::{PartitionStream, StreamingTableExec};
+use datafusion::physical_plan::ExecutionPlan;
+use shapeshift_formats::arrow::rows::{BatchReader, RowBatchBuilder};
+use shapeshift_formats::arrow::{arrow_schema, DEFAULT_BATCH_ROWS};
+use shapeshift_formats::registry::{open_source, FormatKind};
+use shapeshift_types::TableSchema;
+
+/// What the files of a [`FileTable`] hold.
+#[derive(Clone, Debug)]
+pub(crate) enum FileContent {
+    /// Rows of table 0 of a YT table stream in `kind`.
+    Rows {
+        kind: FormatKind,
+        table: TableSchema,
+    },
+    /// ArrayRecord records.
+    Records,
+}
+
+/// A table over files read by our own readers.
+#[derive(Debug)]
+pub(crate) struct FileTable {
+    files: Vec<PathBuf>,
+    content: FileContent,
+    schema: SchemaRef,
+}
+
+/// The columns of an ArrayRecord table.
+pub const RECORD_INDEX_COLUMN: &str = "index";
+pub const RECORD_COLUMN: &str = "record";
+
+impl FileTable {
+    pub(crate) fn new(files: Vec<PathBuf>, content: FileContent) -> FileTable {
+        let schema = match &content {
+            FileContent::Rows { table, .. } => Arc::new(arrow_schema(table)),
+            FileContent::Records => Arc::new(Schema::new(vec![
+                Field::new(RECORD_INDEX_COLUMN, DataType::UInt64, false),
+                Field::new(RECORD_COLUMN, DataType::Binary, false),
+            ])),
+        };
+        FileTable {
+            files,
+            content,
+            schema,
+        }
+    }
+}
+
+#[async_trait]
+impl TableProvider for FileTable {
+    fn schema(&self) -> SchemaRef {
+        self.schema.clone()
+    }
+
+    fn table_type(&self) -> TableType {
+        TableType::Base
+    }
+
+    async fn scan(
+        &self,
+        _state: &dyn Session,
+        projection: Option<&Vec<usize>>,
+        _filters: &[Expr],
+        limit: Option<usize>,
+    ) -> Result<Arc<dyn ExecutionPlan>> {
+        let projection: Vec<usize> = match projection {
+            Some(p) => p.clone(),
+            None => (0..self.schema.fields().len()).collect(),
+        };
+        let schema = Arc::new(self.schema.project(&projection)?);
+        let partitions: Vec<Arc<dyn PartitionStream>> = self
+            .files
+            .iter()
+            .map(|path| {
+                Arc::new(FilePartition {
+                    path: path.clone(),
+                    content: self.content.clone(),
+                    projection: projection.clone(),
+                    schema: schema.clone(),
+                }) as Arc<dyn PartitionStream>
+            })
+            .collect();
+        Ok(Arc::new(StreamingTableExec::try_new(
+            schema,
+            partitions,
+            None,
+            Vec::new(),
+            false,
+            limit,
+        )?))
+    }
+}
+
+/// One file of a [`FileTable`], with the columns the query reads.
+struct FilePartition {
+    path: PathBuf,
+    content: FileContent,
+    projection: Vec<usize>,
+    schema: SchemaRef,
+}
+
+impl fmt::Debug for FilePartition {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "FilePartition({})", self.path.display())
+    }
+}
+
+impl PartitionStream for FilePartition {
+    fn schema(&self) -> &SchemaRef {
+        &self.schema
+    }
+
+    fn execute(&self, _ctx: Arc<TaskContext>) -> SendableRecordBatchStream {
+        let mut builder = RecordBatchReceiverStreamBuilder::new(self.schema.clone(), 2);
+        let tx = builder.tx();
+        let path = self.path.clone();
+        let content = self.content.clone();
+        let projection = self.projection.clone();
+        let schema = self.schema.clone();
+        builder.spawn_blocking(move || {
+            // A closed channel means the query stopped reading (a LIMIT, an error elsewhere).
+            let mut send = |batch: RecordBatch| tx.blocking_send(Ok(batch)).is_ok();
+            let result = match &content {
+                FileContent::Rows {
+                    kind: FormatKind::Arrow,
+                    table,
+                } => read_arrow(&path, table, &schema, &mut send),
+                FileContent::Rows { kind, table } => {
+                    read_rows(&path, *kind, table, &projection, &mut send)
+                }
+                FileContent::Records => read_records(&path, &projection, &schema, &mut send),
+            };
+            result.map_err(|message| {
+                DataFusionError::Execution(format!("{}: {message}", path.display()))
+            })
+        });
+        builder.build()
+    }
+}
+
+fn open(path: &Path) -> Result<BufReader<File>, String> {
+    File::open(path)
+        .map(|f| BufReader::with_capacity(1 << 20, f))
+        .map_err(|e| e.to_string())
+}
+
+/// Rows of any row format through the common row interface, built into batches of the
+/// projected columns.
+fn read_rows(
+    path: &Path,
+    kind: FormatKind,
+    table: &TableSchema,
+    projection: &[usize],
+    send: &mut dyn FnMut(RecordBatch) -> bool,
+) -> Result<(), String> {
+    let mut source = open_source(kind, std::slice::from_ref(table), Box::new(open(path)?))
+        .map_err(|e| e.to_string())?;
+    let mut builder = RowBatchBuilder::projected(table, projection, DEFAULT_BATCH_ROWS)?;
+    let mut rows = 0u64;
+    while let Some(row) = source.next_row().map_err(|e| e.to_string())? {
+        if row.position.table_index != 0 {
+            return Err(format!(
+                "row {rows} belongs to table {}; a query table reads streams of one table",
+                row.position.table_index
+            ));
+        }
+        builder
+            .append_row(row.values)
+            .map_err(|e| format!("{kind}: row {rows}: {e}"))?;
+        rows += 1;
+        if builder.len() >= DEFAULT_BATCH_ROWS && !send(builder.cut().map_err(|e| e.to_string())?) {
+            return Ok(());
+        }
+    }
+    if !builder.is_empty() {
+        send(builder.cut().map_err(|e| e.to_string())?);
+    }
+    Ok(())
+}
+
+/// Arrow IPC streams batch by batch: the projected columns are taken from each decoded
+/// batch (dictionary-encoded strings unpacked to the table's plain type).
+fn read_arrow(
+    path: &Path,
+    table: &TableSchema,
+    schema: &SchemaRef,
+    send: &mut dyn FnMut(RecordBatch) -> bool,
+) -> Result<(), String> {
+    let mut reader = BatchReader::new(std::slice::from_ref(table), Box::new(open(path)?));
+    while let Some((table_index, batch)) = reader.next_batch().map_err(|e| e.to_string())? {
+        if table_index != 0 {
+            return Err(format!(
+                "a stream of table {table_index}; a query table reads streams of one table"
+            ));
+        }
+        let columns = schema
+            .fields()
+            .iter()
+            .map(|field| {
+                let column = batch
+                    .column_by_name(field.name())
+                    .ok_or_else(|| format!("a batch without column {:?}", field.name()))?;
+                if column.data_type() == field.data_type() {
+                    Ok(column.clone())
+                } else {
+                    cast(column, field.data_type()).map_err(|e| e.to_string())
+                }
+            })
+            .collect::<Result<Vec<ArrayRef>, String>>()?;
+        let batch = RecordBatch::try_new_with_options(
+            schema.clone(),
+            columns,
+            &datafusion::arrow::array::RecordBatchOptions::new()
+                .with_row_count(Some(batch.num_rows())),
+        )
+        .map_err(|e| e.to_string())?;
+        if !send(batch) {
+            return Ok(());
+        }
+    }
+    Ok(())
+}
+
+/// ArrayRecord records in batches of consecutive records.
+fn read_records(
+    path: &Path,
+    projection: &[usize],
+    schema: &SchemaRef,
+    send: &mut dyn FnMut(RecordBatch) -> bool,
+) -> Result<(), String> {
+    let reader = shapeshift_records::Reader::open(path).map_err(|e| e.to_string())?;
+    let count = reader.num_records();
+    let mut begin = 0u64;
+    while begin < count {
+        let end = (begin + DEFAULT_BATCH_ROWS as u64).min(count);
+        let columns: Vec<ArrayRef> = if projection.contains(&1) {
+            let records = reader.read_range(begin, end).map_err(|e| e.to_string())?;
+            let values = BinaryArray::from_iter_values(records.iter());
+            projection
+                .iter()
+                .map(|&c| match c {
+                    0 => Arc::new(UInt64Array::from_iter_values(begin..end)) as ArrayRef,
+                    _ => Arc::new(values.clone()) as ArrayRef,
+                })
+                .collect()
+        } else {
+            // Only the index (or nothing: COUNT(*)): the records are not decompressed.
+            projection
+                .iter()
+                .map(|_| Arc::new(UInt64Array::from_iter_values(begin..end)) as ArrayRef)
+                .collect()
+        };
+        let batch = RecordBatch::try_new_with_options(
+            schema.clone(),
+            columns,
+            &datafusion::arrow::array::RecordBatchOptions::new()
+                .with_row_count(Some((end - begin) as usize)),
+        )
+        .map_err(|e| e.to_string())?;
+        if !send(batch) {
+            return Ok(());
+        }
+        begin = end;
+    }
+    Ok(())
+}
