@@ -1,11 +1,14 @@
 """shapeshift: choose and use data formats well.
 
 Submodules: ``shapeshift.yson``, ``shapeshift.skiff``, ``shapeshift.records``,
-``shapeshift.columns``, ``shapeshift.formats``, the lab, ``shapeshift.lab``, and
+``shapeshift.columns``, ``shapeshift.formats``, the lab, ``shapeshift.lab``,
+``shapeshift.sql`` (SQL over files in any of those formats, ``shapeshift.query``) and
 ``shapeshift.advise(path_or_table)``: which format suits the user's own data.
 """
 
 from shapeshift import _native  # noqa: F401  (fails loudly if the extension is missing)
+
+from shapeshift.query import sql  # noqa: E402,F401
 
 __version__ = "0.1.0"
 

@@ -80,7 +80,7 @@ fn options(skiff_system_columns: bool) -> FormatOptions {
 
 /// Table schemas from a schema argument: a table schema (list of column dicts, or its YSON
 /// text), or a list of them (one per table index).
-fn schemas_arg(schema: &Bound<'_, PyAny>) -> PyResult<Vec<TableSchema>> {
+pub(crate) fn schemas_arg(schema: &Bound<'_, PyAny>) -> PyResult<Vec<TableSchema>> {
     let bad =
         |e: shapeshift_types::TypeError| PyValueError::new_err(format!("bad table schema: {e}"));
     if let Ok(list) = schema.cast::<PyList>() {

@@ -8,6 +8,7 @@ mod composite;
 mod formats;
 mod records;
 mod skiff;
+mod sql;
 mod yson;
 
 fn add_submodule(
@@ -28,5 +29,6 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     add_submodule(m, "records", records::register)?;
     add_submodule(m, "columns", columns::register)?;
     add_submodule(m, "formats", formats::register)?;
+    add_submodule(m, "sql", sql::register)?;
     Ok(())
 }

@@ -1,0 +1,82 @@
+"""shapeshift.sql: SQL over files in our formats and over Arrow data, results as pyarrow."""
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+import shapeshift
+from shapeshift import formats
+
+SCHEMA = [
+    {"name": "id", "type_v3": "int64"},
+    {"name": "colour", "type_v3": "utf8"},
+    {"name": "score", "type_v3": {"type_name": "optional", "item": "double"}},
+]
+ROWS = [{"id": i, "colour": ["red", "blue", "green"][i % 3], "score": None if i % 4 == 0 else i / 2}
+        for i in range(200)]
+Q1 = "SELECT colour, count(*) AS n, sum(score) AS total FROM t GROUP BY colour ORDER BY colour"
+
+
+@pytest.fixture
+def files(tmp_path):
+    paths = {}
+    for name in ("skiff", "msgpack", "arrow", "avro"):
+        path = tmp_path / f"rows.{name}"
+        path.write_bytes(formats.dumps(ROWS, format=name, schema=SCHEMA))
+        paths[name] = path
+    table = pa.Table.from_pylist(ROWS, schema=pa.schema(
+        [("id", pa.int64(), False), ("colour", pa.string(), False), ("score", pa.float64())]))
+    paths["parquet"] = tmp_path / "rows.parquet"
+    pq.write_table(table, paths["parquet"])
+    return paths, table
+
+
+def test_every_source_gives_the_parquet_answer(files):
+    paths, table = files
+    expected = shapeshift.sql(Q1, tables={"t": paths["parquet"]})
+    assert isinstance(expected, pa.Table)
+    assert expected.column("n").to_pylist() == [66, 67, 67]
+    for name in ("skiff", "msgpack"):
+        got = shapeshift.sql(Q1, tables={"t": str(paths[name])}, schemas={"t": SCHEMA})
+        assert got.equals(expected), name
+    for name in ("arrow", "avro"):  # they carry their own schema
+        assert shapeshift.sql(Q1, tables={"t": paths[name]}).equals(expected), name
+    assert shapeshift.sql(Q1, tables={"t": table}).equals(expected)
+    reader = pa.RecordBatchReader.from_batches(table.schema, table.to_batches(max_chunksize=50))
+    assert shapeshift.sql(Q1, tables={"t": reader}).equals(expected)
+
+
+def test_result_is_an_arrow_c_stream_exported_once(files):
+    paths, _ = files
+    result = shapeshift.sql("SELECT id FROM t WHERE id < 3 ORDER BY id",
+                            tables={"t": paths["parquet"]}, arrow=False)
+    assert pa.RecordBatchReader.from_stream(result).read_all().column("id").to_pylist() == [0, 1, 2]
+    with pytest.raises(RuntimeError, match="already exported"):
+        result.__arrow_c_stream__()
+
+
+def test_joins_files_and_memory(files):
+    paths, table = files
+    colours = pa.table({"colour": ["red", "blue"], "code": [1, 2]})
+    got = shapeshift.sql("SELECT c.code, count(*) AS n FROM t JOIN c ON t.colour = c.colour "
+                         "GROUP BY c.code ORDER BY c.code",
+                         tables={"t": paths["skiff"], "c": colours}, formats={"t": "skiff"},
+                         schemas={"t": SCHEMA})
+    assert got.to_pylist() == [{"code": 1, "n": 67}, {"code": 2, "n": 66}]
+
+
+def test_errors_are_clear(files, tmp_path):
+    paths, _ = files
+    with pytest.raises(ValueError, match="SELEC"):
+        shapeshift.sql("SELEC 1", tables={"t": paths["parquet"]})
+    with pytest.raises(ValueError, match="table t: .*missing.parquet"):
+        shapeshift.sql("SELECT 1", tables={"t": tmp_path / "missing.parquet"})
+    with pytest.raises(ValueError, match="skiff does not describe its rows"):
+        shapeshift.sql("SELECT 1", tables={"t": paths["skiff"]})
+    with pytest.raises(ValueError, match="unknown format 'nope'"):
+        shapeshift.sql("SELECT 1", tables={"t": paths["skiff"]}, formats={"t": "nope"})
+    with pytest.raises(TypeError, match="__arrow_c_stream__"):
+        shapeshift.sql("SELECT 1", tables={"t": 42})
+    wrong = [{"name": "id", "type_v3": "utf8"}]
+    with pytest.raises(ValueError, match="rows.msgpack"):
+        shapeshift.sql("SELECT * FROM t", tables={"t": paths["msgpack"]}, schemas={"t": wrong})
