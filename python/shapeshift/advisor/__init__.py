@@ -9,7 +9,8 @@ own table, within a time budget, and recommends per use from the figures of the 
 
 Sections (each on its own sample of the rows, sized to its share of the budget): rows between
 jobs and over the wire (``measure_rows``), numeric columns at rest (``measure_columns``),
-record files for an access pattern (``measure_records``); recommendations in ``recommend``,
+record files for an access pattern (``measure_records``), the user's SQL over each storage choice
+(``measure_query``, with ``query=``); recommendations in ``recommend``,
 rendering in ``render``. See docs/advise.md.
 """
 
@@ -27,7 +28,8 @@ from shapeshift.advisor.inputs import Input, InputError, load, type_text
 __all__ = ["advise", "Advice", "InputError", "SECTIONS"]
 
 # Each section's share of the budget; a section that ends early leaves its time to the next.
-SECTIONS = {"rows": 0.45, "columns": 0.30, "records": 0.25}
+# "query" runs only when a query is given.
+SECTIONS = {"rows": 0.45, "columns": 0.30, "records": 0.25, "query": 0.25}
 
 
 @dataclass
@@ -89,16 +91,18 @@ def _run_section(name: str, advice: Advice, run) -> None:
 
 
 def advise(path_or_table: Any, budget: float = 60.0, access: str = "random", schema: Any = None,
-           sections: tuple[str, ...] = tuple(SECTIONS), ctx=None, quiet: bool = True) -> Advice:
+           sections: tuple[str, ...] = tuple(SECTIONS), ctx=None, quiet: bool = True,
+           query: str | None = None) -> Advice:
     """Measures the formats on ``path_or_table`` (a path, a pyarrow Table, or anything with
     ``__arrow_c_stream__``) in about ``budget`` seconds and recommends per use.
 
     ``access`` is the record files' access pattern (random, batch or sequential); ``schema``
     a schema file (JSON or YSON) or a list of YT columns replacing the inferred schema;
-    ``sections`` a subset of :data:`SECTIONS`; ``ctx`` a ``LabContext`` (the lab passes its
+    ``sections`` a subset of :data:`SECTIONS`; ``query`` SQL over the table named ``t``, timed
+    over each storage choice by ``shapeshift.sql``; ``ctx`` a ``LabContext`` (the lab passes its
     own; by default a private one, for timing and progress); ``quiet`` turns progress off.
     Bad input raises :class:`InputError` naming the file and the row or column."""
-    from shapeshift.advisor import measure_columns, measure_records, measure_rows
+    from shapeshift.advisor import measure_columns, measure_query, measure_records, measure_rows
     from shapeshift.advisor.recommend import all_recommendations
     from shapeshift.lab.machine_load import LoadProbe, describe, summarize_loads
     from shapeshift.lab.study import LabContext
@@ -123,11 +127,12 @@ def advise(path_or_table: Any, budget: float = 60.0, access: str = "random", sch
                     data.schema_origin, budget, access, skipped=list(data.dropped), notes=list(data.notes))
     ctx.progress(f"advise: {data.source}: {data.table.num_rows:,} rows x {data.table.num_columns} columns "
                  f"({data.reader}), budget {budget:g} s")
-    chosen = [s for s in SECTIONS if s in sections]
+    chosen = [s for s in SECTIONS if s in sections and (s != "query" or query)]
     runners = {
         "rows": lambda seconds: measure_rows.measure(ctx, data.table, data.schema, seconds),
         "columns": lambda seconds: measure_columns.measure(ctx, data.table, seconds),
         "records": lambda seconds: measure_records.measure(ctx, data.table, data.schema, access, seconds),
+        "query": lambda seconds: measure_query.measure(ctx, data.table, data.schema, query, seconds),
     }
     for index, name in enumerate(chosen):
         left = budget - (time.monotonic() - started)

@@ -20,6 +20,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--access", choices=("random", "batch", "sequential"), default="random",
                         help="how record files will be read (default random)")
     parser.add_argument("--schema", help="YT schema file (JSON list or YSON) instead of the inferred one")
+    parser.add_argument("--query", metavar="SQL", help="also time this SQL (the table is t) over each storage "
+                        "choice with shapeshift's query engine")
     parser.add_argument("--only", action="append", choices=list(SECTIONS), help="measure only this section")
     parser.add_argument("--json", action="store_true", help="print every figure as JSON on standard output")
     parser.add_argument("--html", metavar="FILE", help="write an HTML page with charts (one file: FILE; "
@@ -39,7 +41,7 @@ def main(argv: list[str] | None = None) -> int:
     for index, path in enumerate(args.paths):
         try:
             advice = advise(path, budget=args.budget, access=args.access, schema=schema,
-                            sections=tuple(args.only or SECTIONS), quiet=args.quiet)
+                            sections=tuple(args.only or SECTIONS), quiet=args.quiet, query=args.query)
         except (InputError, OSError) as error:
             print(f"shapeshift advise: {error}", file=sys.stderr)
             results.append({"source": path, "error": str(error)})

@@ -122,6 +122,12 @@ def all_recommendations(figures: dict) -> list[dict]:
             f"{records['access']} access, {records['reads_per_run']:,} records per run",
             [Candidate(a["name"], a["read"]["samples_s"], a["bytes"]) for a in records["arms"]],
             paired=True, unit="records"))
+    query = figures.get("query")
+    if query and query.get("arms"):
+        out.append(recommend(
+            "Your query", f"shapeshift sql of your query over {query['rows']:,} rows",
+            [Candidate(a["name"], a["run"]["samples_s"], a["bytes"]) for a in query["arms"]],
+            paired=True, unit="rows"))
     columns = figures.get("columns")
     if columns and columns.get("columns"):
         systems = list(next(iter(columns["columns"].values()))["systems"])

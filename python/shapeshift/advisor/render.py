@@ -66,9 +66,20 @@ def records_table(records: dict) -> Table:
     )
 
 
+def query_table(query: dict) -> Table:
+    arms = sorted(query["arms"], key=lambda a: a["run"]["median_s"])
+    return Table(
+        f"Your query over each storage choice: {query['sample']}",
+        ["storage", "bytes", "rows/s", "query ms (mean ± 95% CI)"],
+        [[a["name"], a["bytes"], _rate(a["run"]["per_s"]), _ms(a["run"])] for a in arms],
+        note=f"shapeshift sql (DataFusion) of: {query['query']} — {query['result_rows']} result rows, checked "
+             "equal to the Parquet file's before timing; rounds interleave the choices.",
+    )
+
+
 def _tables(advice) -> list[Table]:
     tables = []
-    makers = {"rows": rows_table, "columns": columns_table, "records": records_table}
+    makers = {"rows": rows_table, "columns": columns_table, "records": records_table, "query": query_table}
     for name, make in makers.items():
         figures = advice.figures.get(name)
         if figures and (figures.get("arms") or figures.get("columns")):
