@@ -146,3 +146,46 @@ def test_engine_study_hash_is_sparks(spark, tmp_path):
     frame = spark.read.parquet(str(path))
     spark_hashes = [r[0] for r in frame.select(F.hash(*(F.col(c) for c in data.COLUMNS))).collect()]
     assert list(data.spark_hash(pq.read_table(path))) == spark_hashes
+
+
+def test_engine_spark_hash_is_sparks_on_every_type_it_takes(spark, tmp_path):
+    # shapeshift.sql's built-in spark_hash against Spark's own hash, row by row: ints of every
+    # width, longs, doubles (with -0.0 and NaN), booleans, dates, timestamps, strings of every
+    # tail length, binary, and nulls (which leave the hash unchanged).
+    import datetime
+
+    import pyarrow.parquet as pq
+    from pyspark.sql import functions as F
+
+    import shapeshift
+
+    n = 600
+    rng = np.random.default_rng(11)
+    doubles = rng.normal(size=n) * 1e6
+    doubles[:4] = [0.0, -0.0, np.nan, np.inf]
+    table = pa.table({
+        "i8": pa.array(rng.integers(-128, 128, n), pa.int8()),
+        "i16": pa.array(rng.integers(-30_000, 30_000, n), pa.int16()),
+        "i32": pa.array([None if i % 13 == 0 else int(v) for i, v in enumerate(rng.integers(-2**31, 2**31, n))],
+                        pa.int32()),
+        "i64": pa.array(rng.integers(-2**62, 2**62, n), pa.int64()),
+        "f64": pa.array(doubles),
+        "flag": pa.array([i % 3 == 0 for i in range(n)]),
+        "day": pa.array([datetime.date(2000, 1, 1) + datetime.timedelta(days=int(d)) for d in rng.integers(0, 9000, n)]),
+        "at": pa.array(rng.integers(0, 2**50, n), pa.timestamp("us")),
+        "text": pa.array([None if i % 11 == 0 else "é" * (i % 5) + "x" * (i % 9) for i in range(n)]),
+        "raw": pa.array([bytes(range(i % 10)) for i in range(n)], pa.binary()),
+    })
+    path = tmp_path / "types.parquet"
+    pq.write_table(table, path)
+    frame = spark.read.parquet(str(path)).orderBy("i64")
+    columns = table.column_names
+    expected = [r[0] for r in frame.select(F.hash(*(F.col(c) for c in columns))).collect()]
+    ours = shapeshift.sql(f"SELECT spark_hash({', '.join(columns)}) AS h FROM t ORDER BY i64",
+                          tables={"t": str(path)})
+    assert ours.column("h").to_pylist() == expected
+    # One column at a time too, so a mismatch names its type.
+    for column in columns:
+        expected = [r[0] for r in frame.select(F.hash(F.col(column))).collect()]
+        ours = shapeshift.sql(f"SELECT spark_hash({column}) AS h FROM t ORDER BY i64", tables={"t": str(path)})
+        assert ours.column("h").to_pylist() == expected, column

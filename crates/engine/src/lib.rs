@@ -7,6 +7,9 @@
 //!   readers, straight into Arrow record batches (`row_table`);
 //! - ArrayRecord files as a table of `index` and `record` (binary).
 //!
+//! Beside DataFusion's functions, `spark_hash(col, ...)` is Spark's SQL `hash` (Murmur3, seed
+//! 42), so that grouping by it agrees with Spark.
+//!
 //! Results come back as Arrow record batches; [`write_results`] writes them to a file in
 //! any of those formats. The API is blocking: the engine owns its Tokio runtime.
 
@@ -24,12 +27,14 @@ use shapeshift_types::TableSchema;
 
 mod output;
 mod row_table;
+mod spark_hash;
 mod table_format;
 
 /// The DataFusion this engine is built on (its `arrow` is the workspace's).
 pub use datafusion;
 pub use output::write_results;
 pub use row_table::{RECORD_COLUMN, RECORD_INDEX_COLUMN};
+pub use spark_hash::spark_hash_udf;
 pub use table_format::TableFormat;
 
 use row_table::{FileContent, FileTable};
@@ -88,10 +93,9 @@ impl Engine {
             .parquet
             .schema_force_view_types = false;
         config.options_mut().sql_parser.map_string_types_to_utf8view = false;
-        Ok(Engine {
-            context: SessionContext::new_with_config(config),
-            runtime,
-        })
+        let context = SessionContext::new_with_config(config);
+        context.register_udf(spark_hash_udf());
+        Ok(Engine { context, runtime })
     }
 
     /// Registers `source` under its name.

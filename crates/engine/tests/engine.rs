@@ -355,3 +355,66 @@ fn formats_are_told_from_names_and_bytes() {
     );
     assert_eq!(TableFormat::from_name("nope"), None);
 }
+
+/// `spark_hash` gives Spark's `hash`: `hash(1)` is -559580957 in Spark; the other values come
+/// from the lab's numpy Murmur3, itself checked against Spark's `F.hash` by the Python tests
+/// (which also compare this function with Spark directly when Java is present).
+#[test]
+fn spark_hash_is_sparks_hash() {
+    let engine = Engine::new().unwrap();
+    let cell = |sql: &str| {
+        let (_, batches) = engine.query(sql).unwrap();
+        let column = batches[0].column(0);
+        let ints = column
+            .as_any()
+            .downcast_ref::<shapeshift_engine::datafusion::arrow::array::Int32Array>()
+            .expect("spark_hash returns int32");
+        ints.value(0)
+    };
+    assert_eq!(
+        cell("SELECT spark_hash(arrow_cast(1, 'Int32'))"),
+        -559580957
+    );
+    assert_eq!(
+        cell("SELECT spark_hash(arrow_cast(-7, 'Int32'))"),
+        -1618159745
+    );
+    assert_eq!(
+        cell("SELECT spark_hash(arrow_cast(1, 'Int64'))"),
+        -1712319331
+    );
+    assert_eq!(
+        cell("SELECT spark_hash(arrow_cast(-1234567890123, 'Int64'))"),
+        1482864047
+    );
+    for (text, hash) in [
+        ("", 142593372),
+        ("a", 1485273170),
+        ("ab", -97053317),
+        ("abc", 1322437556),
+        ("abcd", -396302900),
+        ("abcde", 814637928),
+        ("été!", -1491032970),
+        ("Spark", 228093765),
+    ] {
+        assert_eq!(
+            cell(&format!("SELECT spark_hash('{text}')")),
+            hash,
+            "{text:?}"
+        );
+    }
+    // Chained: each argument seeded with the hash so far; a null leaves it unchanged.
+    let chained = "SELECT spark_hash(arrow_cast(1, 'Int64'), 'abc', arrow_cast(3, 'Int32'))";
+    assert_eq!(cell(chained), 1931487859);
+    let with_null =
+        "SELECT spark_hash(arrow_cast(1, 'Int64'), NULL, 'abc', arrow_cast(3, 'Int32'))";
+    assert_eq!(cell(with_null), 1931487859);
+    let refused = engine
+        .query("SELECT spark_hash(arrow_cast(1, 'Decimal128(10, 2)'))")
+        .unwrap_err()
+        .to_string();
+    assert!(
+        refused.contains("spark_hash") && refused.contains("Decimal128"),
+        "{refused}"
+    );
+}

@@ -1,5 +1,6 @@
 """One engine in its own process: ``python -m shapeshift.lab.engines.worker ENGINE DATA_DIR``
-(``DATA_DIR/parquet`` holds the Parquet files, ``DATA_DIR/skiff`` their Skiff copies).
+(``DATA_DIR/parquet`` holds the Parquet files, ``DATA_DIR/skiff`` and ``DATA_DIR/arrow`` their
+copies as YT tables in Skiff and in our Arrow row format).
 
 The engine study starts one worker per engine and keeps it for the whole run (session start is
 reported apart, as in the study). Requests arrive as JSON lines on standard input and answers
@@ -15,9 +16,9 @@ logs) goes to standard error. Requests:
 
 Queries as in the DataFusion Comet vs Spark study: Q1 ``groupBy(day, month, colour).count()
 .sort(month, day)``; Q2 ``hash(all seven columns) % HASH_SCALE``, ``groupBy(hash).count()
-.sort(desc(count))``. Engines without Spark's ``hash`` compute the same Murmur3 through a
-vectorised numpy function (``data.spark_hash``) registered as a UDF, so every engine forms the
-same groups.
+.sort(desc(count))``. shapeshift's engine has Spark's ``hash`` built in (``spark_hash``, in
+Rust); the other engines without it compute the same Murmur3 through a vectorised numpy
+function (``data.spark_hash``) registered as a UDF, so every engine forms the same groups.
 """
 
 from __future__ import annotations
@@ -32,7 +33,8 @@ from pathlib import Path
 
 HASH_SCALE = 1000
 COMET_PACKAGE = "org.apache.datafusion:comet-spark-spark4.1_2.13:1.2.0"
-ENGINES = ("spark", "comet", "spark-skiff", "datafusion", "duckdb", "polars")
+ENGINES = ("spark", "comet", "spark-skiff", "datafusion", "duckdb", "polars",
+           "shapeshift", "shapeshift-skiff", "shapeshift-arrow")
 
 Q1_SQL = (
     "SELECT day, month, colour, count(*) AS count FROM t "
@@ -270,6 +272,35 @@ class ArrowSqlEngine:
         return ""
 
 
+class ShapeshiftEngine:
+    """shapeshift's engine (``shapeshift.sql``, DataFusion inside) over the Parquet files or over
+    their copies in one of our row formats, read by our readers."""
+
+    def __init__(self, data_dir: str, source: str) -> None:
+        from shapeshift import sql
+        from shapeshift.lab.engines.data import YT_SCHEMA
+
+        self.sql = sql
+        if source == "parquet":
+            self.options = {"tables": {"t": str(Path(data_dir) / "*.parquet")}}
+        else:
+            files = str(Path(data_dir).parent / source / f"*.{source}")
+            self.options = {"tables": {"t": files}, "formats": {"t": source}, "schemas": {"t": YT_SCHEMA}}
+
+    def result(self, query: str):
+        return self.sql(Q1_SQL if query == "q1" else Q2_SQL, **self.options)
+
+    def sink(self, query: str, kind: str, out: str) -> None:
+        table = self.result(query)
+        if kind == "parquet":
+            import pyarrow.parquet as pq
+
+            pq.write_table(table, out)
+
+    def plan(self, query: str) -> str:
+        return ""
+
+
 _HASHED = ("object_id", "guid", "uni_id", "intercept_at", "day", "month", "colour")
 
 
@@ -278,6 +309,8 @@ def open_engine(name: str, data_dir: str):
         return SparkEngine(data_dir, comet=name == "comet")
     if name == "spark-skiff":
         return SparkEngine(data_dir, comet=False, source="skiff")
+    if name.startswith("shapeshift"):
+        return ShapeshiftEngine(data_dir, source=name.partition("-")[2] or "parquet")
     return ArrowSqlEngine(name, data_dir)
 
 

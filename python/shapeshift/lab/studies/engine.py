@@ -4,7 +4,8 @@ engine in its own long-lived process, rounds interleaved, results checked equal 
 Data: the study's seven columns (``engines.data``), seeded, as Snappy Parquet files; rows scale
 with ``--scale`` (``ENGINE_ROWS`` sets the base, 3M). Engines: Spark local[2], Spark + the Comet
 plugin (off-heap memory, Comet shuffle; its plan is checked for Comet operators), DataFusion,
-DuckDB and Polars from pip, and Spark over Skiff copies through shapeshift's Spark source. Each round runs
+DuckDB and Polars from pip, Spark over Skiff copies through shapeshift's Spark source, and
+shapeshift's own engine over the Parquet files and over Skiff and Arrow-row copies. Each round runs
 Q1 and Q2 into the noop sink on every engine, in an order rotated per round; after the rounds,
 each query once into a Parquet file. Session start is reported apart.
 """
@@ -23,7 +24,7 @@ from shapeshift.lab.machine_load import LoadProbe, own_cpu_seconds
 from shapeshift.lab.stats import geometric_mean, median_ci, paired_ratio, ratio_interval, summarize
 from shapeshift.lab.study import StudyResult, Table, Target
 
-TITLE = "Query engines: Spark, Spark + Comet, DataFusion, DuckDB, Polars on the Comet study's queries"
+TITLE = "Query engines: Spark, Spark + Comet, DataFusion, DuckDB, Polars and shapeshift on the Comet study's queries"
 
 ENGINE_NAMES = {
     "spark": "Spark 4.1 (local[2])",
@@ -32,6 +33,9 @@ ENGINE_NAMES = {
     "datafusion": "DataFusion (pip)",
     "duckdb": "DuckDB",
     "polars": "Polars",
+    "shapeshift": "shapeshift (Parquet)",
+    "shapeshift-skiff": "shapeshift (Skiff)",
+    "shapeshift-arrow": "shapeshift (Arrow rows)",
 }
 QUERIES = ("q1", "q2")
 ROUNDS = 3
@@ -100,13 +104,15 @@ def run(ctx) -> StudyResult:
     started = time.monotonic()
     rows = data.default_rows(ctx.scale)
     cache = Path(os.environ.get("SHAPESHIFT_CACHE", Path.cwd() / ".cache"))
-    data_dir = cache / "engine-data"  # parquet/ and skiff/ below it
+    data_dir = cache / "engine-data"  # parquet/, skiff/ and arrow/ below it
     ctx.progress(f"engine: generating {rows:,} rows of the study's table as Parquet")
     paths = data.generate(data_dir / "parquet", rows, files=8)
     data_bytes = sum(p.stat().st_size for p in paths)
     # The study's remark that Comet helps only Parquet, CSV and JSON sources: Spark also reads
     # the same rows as Skiff through shapeshift's data source.
     data.copy_as(paths, "skiff", data_dir / "skiff")
+    # shapeshift's engine also reads the rows as YT tables in Skiff and in our Arrow row format.
+    data.copy_as(paths, "arrow", data_dir / "arrow")
 
     workers: dict[str, Worker] = {}
     skipped: dict[str, str] = {}
@@ -172,6 +178,33 @@ def run(ctx) -> StudyResult:
     return _report(ctx, rows, len(paths), data_bytes, workers, skipped, samples, parquet_sink, comet_native, started)
 
 
+def _shapeshift_targets(workers, wall) -> list[Target]:
+    """The engine's goals: Q1 at least 10x vanilla Spark and ahead of DuckDB, Polars and
+    DataFusion on Parquet; Q2 at least 3x Spark and ahead of DuckDB; our own formats read into
+    the engine at most 1.2x the time of the same rows from Parquet (Q1 time, paired per round)."""
+    targets: list[Target] = []
+    if "shapeshift" not in workers:
+        return targets
+
+    def pair(slow: str, fast: str, query: str):
+        ratio = paired_ratio(wall[(slow, query)], wall[(fast, query)])
+        return geometric_mean(ratio), ratio_interval(ratio)
+
+    goals = [("q1", "spark", 10.0), ("q1", "duckdb", 1.0), ("q1", "polars", 1.0), ("q1", "datafusion", 1.0),
+             ("q2", "spark", 3.0), ("q2", "duckdb", 1.0)]
+    for query, peer, goal in goals:
+        if peer in workers:
+            value, ci = pair(peer, "shapeshift", query)
+            targets.append(Target(f"{query.upper()}: shapeshift (Parquet) vs {ENGINE_NAMES[peer]}, "
+                                  f"{peer} time / ours", value, goal, "x", ci=ci))
+    for copy in ("shapeshift-skiff", "shapeshift-arrow"):
+        if copy in workers:
+            value, ci = pair(copy, "shapeshift", "q1")
+            targets.append(Target(f"Q1 over {ENGINE_NAMES[copy]} vs over Parquet, time ratio", value, 1.2, "x",
+                                  lower_is_better=True, ci=ci))
+    return targets
+
+
 def _report(ctx, rows, files, data_bytes, workers, skipped, samples, parquet_sink, comet_native, started) -> StudyResult:
     engines = list(workers)
     wall = {k: [a["wall_s"] for a, _ in v] for k, v in samples.items()}
@@ -205,7 +238,8 @@ def _report(ctx, rows, files, data_bytes, workers, skipped, samples, parquet_sin
                  "Q2 noop s (95% CI)", "Q2 Spark/engine", "Q2 to Parquet s", "peak memory MiB"],
         rows=table_rows,
         note=f"Median of {ROUNDS} interleaved rounds per engine; ratios are geometric means of per-round "
-        "Spark/engine ratios. Engines without Spark's hash run it as a vectorised numpy UDF (same groups), "
+        "Spark/engine ratios. shapeshift has Spark's hash built in; DataFusion (pip), DuckDB and Polars run it "
+        "as a vectorised numpy UDF (same groups), "
         "which is part of their Q2 time.",
     )
     tables = [times]
@@ -225,6 +259,7 @@ def _report(ctx, rows, files, data_bytes, workers, skipped, samples, parquet_sin
             )
             targets.append(Target(f"{query.upper()}: Spark + Comet vs Spark (study's claim {claim:g}x)",
                                   geometric_mean(ratio), claim, "x", ci=interval))
+    targets += _shapeshift_targets(workers, wall)
     fastest = {q: min(engines, key=lambda n: summarize(wall[(n, q)]).median) for q in QUERIES}
     recommendations = [
         f"{query.upper()}: fastest here is {ENGINE_NAMES[fastest[query]]} "
