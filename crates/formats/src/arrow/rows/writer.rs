@@ -122,8 +122,8 @@ impl BatchWriter {
         Ok(())
     }
 
-    /// Keeps `position` for the row being appended, with the plain positions of the rows
-    /// before it in the builders.
+    /// Keeps `position` for the row just appended (the last in the builder), with the plain
+    /// positions of the rows before it.
     #[cold]
     fn keep_position(&mut self, position: &RowPosition) {
         if self.positions.is_empty() {
@@ -131,7 +131,7 @@ impl BatchWriter {
                 table_index: position.table_index,
                 ..RowPosition::default()
             };
-            self.positions.resize(self.pending_rows(), plain);
+            self.positions.resize(self.pending_rows() - 1, plain);
         }
         self.positions.push(*position);
     }
