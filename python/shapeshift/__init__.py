@@ -8,7 +8,7 @@ Submodules: ``shapeshift.yson``, ``shapeshift.skiff``, ``shapeshift.records``,
 
 from shapeshift import _native  # noqa: F401  (fails loudly if the extension is missing)
 
-from shapeshift.query import sql  # noqa: E402,F401
+from shapeshift.query import Session, sql  # noqa: E402,F401
 
 __version__ = "0.1.0"
 

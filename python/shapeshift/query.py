@@ -3,6 +3,7 @@
     >>> import shapeshift
     >>> shapeshift.sql("SELECT colour, count(*) AS n FROM t GROUP BY colour",
     ...                tables={"t": "data/*.parquet"})          # a pyarrow.Table
+    >>> session = shapeshift.Session({"t": "data/*.parquet"})   # tables kept for many queries
 
 A table is a path or glob (Parquet, Arrow IPC files, CSV, JSON lines, ArrayRecord files, or a
 YT table stream in any row format of ``shapeshift.formats``), or any object with
@@ -24,32 +25,59 @@ from shapeshift.formats import _schema
 _native_sql = _native.sql
 
 
+class Session:
+    """Tables registered once and queried many times: the files' listing, footers and schemas
+    are read at registration, not again per query (``shapeshift.sql`` is a one-query Session).
+
+        >>> session = shapeshift.Session({"t": "data/*.parquet"})
+        >>> session.sql("SELECT count(*) FROM t")                   # a pyarrow.Table
+    """
+
+    def __init__(self, tables: Mapping[str, Any] | None = None, *, formats: Mapping[str, str] | None = None,
+                 schemas: Mapping[str, Any] | None = None) -> None:
+        self._native = _native_sql.Session()
+        if tables:
+            self.register(tables, formats=formats, schemas=schemas)
+        elif formats or schemas:
+            raise ValueError("formats/schemas name tables not in tables: no tables given")
+
+    def register(self, tables: Mapping[str, Any], *, formats: Mapping[str, str] | None = None,
+                 schemas: Mapping[str, Any] | None = None) -> None:
+        """Adds ``tables`` ({name: path, glob or Arrow stream object}); ``formats`` and
+        ``schemas`` name the format and YT schema of file tables that need them."""
+        formats = dict(formats or {})
+        schemas = dict(schemas or {})
+        unknown = (set(formats) | set(schemas)) - set(tables)
+        if unknown:
+            raise ValueError(f"formats/schemas name tables not in tables: {sorted(unknown)}")
+        for name, source in tables.items():
+            if isinstance(source, (str, os.PathLike)):
+                schema = schemas.get(name)
+                self._native.register_files(name, os.fspath(source), formats.get(name),
+                                            None if schema is None else _schema(schema))
+            elif hasattr(source, "__arrow_c_stream__"):
+                if name in formats or name in schemas:
+                    raise ValueError(f"table {name}: formats/schemas apply to files, not Arrow data")
+                self._native.register_stream(name, source.__arrow_c_stream__())
+            else:
+                raise TypeError(f"table {name}: a path, a glob or an object with __arrow_c_stream__ "
+                                f"expected, got {type(source).__name__}")
+
+    def sql(self, query: str, *, arrow: bool = True) -> Any:
+        """Runs ``query`` and returns a ``pyarrow.Table``; with ``arrow=False`` the result object
+        itself, which has ``__arrow_c_stream__`` (for consumers other than pyarrow; it can be
+        exported once)."""
+        result = self._native.sql(query)
+        if not arrow:
+            return result
+        import pyarrow as pa
+
+        return pa.table(result)
+
+
 def sql(query: str, tables: Mapping[str, Any], *, formats: Mapping[str, str] | None = None,
         schemas: Mapping[str, Any] | None = None, arrow: bool = True) -> Any:
     """Runs ``query`` over ``tables`` ({name: path, glob or Arrow stream object}) and returns a
     ``pyarrow.Table``; with ``arrow=False`` the result object itself, which has
     ``__arrow_c_stream__`` (for consumers other than pyarrow; it can be exported once)."""
-    formats = dict(formats or {})
-    schemas = dict(schemas or {})
-    unknown = (set(formats) | set(schemas)) - set(tables)
-    if unknown:
-        raise ValueError(f"formats/schemas name tables not in tables: {sorted(unknown)}")
-    files, streams = [], []
-    for name, source in tables.items():
-        if isinstance(source, (str, os.PathLike)):
-            schema = schemas.get(name)
-            files.append((name, os.fspath(source), formats.get(name),
-                          None if schema is None else _schema(schema)))
-        elif hasattr(source, "__arrow_c_stream__"):
-            if name in formats or name in schemas:
-                raise ValueError(f"table {name}: formats/schemas apply to files, not Arrow data")
-            streams.append((name, source.__arrow_c_stream__()))
-        else:
-            raise TypeError(f"table {name}: a path, a glob or an object with __arrow_c_stream__ "
-                            f"expected, got {type(source).__name__}")
-    result = _native_sql.sql(query, files, streams)
-    if not arrow:
-        return result
-    import pyarrow as pa
-
-    return pa.table(result)
+    return Session(tables, formats=formats, schemas=schemas).sql(query, arrow=arrow)

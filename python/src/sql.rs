@@ -1,5 +1,6 @@
-//! `shapeshift._native.sql`: SQL over files and Arrow streams (`shapeshift_engine`), the
-//! result handed to Python through the Arrow C stream interface (no copy).
+//! `shapeshift._native.sql`: SQL over files and Arrow streams (`shapeshift_engine`) in a
+//! `Session` that keeps its tables between queries, the result handed to Python through the
+//! Arrow C stream interface (no copy).
 
 use std::ffi::CStr;
 
@@ -69,18 +70,33 @@ fn read_stream(capsule: &Bound<'_, PyCapsule>) -> PyResult<(SchemaRef, Vec<Recor
     Ok((schema, batches))
 }
 
-/// Runs `query` over `files` (name, path or glob, format name or None, schema or None) and
-/// `streams` (name, Arrow C stream capsule).
-#[pyfunction]
-#[pyo3(signature = (query, files, streams))]
-fn sql(
-    py: Python<'_>,
-    query: &str,
-    files: Vec<(String, String, Option<String>, Option<Bound<'_, PyAny>>)>,
-    streams: Vec<(String, Bound<'_, PyCapsule>)>,
-) -> PyResult<SqlResult> {
-    let engine = Engine::new().map_err(engine_error)?;
-    for (name, location, format, schema) in files {
+/// Tables registered once and queried many times: an [`Engine`] (DataFusion's session, its
+/// runtime, the tables' listings and footers), so repeated queries pay none of that again.
+#[pyclass(module = "shapeshift._native.sql")]
+struct Session {
+    engine: Engine,
+}
+
+#[pymethods]
+impl Session {
+    #[new]
+    fn new() -> PyResult<Session> {
+        Ok(Session {
+            engine: Engine::new().map_err(engine_error)?,
+        })
+    }
+
+    /// Registers a file table: `name`, a path or glob, a format name or None (detected), a
+    /// YT table schema or None.
+    #[pyo3(signature = (name, location, format=None, schema=None))]
+    fn register_files(
+        &self,
+        py: Python<'_>,
+        name: String,
+        location: String,
+        format: Option<String>,
+        schema: Option<Bound<'_, PyAny>>,
+    ) -> PyResult<()> {
         let format = match format {
             None => None,
             Some(text) => Some(TableFormat::from_name(&text).ok_or_else(|| {
@@ -109,24 +125,32 @@ fn sql(
             format,
             schema,
         };
-        py.detach(|| engine.register(&source))
-            .map_err(engine_error)?;
+        py.detach(|| self.engine.register(&source))
+            .map_err(engine_error)
     }
-    for (name, capsule) in streams {
+
+    /// Registers the batches of an Arrow C stream capsule as table `name` (held in memory).
+    fn register_stream(&self, name: &str, capsule: Bound<'_, PyCapsule>) -> PyResult<()> {
         let (schema, batches) = read_stream(&capsule)?;
-        engine
-            .register_batches(&name, schema, batches)
-            .map_err(engine_error)?;
+        self.engine
+            .register_batches(name, schema, batches)
+            .map_err(engine_error)
     }
-    let (schema, batches) = py.detach(|| engine.query(query)).map_err(engine_error)?;
-    Ok(SqlResult {
-        schema,
-        batches: Some(batches),
-    })
+
+    /// Runs `query` over the registered tables.
+    fn sql(&self, py: Python<'_>, query: &str) -> PyResult<SqlResult> {
+        let (schema, batches) = py
+            .detach(|| self.engine.query(query))
+            .map_err(engine_error)?;
+        Ok(SqlResult {
+            schema,
+            batches: Some(batches),
+        })
+    }
 }
 
 pub fn register(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add_class::<SqlResult>()?;
-    module.add_function(wrap_pyfunction!(sql, module)?)?;
+    module.add_class::<Session>()?;
     Ok(())
 }

@@ -80,3 +80,18 @@ def test_errors_are_clear(files, tmp_path):
     wrong = [{"name": "id", "type_v3": "utf8"}]
     with pytest.raises(ValueError, match="rows.msgpack"):
         shapeshift.sql("SELECT * FROM t", tables={"t": paths["msgpack"]}, schemas={"t": wrong})
+
+
+def test_a_session_keeps_its_tables_between_queries(files):
+    paths, table = files
+    session = shapeshift.Session({"t": paths["parquet"], "m": table})
+    first = session.sql(Q1)
+    # Tables held in memory are registered once too: a second query reads them again.
+    assert session.sql(Q1.replace("FROM t", "FROM m")).equals(first)
+    session.register({"s": paths["skiff"]}, formats={"s": "skiff"}, schemas={"s": SCHEMA})
+    assert session.sql(Q1.replace("FROM t", "FROM s")).equals(first)
+    assert session.sql("SELECT count(*) AS n FROM t").column("n").to_pylist() == [200]
+    with pytest.raises(ValueError, match="not in tables"):
+        session.register({"x": paths["parquet"]}, schemas={"y": SCHEMA})
+    with pytest.raises(ValueError, match="table 'datafusion.public.nope' not found|nope"):
+        session.sql("SELECT * FROM nope")

@@ -102,13 +102,6 @@ fn hashable(data_type: &DataType) -> bool {
 
 /// Folds one argument column into the running hashes (a null leaves its row's hash as is).
 fn hash_into(array: &ArrayRef, hashes: &mut [u32]) -> Result<()> {
-    let update = |hashes: &mut [u32], hash_row: &dyn Fn(usize, u32) -> u32| {
-        for (row, h) in hashes.iter_mut().enumerate() {
-            if array.is_valid(row) {
-                *h = hash_row(row, *h);
-            }
-        }
-    };
     match array.data_type() {
         DataType::Null => {}
         DataType::Dictionary(_, values) => {
@@ -117,27 +110,35 @@ fn hash_into(array: &ArrayRef, hashes: &mut [u32]) -> Result<()> {
         }
         DataType::Boolean => {
             let a = array.as_boolean();
-            update(hashes, &|row, h| hash_int(a.value(row) as u32, h));
+            fold_rows(array.as_ref(), hashes, &|row, h| {
+                hash_int(a.value(row) as u32, h)
+            });
         }
         DataType::Int8 => {
             let a = array.as_primitive::<Int8Type>().values();
-            update(hashes, &|row, h| hash_int(a[row] as i32 as u32, h));
+            fold_rows(array.as_ref(), hashes, &|row, h| {
+                hash_int(a[row] as i32 as u32, h)
+            });
         }
         DataType::Int16 => {
             let a = array.as_primitive::<Int16Type>().values();
-            update(hashes, &|row, h| hash_int(a[row] as i32 as u32, h));
+            fold_rows(array.as_ref(), hashes, &|row, h| {
+                hash_int(a[row] as i32 as u32, h)
+            });
         }
         DataType::Int32 => {
             let a = array.as_primitive::<Int32Type>().values();
-            update(hashes, &|row, h| hash_int(a[row] as u32, h));
+            fold_rows(array.as_ref(), hashes, &|row, h| hash_int(a[row] as u32, h));
         }
         DataType::Date32 => {
             let a = array.as_primitive::<Date32Type>().values();
-            update(hashes, &|row, h| hash_int(a[row] as u32, h));
+            fold_rows(array.as_ref(), hashes, &|row, h| hash_int(a[row] as u32, h));
         }
         DataType::Int64 => {
             let a = array.as_primitive::<Int64Type>().values();
-            update(hashes, &|row, h| hash_long(a[row] as u64, h));
+            fold_rows(array.as_ref(), hashes, &|row, h| {
+                hash_long(a[row] as u64, h)
+            });
         }
         DataType::Timestamp(unit, _) => {
             let micros: Vec<i64> = match unit {
@@ -161,43 +162,79 @@ fn hash_into(array: &ArrayRef, hashes: &mut [u32]) -> Result<()> {
                     .map(|v| v.div_euclid(1_000))
                     .collect(),
             };
-            update(hashes, &|row, h| hash_long(micros[row] as u64, h));
+            fold_rows(array.as_ref(), hashes, &|row, h| {
+                hash_long(micros[row] as u64, h)
+            });
         }
         DataType::Float32 => {
             let a = array.as_primitive::<Float32Type>().values();
-            update(hashes, &|row, h| hash_int(float_bits(a[row]), h));
+            fold_rows(array.as_ref(), hashes, &|row, h| {
+                hash_int(float_bits(a[row]), h)
+            });
         }
         DataType::Float64 => {
             let a = array.as_primitive::<Float64Type>().values();
-            update(hashes, &|row, h| hash_long(double_bits(a[row]), h));
+            fold_rows(array.as_ref(), hashes, &|row, h| {
+                hash_long(double_bits(a[row]), h)
+            });
         }
         DataType::Utf8 => {
             let a = array.as_string::<i32>();
-            update(hashes, &|row, h| hash_bytes(a.value(row).as_bytes(), h));
+            fold_rows(array.as_ref(), hashes, &|row, h| {
+                hash_bytes(a.value(row).as_bytes(), h)
+            });
         }
         DataType::LargeUtf8 => {
             let a = array.as_string::<i64>();
-            update(hashes, &|row, h| hash_bytes(a.value(row).as_bytes(), h));
+            fold_rows(array.as_ref(), hashes, &|row, h| {
+                hash_bytes(a.value(row).as_bytes(), h)
+            });
         }
         DataType::Utf8View => {
             let a = array.as_string_view();
-            update(hashes, &|row, h| hash_bytes(a.value(row).as_bytes(), h));
+            fold_rows(array.as_ref(), hashes, &|row, h| {
+                hash_bytes(a.value(row).as_bytes(), h)
+            });
         }
         DataType::Binary => {
             let a = array.as_binary::<i32>();
-            update(hashes, &|row, h| hash_bytes(a.value(row), h));
+            fold_rows(array.as_ref(), hashes, &|row, h| {
+                hash_bytes(a.value(row), h)
+            });
         }
         DataType::LargeBinary => {
             let a = array.as_binary::<i64>();
-            update(hashes, &|row, h| hash_bytes(a.value(row), h));
+            fold_rows(array.as_ref(), hashes, &|row, h| {
+                hash_bytes(a.value(row), h)
+            });
         }
         DataType::BinaryView => {
             let a = array.as_binary_view();
-            update(hashes, &|row, h| hash_bytes(a.value(row), h));
+            fold_rows(array.as_ref(), hashes, &|row, h| {
+                hash_bytes(a.value(row), h)
+            });
         }
         other => return exec_err!("spark_hash: Spark's hash of {other} is not supported here"),
     }
     Ok(())
+}
+
+/// `hashes[row] = hash_row(row, hashes[row])` for every non-null row. Generic so that each
+/// type's closure is inlined into its own loop (the null check leaves the loop when there are
+/// no nulls).
+#[inline]
+fn fold_rows<F: Fn(usize, u32) -> u32>(array: &dyn Array, hashes: &mut [u32], hash_row: &F) {
+    if array.null_count() == 0 {
+        for (row, h) in hashes.iter_mut().enumerate() {
+            *h = hash_row(row, *h);
+        }
+    } else {
+        for (row, h) in hashes.iter_mut().enumerate() {
+            if array.is_valid(row) {
+                *h = hash_row(row, *h);
+            }
+        }
+    }
 }
 
 fn scaled(values: &[i64], factor: i64) -> Vec<i64> {

@@ -273,22 +273,22 @@ class ArrowSqlEngine:
 
 
 class ShapeshiftEngine:
-    """shapeshift's engine (``shapeshift.sql``, DataFusion inside) over the Parquet files or over
-    their copies in one of our row formats, read by our readers."""
+    """shapeshift's engine (a ``shapeshift.Session``, DataFusion inside) over the Parquet files or
+    over their copies in one of our row formats, read by our readers."""
 
     def __init__(self, data_dir: str, source: str) -> None:
-        from shapeshift import sql
+        from shapeshift import Session
         from shapeshift.lab.engines.data import YT_SCHEMA
 
-        self.sql = sql
+        # Registered once, like the other engines' tables (DataFusion's context, DuckDB's view).
         if source == "parquet":
-            self.options = {"tables": {"t": str(Path(data_dir) / "*.parquet")}}
+            self.session = Session({"t": str(Path(data_dir) / "*.parquet")})
         else:
             files = str(Path(data_dir).parent / source / f"*.{source}")
-            self.options = {"tables": {"t": files}, "formats": {"t": source}, "schemas": {"t": YT_SCHEMA}}
+            self.session = Session({"t": files}, formats={"t": source}, schemas={"t": YT_SCHEMA})
 
     def result(self, query: str):
-        return self.sql(Q1_SQL if query == "q1" else Q2_SQL, **self.options)
+        return self.session.sql(Q1_SQL if query == "q1" else Q2_SQL)
 
     def sink(self, query: str, kind: str, out: str) -> None:
         table = self.result(query)
