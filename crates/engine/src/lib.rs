@@ -84,15 +84,8 @@ impl Engine {
             .enable_all()
             .build()
             .map_err(|e| EngineError::Query(format!("starting the query runtime: {e}")))?;
-        let mut config = SessionConfig::new();
-        // Strings as plain Utf8/Binary (not views), as our readers and writers have them, so
-        // a query gives the same types over Parquet and over our formats.
-        config
-            .options_mut()
-            .execution
-            .parquet
-            .schema_force_view_types = false;
-        config.options_mut().sql_parser.map_string_types_to_utf8view = false;
+        // DataFusion's defaults: Parquet strings read as views; our tables give views too.
+        let config = SessionConfig::new();
         let context = SessionContext::new_with_config(config);
         context.register_udf(spark_hash_udf());
         Ok(Engine { context, runtime })
@@ -170,7 +163,17 @@ impl Engine {
             table: name.to_owned(),
             message: e.to_string(),
         };
-        let table = MemTable::try_new(schema, vec![batches]).map_err(fail)?;
+        // Strings as views, as every other table has them.
+        let viewed = Arc::new(row_table::view_schema(&schema));
+        let batches = batches
+            .iter()
+            .map(|batch| row_table::conform(batch, &viewed))
+            .collect::<Result<Vec<_>, String>>()
+            .map_err(|message| EngineError::Table {
+                table: name.to_owned(),
+                message,
+            })?;
+        let table = MemTable::try_new(viewed, vec![batches]).map_err(fail)?;
         self.context
             .register_table(name, Arc::new(table))
             .map(|_| ())

@@ -56,7 +56,7 @@ pub const RECORD_COLUMN: &str = "record";
 impl FileTable {
     pub(crate) fn new(files: Vec<PathBuf>, content: FileContent) -> FileTable {
         let schema = match &content {
-            FileContent::Rows { table, .. } => Arc::new(arrow_schema(table)),
+            FileContent::Rows { table, .. } => Arc::new(view_schema(&arrow_schema(table))),
             FileContent::Records => Arc::new(Schema::new(vec![
                 Field::new(RECORD_INDEX_COLUMN, DataType::UInt64, false),
                 Field::new(RECORD_COLUMN, DataType::Binary, false),
@@ -150,7 +150,7 @@ impl PartitionStream for FilePartition {
                     table,
                 } => read_arrow(&path, table, &schema, &mut send),
                 FileContent::Rows { kind, table } => {
-                    read_rows(&path, *kind, table, &projection, &mut send)
+                    read_rows(&path, *kind, table, &projection, &schema, &mut send)
                 }
                 FileContent::Records => read_records(&path, &projection, &schema, &mut send),
             };
@@ -175,6 +175,7 @@ fn read_rows(
     kind: FormatKind,
     table: &TableSchema,
     projection: &[usize],
+    schema: &SchemaRef,
     send: &mut dyn FnMut(RecordBatch) -> bool,
 ) -> Result<(), String> {
     let mut source = open_source(kind, std::slice::from_ref(table), Box::new(open(path)?))
@@ -196,16 +197,60 @@ fn read_rows(
                 .map_err(|e| format!("{kind}: row {rows}: {e}"))?;
             rows += 1;
             if builder.len() >= DEFAULT_BATCH_ROWS
-                && !send(builder.cut().map_err(|e| e.to_string())?)
+                && !send(conform(&builder.cut().map_err(|e| e.to_string())?, schema)?)
             {
                 return Ok(());
             }
         }
     }
     if !builder.is_empty() {
-        send(builder.cut().map_err(|e| e.to_string())?);
+        send(conform(&builder.cut().map_err(|e| e.to_string())?, schema)?);
     }
     Ok(())
+}
+
+/// Strings and binaries (top-level columns) as Arrow views, as DataFusion reads Parquet's:
+/// a query then has the same types over every source, and groups and compares strings by
+/// their inlined prefixes. Field names, nullability and metadata (`yt.type_v3`) are kept.
+pub(crate) fn view_schema(schema: &Schema) -> Schema {
+    let fields: Vec<Field> = schema
+        .fields()
+        .iter()
+        .map(|field| {
+            let data_type = match field.data_type() {
+                DataType::Utf8 | DataType::LargeUtf8 => DataType::Utf8View,
+                DataType::Binary | DataType::LargeBinary => DataType::BinaryView,
+                other => other.clone(),
+            };
+            field.as_ref().clone().with_data_type(data_type)
+        })
+        .collect();
+    Schema::new_with_metadata(fields, schema.metadata().clone())
+}
+
+/// `batch`'s columns (found by name) in the types of `schema`: plain strings cast to views
+/// (the data buffers are kept), dictionary strings unpacked.
+pub(crate) fn conform(batch: &RecordBatch, schema: &SchemaRef) -> Result<RecordBatch, String> {
+    let columns = schema
+        .fields()
+        .iter()
+        .map(|field| {
+            let column = batch
+                .column_by_name(field.name())
+                .ok_or_else(|| format!("a batch without column {:?}", field.name()))?;
+            if column.data_type() == field.data_type() {
+                Ok(column.clone())
+            } else {
+                cast(column, field.data_type()).map_err(|e| e.to_string())
+            }
+        })
+        .collect::<Result<Vec<ArrayRef>, String>>()?;
+    RecordBatch::try_new_with_options(
+        schema.clone(),
+        columns,
+        &datafusion::arrow::array::RecordBatchOptions::new().with_row_count(Some(batch.num_rows())),
+    )
+    .map_err(|e| e.to_string())
 }
 
 /// Arrow IPC streams batch by batch: the projected columns are taken from each decoded
@@ -223,27 +268,7 @@ fn read_arrow(
                 "a stream of table {table_index}; a query table reads streams of one table"
             ));
         }
-        let columns = schema
-            .fields()
-            .iter()
-            .map(|field| {
-                let column = batch
-                    .column_by_name(field.name())
-                    .ok_or_else(|| format!("a batch without column {:?}", field.name()))?;
-                if column.data_type() == field.data_type() {
-                    Ok(column.clone())
-                } else {
-                    cast(column, field.data_type()).map_err(|e| e.to_string())
-                }
-            })
-            .collect::<Result<Vec<ArrayRef>, String>>()?;
-        let batch = RecordBatch::try_new_with_options(
-            schema.clone(),
-            columns,
-            &datafusion::arrow::array::RecordBatchOptions::new()
-                .with_row_count(Some(batch.num_rows())),
-        )
-        .map_err(|e| e.to_string())?;
+        let batch = conform(&batch, schema)?;
         if !send(batch) {
             return Ok(());
         }
