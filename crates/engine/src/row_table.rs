@@ -13,9 +13,9 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use async_trait::async_trait;
-use datafusion::arrow::array::{ArrayRef, BinaryArray, RecordBatch, UInt64Array};
-use datafusion::arrow::compute::cast;
-use datafusion::arrow::datatypes::{DataType, Field, Schema, SchemaRef};
+use datafusion::arrow::array::{ArrayRef, AsArray, BinaryArray, RecordBatch, UInt64Array};
+use datafusion::arrow::compute::{cast, take};
+use datafusion::arrow::datatypes::{DataType, Field, Schema, SchemaRef, UInt32Type};
 use datafusion::catalog::{Session, TableProvider};
 use datafusion::common::{DataFusionError, Result};
 use datafusion::datasource::TableType;
@@ -241,7 +241,7 @@ pub(crate) fn conform(batch: &RecordBatch, schema: &SchemaRef) -> Result<RecordB
             if column.data_type() == field.data_type() {
                 Ok(column.clone())
             } else {
-                cast(column, field.data_type()).map_err(|e| e.to_string())
+                to_type(column, field.data_type())
             }
         })
         .collect::<Result<Vec<ArrayRef>, String>>()?;
@@ -251,6 +251,21 @@ pub(crate) fn conform(batch: &RecordBatch, schema: &SchemaRef) -> Result<RecordB
         &datafusion::arrow::array::RecordBatchOptions::new().with_row_count(Some(batch.num_rows())),
     )
     .map_err(|e| e.to_string())
+}
+
+/// `column` cast to `to`. A dictionary becomes views by viewing its few values once and
+/// gathering those views by key (arrow's cast makes a view per row).
+fn to_type(column: &ArrayRef, to: &DataType) -> Result<ArrayRef, String> {
+    let fail = |e: datafusion::arrow::error::ArrowError| e.to_string();
+    if let (Some(dictionary), DataType::Utf8View | DataType::BinaryView) =
+        (column.as_any_dictionary_opt(), to)
+    {
+        let values = cast(dictionary.values(), to).map_err(fail)?;
+        let keys = cast(dictionary.keys(), &DataType::UInt32).map_err(fail)?;
+        let keys = keys.as_primitive::<UInt32Type>();
+        return take(&values, keys, None).map_err(fail);
+    }
+    cast(column, to).map_err(fail)
 }
 
 /// Arrow IPC streams batch by batch: the projected columns are taken from each decoded
