@@ -190,3 +190,19 @@ def test_lab_data_adds_the_advice_section(tmp_path):
     page = (tmp_path / "report" / "index.html").read_text()
     assert f"Advice for {path}" in page and "Random-access training data" in page
     assert json.loads((tmp_path / "report" / "advise-1.json").read_text())["rows"] == 1_000
+
+
+def test_the_users_query_is_timed_over_each_storage_choice_with_equal_results():
+    table = flights(5_000)
+    query = "SELECT origin, count(*) AS n, avg(distance) AS d FROM t GROUP BY origin"
+    advice = shapeshift.advise(table, budget=8, sections=("query",), query=query)
+    figures = advice.figures["query"]
+    names = {arm["name"] for arm in figures["arms"]}
+    assert {"parquet+zstd", "arrow ipc file", "skiff", "arrow"} <= names
+    assert figures["result_rows"] == 3  # EWR, JFK, LGA
+    assert not [s for s in advice.skipped if s["section"] == "query" and "differs" in s["why"]]
+    (rec,) = [r for r in advice.recommendations if r["use"] == "Your query"]
+    assert rec["winner"] in names and query not in rec["text"]
+    # A query that does not run is reported with DataFusion's words; the run goes on.
+    bad = shapeshift.advise(table, budget=4, sections=("query",), query="SELEC 1")
+    assert any(s["section"] == "query" and "SELEC" in s["why"] for s in bad.skipped), bad.skipped

@@ -1,5 +1,5 @@
 """The user's own query (``--query SQL``, the table named ``t``) over each storage choice, run by
-shapeshift's query engine (``shapeshift.sql``, DataFusion): Parquet+zstd and Arrow IPC files as
+shapeshift's query engine (a ``shapeshift.Session`` per choice, DataFusion): Parquet+zstd and Arrow IPC files as
 pyarrow writes them, and YT tables in our row formats. Every choice's result is checked equal to
 Parquet's before timing; rounds interleave the choices. The sample is a random set of rows kept in
 file order, like the rows section's."""
@@ -91,7 +91,11 @@ def measure(ctx: LabContext, table, schema: list[dict], query: str, budget_s: fl
                 skipped.append({"section": "query", "what": name, "why": "its result differs from Parquet's"})
                 continue
             result_rows = result.num_rows
-            arms[name] = (lambda p=path, f=fmt, s=fmt_schema: run(p, f, s))
+            # Each choice's table registered once (files listed, footers and schemas read), as
+            # an application keeps its session; the rounds time the query.
+            session = shapeshift.Session({"t": path}, formats={"t": fmt} if fmt else None,
+                                         schemas={"t": fmt_schema} if fmt_schema is not None else None)
+            arms[name] = (lambda s=session: s.sql(query))
         with ctx.steps(5, f"query: {len(arms)} storage choices, {count:,} rows") as progress:
             samples = interleaved_rounds(ctx, arms, budget, progress)
     return {
