@@ -38,7 +38,7 @@ ENGINE_NAMES = {
     "shapeshift-arrow": "shapeshift (Arrow rows)",
 }
 QUERIES = ("q1", "q2")
-ROUNDS = 3
+ROUNDS = 5  # Q1 runs take tens of milliseconds: 3 rounds left its 95% CIs too wide to tell engines apart
 
 
 class Worker:
