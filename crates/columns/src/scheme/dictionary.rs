@@ -166,9 +166,7 @@ pub(crate) fn take<T: ColumnValue>(
             *slot = entries[slot.to_u64() as usize];
         }
     } else {
-        for slot in out.iter_mut() {
-            *slot = dictionary.entries.get(slot.to_u64() as usize);
-        }
+        dictionary.entries.gather_in_place(out);
     }
     Ok(())
 }

@@ -170,9 +170,7 @@ pub(crate) fn take<T: ColumnValue>(
             *slot = values[slot.to_u64() as usize];
         }
     } else {
-        for slot in out.iter_mut() {
-            *slot = runs.values.get(slot.to_u64() as usize);
-        }
+        runs.values.gather_in_place(out);
     }
     Ok(())
 }
