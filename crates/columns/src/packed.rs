@@ -289,7 +289,10 @@ impl<'a, L: Lane> PackedView<'a, L> {
             }
             // Every in-chunk row's words lie inside its chunk; this one check per batch is what
             // lets the loads below go unchecked (a caller passing rows past `count` panics here).
-            assert!((highest as usize) < words.len(), "gather row past the packed vector");
+            assert!(
+                (highest as usize) < words.len(),
+                "gather row past the packed vector"
+            );
             for (((slot, &low), &high), &shift) in batch_out
                 .iter_mut()
                 .zip(&low_at[..n])
@@ -405,7 +408,11 @@ mod tests {
     }
 
     fn check<L: Lane>(raw: &[u64], width: u32, picks: &[u32], first: u32) {
-        let mask = if width >= 64 { u64::MAX } else { (1 << width) - 1 };
+        let mask = if width >= 64 {
+            u64::MAX
+        } else {
+            (1 << width) - 1
+        };
         let reference = L::truncate_u64(0x1234_5678_9abc_def0);
         let values: Vec<L> = raw
             .iter()
