@@ -140,30 +140,30 @@ fn hash_into(array: &ArrayRef, hashes: &mut [u32]) -> Result<()> {
                 hash_long(a[row] as u64, h)
             });
         }
-        DataType::Timestamp(unit, _) => {
-            let micros: Vec<i64> = match unit {
-                TimeUnit::Second => scaled(
-                    array.as_primitive::<TimestampSecondType>().values(),
-                    1_000_000,
-                ),
-                TimeUnit::Millisecond => scaled(
-                    array.as_primitive::<TimestampMillisecondType>().values(),
-                    1_000,
-                ),
-                TimeUnit::Microsecond => array
-                    .as_primitive::<TimestampMicrosecondType>()
-                    .values()
-                    .to_vec(),
-                // Spark keeps microseconds: a nanosecond timestamp is truncated to them first.
-                TimeUnit::Nanosecond => array
-                    .as_primitive::<TimestampNanosecondType>()
-                    .values()
-                    .iter()
-                    .map(|v| v.div_euclid(1_000))
-                    .collect(),
-            };
+        // Spark keeps microseconds: other units are scaled (nanoseconds truncated) per row,
+        // without a converted copy of the column.
+        DataType::Timestamp(TimeUnit::Second, _) => {
+            let a = array.as_primitive::<TimestampSecondType>().values();
             fold_rows(array.as_ref(), hashes, &|row, h| {
-                hash_long(micros[row] as u64, h)
+                hash_long(a[row].wrapping_mul(1_000_000) as u64, h)
+            });
+        }
+        DataType::Timestamp(TimeUnit::Millisecond, _) => {
+            let a = array.as_primitive::<TimestampMillisecondType>().values();
+            fold_rows(array.as_ref(), hashes, &|row, h| {
+                hash_long(a[row].wrapping_mul(1_000) as u64, h)
+            });
+        }
+        DataType::Timestamp(TimeUnit::Microsecond, _) => {
+            let a = array.as_primitive::<TimestampMicrosecondType>().values();
+            fold_rows(array.as_ref(), hashes, &|row, h| {
+                hash_long(a[row] as u64, h)
+            });
+        }
+        DataType::Timestamp(TimeUnit::Nanosecond, _) => {
+            let a = array.as_primitive::<TimestampNanosecondType>().values();
+            fold_rows(array.as_ref(), hashes, &|row, h| {
+                hash_long(a[row].div_euclid(1_000) as u64, h)
             });
         }
         DataType::Float32 => {
@@ -235,10 +235,6 @@ fn fold_rows<F: Fn(usize, u32) -> u32>(array: &dyn Array, hashes: &mut [u32], ha
             }
         }
     }
-}
-
-fn scaled(values: &[i64], factor: i64) -> Vec<i64> {
-    values.iter().map(|v| v.wrapping_mul(factor)).collect()
 }
 
 /// Java's `floatToIntBits` after Spark's normalisation of -0.0.

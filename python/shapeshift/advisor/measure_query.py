@@ -54,14 +54,15 @@ def _write_choices(sample, schema: list[dict], directory: Path) -> tuple[dict, l
 def measure(ctx: LabContext, table, schema: list[dict], query: str, budget_s: float) -> dict:
     import shapeshift
 
-    if not hasattr(shapeshift, "sql"):
-        raise RuntimeError("this build of shapeshift has no query engine (shapeshift.sql)")
     budget = Slice(budget_s)
     total = table.num_rows
 
+    def session(path, fmt, fmt_schema):
+        return shapeshift.Session({"t": path}, formats={"t": fmt} if fmt else None,
+                                  schemas={"t": fmt_schema} if fmt_schema is not None else None)
+
     def run(path, fmt, fmt_schema):
-        return shapeshift.sql(query, tables={"t": path}, formats={"t": fmt} if fmt else None,
-                              schemas={"t": fmt_schema} if fmt_schema is not None else None)
+        return session(path, fmt, fmt_schema).sql(query)
 
     with tempfile.TemporaryDirectory(prefix="shapeshift-advise-query-") as scratch:
         directory = Path(scratch)
@@ -93,9 +94,7 @@ def measure(ctx: LabContext, table, schema: list[dict], query: str, budget_s: fl
             result_rows = result.num_rows
             # Each choice's table registered once (files listed, footers and schemas read), as
             # an application keeps its session; the rounds time the query.
-            session = shapeshift.Session({"t": path}, formats={"t": fmt} if fmt else None,
-                                         schemas={"t": fmt_schema} if fmt_schema is not None else None)
-            arms[name] = (lambda s=session: s.sql(query))
+            arms[name] = (lambda s=session(path, fmt, fmt_schema): s.sql(query))
         with ctx.steps(5, f"query: {len(arms)} storage choices, {count:,} rows") as progress:
             samples = interleaved_rounds(ctx, arms, budget, progress)
     return {

@@ -260,11 +260,7 @@ class ArrowSqlEngine:
         )
 
     def sink(self, query: str, kind: str, out: str) -> None:
-        table = self.result(query)
-        if kind == "parquet":
-            import pyarrow.parquet as pq
-
-            pq.write_table(table, out)
+        _sink(self.result(query), kind, out)
 
     def plan(self, query: str) -> str:
         if self.name == "polars":
@@ -291,14 +287,18 @@ class ShapeshiftEngine:
         return self.session.sql(Q1_SQL if query == "q1" else Q2_SQL)
 
     def sink(self, query: str, kind: str, out: str) -> None:
-        table = self.result(query)
-        if kind == "parquet":
-            import pyarrow.parquet as pq
-
-            pq.write_table(table, out)
+        _sink(self.result(query), kind, out)
 
     def plan(self, query: str) -> str:
         return ""
+
+
+def _sink(table, kind: str, out: str) -> None:
+    """An Arrow result into the run's sink: materialised already (noop), or a Parquet file."""
+    if kind == "parquet":
+        import pyarrow.parquet as pq
+
+        pq.write_table(table, out)
 
 
 _HASHED = ("object_id", "guid", "uni_id", "intercept_at", "day", "month", "colour")
