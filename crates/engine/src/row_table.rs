@@ -2,9 +2,16 @@
 //! per file, decoded on a blocking thread into record batches of the table's Arrow schema
 //! (the formats crate's mapping, `arrow_schema`).
 //!
-//! Projection: Arrow streams keep only the projected columns of each decoded batch (the
-//! others are never copied or converted); the other row formats decode whole rows and
-//! build Arrow arrays of the projected columns only ([`RowBatchBuilder::projected`]).
+//! Files are mapped into memory, not read: a format that can skip what a query does not read
+//! then never touches those pages. Projection: Arrow streams decode only the projected
+//! columns of each batch ([`ProjectedReader`]); Skiff rows of flat tables are scanned
+//! straight into Arrow arrays of the projected columns, stepping over the others
+//! ([`ArrowScan`]); the other row formats decode whole rows and build Arrow arrays of the
+//! projected columns only ([`RowBatchBuilder::projected`]).
+//!
+//! A mapped file must not change while a query reads it (the engine only reads; a file
+//! truncated by another process during a query can end that process with SIGBUS), the
+//! usual contract of memory-mapped readers (Arrow's, Polars').
 
 use std::fmt;
 use std::fs::File;
@@ -14,6 +21,7 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 use datafusion::arrow::array::{ArrayRef, AsArray, BinaryArray, RecordBatch, UInt64Array};
+use datafusion::arrow::buffer::Buffer;
 use datafusion::arrow::compute::{cast, take};
 use datafusion::arrow::datatypes::{DataType, Field, Schema, SchemaRef, UInt32Type};
 use datafusion::catalog::{Session, TableProvider};
@@ -24,9 +32,10 @@ use datafusion::logical_expr::Expr;
 use datafusion::physical_plan::stream::RecordBatchReceiverStreamBuilder;
 use datafusion::physical_plan::streaming::{PartitionStream, StreamingTableExec};
 use datafusion::physical_plan::ExecutionPlan;
-use shapeshift_formats::arrow::rows::{BatchReader, RowBatchBuilder};
+use shapeshift_formats::arrow::rows::{ProjectedReader, RowBatchBuilder};
 use shapeshift_formats::arrow::{arrow_schema, DEFAULT_BATCH_ROWS};
 use shapeshift_formats::registry::{open_source, FormatKind};
+use shapeshift_formats::skiff::ArrowScan;
 use shapeshift_types::TableSchema;
 
 /// What the files of a [`FileTable`] hold.
@@ -148,7 +157,11 @@ impl PartitionStream for FilePartition {
                 FileContent::Rows {
                     kind: FormatKind::Arrow,
                     table,
-                } => read_arrow(&path, table, &schema, &mut send),
+                } => read_arrow(&path, table, &projection, &schema, &mut send),
+                FileContent::Rows {
+                    kind: FormatKind::Skiff,
+                    table,
+                } => read_skiff(&path, table, &projection, &schema, &mut send),
                 FileContent::Rows { kind, table } => {
                     read_rows(&path, *kind, table, &projection, &schema, &mut send)
                 }
@@ -268,15 +281,17 @@ fn to_type(column: &ArrayRef, to: &DataType) -> Result<ArrayRef, String> {
     cast(column, to).map_err(fail)
 }
 
-/// Arrow IPC streams batch by batch: the projected columns are taken from each decoded
-/// batch (dictionary-encoded strings unpacked to the table's plain type).
+/// Arrow IPC streams batch by batch, only the projected columns decoded (dictionary-encoded
+/// strings unpacked to the table's plain type).
 fn read_arrow(
     path: &Path,
     table: &TableSchema,
+    projection: &[usize],
     schema: &SchemaRef,
     send: &mut dyn FnMut(RecordBatch) -> bool,
 ) -> Result<(), String> {
-    let mut reader = BatchReader::new(std::slice::from_ref(table), Box::new(open(path)?));
+    let data = map_file(path)?;
+    let mut reader = ProjectedReader::new(std::slice::from_ref(table), data, projection);
     while let Some((table_index, batch)) = reader.next_batch().map_err(|e| e.to_string())? {
         if table_index != 0 {
             return Err(format!(
@@ -289,6 +304,48 @@ fn read_arrow(
         }
     }
     Ok(())
+}
+
+/// Skiff rows: scanned straight into the projected columns when the table is flat
+/// ([`ArrowScan`]), through the row interface otherwise.
+fn read_skiff(
+    path: &Path,
+    table: &TableSchema,
+    projection: &[usize],
+    schema: &SchemaRef,
+    send: &mut dyn FnMut(RecordBatch) -> bool,
+) -> Result<(), String> {
+    let Some(scan) = ArrowScan::new(table, projection).map_err(|e| e.to_string())? else {
+        return read_rows(path, FormatKind::Skiff, table, projection, schema, send);
+    };
+    let data = map_file(path)?;
+    let (mut offset, mut rows) = (0usize, 0u64);
+    while let Some(batch) = scan
+        .read_batch(&data, &mut offset, rows, DEFAULT_BATCH_ROWS)
+        .map_err(|e| e.to_string())?
+    {
+        rows += batch.num_rows() as u64;
+        if !send(conform(&batch, schema)?) {
+            return Ok(());
+        }
+    }
+    Ok(())
+}
+
+/// The bytes of `path`, mapped read-only (see the module docs).
+fn map_file(path: &Path) -> Result<Buffer, String> {
+    let file = File::open(path).map_err(|e| e.to_string())?;
+    let len = file.metadata().map_err(|e| e.to_string())?.len();
+    if len == 0 {
+        return Ok(Buffer::from_vec(Vec::<u8>::new()));
+    }
+    // SAFETY: the file is opened read-only and not changed by this process while mapped
+    // (the module docs state the contract for other processes).
+    let map = unsafe { memmap2::Mmap::map(&file) }.map_err(|e| e.to_string())?;
+    let pointer = std::ptr::NonNull::new(map.as_ptr() as *mut u8).ok_or("a null mapping")?;
+    let len = map.len();
+    // SAFETY: `pointer` and `len` describe the mapping, which the Buffer keeps alive.
+    Ok(unsafe { Buffer::from_custom_allocation(pointer, len, Arc::new(map)) })
 }
 
 /// ArrayRecord records in batches of consecutive records.

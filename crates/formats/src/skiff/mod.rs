@@ -14,6 +14,7 @@
 //! - [`SkiffSchema`] / [`SkiffFormat`]: schemas and the `skiff` format description, to and from
 //!   YSON nodes (registry references resolved, cycles and dangling names reported).
 //! - [`skiff_schema_for_table`]: the Skiff schema YT uses for a table schema.
+//! - [`ArrowScan`]: rows straight into Arrow batches of the columns a query reads.
 //! - [`Codec`]: a compiled format; [`Codec::reader`] (zero-copy over a slice),
 //!   [`Codec::stream_reader`] (over any `Read`), [`Codec::writer`], [`Codec::encode_row`].
 //! - [`RowView`] / [`FieldRef`] / [`LazyField`]: rows and fields read in place;
@@ -41,6 +42,8 @@ mod writer;
 mod yson_bridge;
 
 pub(crate) mod rows;
+
+pub use rows::ArrowScan;
 
 pub use error::{SkiffError, SkiffErrorKind};
 pub use mapping::{skiff_schema_for_table, skiff_schema_for_type, MappingOptions};

@@ -3,7 +3,8 @@
 //! [`BatchReader`] and [`BatchWriter`] are both the columnar fast path (batch by batch) and
 //! the row interface ([`crate::table::RowSource`] / [`crate::table::RowSink`]): rows are
 //! views of the current batch (`views.rs`), composite values transcoded to binary YSON;
-//! rows are written through per-column builders (`builders.rs`).
+//! rows are written through per-column builders (`builders.rs`). [`ProjectedReader`] decodes
+//! only some columns of streams held in memory (`projected.rs`).
 
 use std::collections::HashMap;
 use std::io::{Read, Write};
@@ -23,11 +24,13 @@ use super::{
 };
 
 mod builders;
+mod projected;
 mod reader;
 mod row_batches;
 mod views;
 mod writer;
 
+pub use projected::ProjectedReader;
 pub use reader::BatchReader;
 pub use row_batches::RowBatchBuilder;
 pub use writer::BatchWriter;

@@ -30,8 +30,11 @@ use crate::table::row_refs::RefsBuffer;
 use crate::table::values::{owned_row, ColumnKind};
 use crate::table::{FormatError, RowBlock, RowPosition, RowRef, RowSink, RowSource};
 
+mod arrow_scan;
 mod binary_yson;
 mod block_scan;
+
+pub use arrow_scan::ArrowScan;
 mod borrowed;
 
 use binary_yson::lazy_to_binary_yson;
