@@ -145,6 +145,13 @@ impl Engine {
                 let provider = FileTable::new(files, FileContent::Records);
                 context.register_table(name, Arc::new(provider)).map(|_| ())
             }
+            TableFormat::RecordRows(kind) => {
+                let table = source.schema.clone().ok_or_else(|| {
+                    fail(format!("{format} tables need a YT schema for their records' rows"))
+                })?;
+                let provider = FileTable::new(files, FileContent::RecordRows { kind, table });
+                context.register_table(name, Arc::new(provider)).map(|_| ())
+            }
         };
         registered.map_err(|e| fail(format!("{format}: {e}")))
     }

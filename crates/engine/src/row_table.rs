@@ -48,6 +48,11 @@ pub(crate) enum FileContent {
     },
     /// ArrayRecord records.
     Records,
+    /// ArrayRecord records of one row each of table `table` in `kind`.
+    RecordRows {
+        kind: FormatKind,
+        table: TableSchema,
+    },
 }
 
 /// A table over files read by our own readers.
@@ -65,7 +70,9 @@ pub const RECORD_COLUMN: &str = "record";
 impl FileTable {
     pub(crate) fn new(files: Vec<PathBuf>, content: FileContent) -> FileTable {
         let schema = match &content {
-            FileContent::Rows { table, .. } => Arc::new(view_schema(&arrow_schema(table))),
+            FileContent::Rows { table, .. } | FileContent::RecordRows { table, .. } => {
+                Arc::new(view_schema(&arrow_schema(table)))
+            }
             FileContent::Records => Arc::new(Schema::new(vec![
                 Field::new(RECORD_INDEX_COLUMN, DataType::UInt64, false),
                 Field::new(RECORD_COLUMN, DataType::Binary, false),
@@ -166,6 +173,9 @@ impl PartitionStream for FilePartition {
                     read_rows(&path, *kind, table, &projection, &schema, &mut send)
                 }
                 FileContent::Records => read_records(&path, &projection, &schema, &mut send),
+                FileContent::RecordRows { kind, table } => {
+                    read_record_rows(&path, *kind, table, &projection, &schema, &mut send)
+                }
             };
             result.map_err(|message| {
                 DataFusionError::Execution(format!("{}: {message}", path.display()))
@@ -346,6 +356,49 @@ fn map_file(path: &Path) -> Result<Buffer, String> {
     let len = map.len();
     // SAFETY: `pointer` and `len` describe the mapping, which the Buffer keeps alive.
     Ok(unsafe { Buffer::from_custom_allocation(pointer, len, Arc::new(map)) })
+}
+
+/// ArrayRecord records of one row each, decoded by the row format's reader into batches of
+/// the projected columns.
+fn read_record_rows(
+    path: &Path,
+    kind: FormatKind,
+    table: &TableSchema,
+    projection: &[usize],
+    schema: &SchemaRef,
+    send: &mut dyn FnMut(RecordBatch) -> bool,
+) -> Result<(), String> {
+    let reader = shapeshift_records::Reader::open(path).map_err(|e| e.to_string())?;
+    let count = reader.num_records();
+    let mut builder = RowBatchBuilder::projected(table, projection, DEFAULT_BATCH_ROWS)?;
+    let mut begin = 0u64;
+    while begin < count {
+        let end = (begin + DEFAULT_BATCH_ROWS as u64).min(count);
+        let records = reader.read_range(begin, end).map_err(|e| e.to_string())?;
+        for (index, record) in (begin..).zip(records.iter()) {
+            let fail = |message: String| format!("record {index}: {kind}: {message}");
+            let input = Box::new(std::io::Cursor::new(record.to_vec()));
+            let mut source = open_source(kind, std::slice::from_ref(table), input)
+                .map_err(|e| fail(e.to_string()))?;
+            let mut rows = 0usize;
+            while let Some(block) = source.next_rows().map_err(|e| fail(e.to_string()))? {
+                for i in 0..block.rows {
+                    if rows == 0 {
+                        builder.append_row(block.values_of(i)).map_err(&fail)?;
+                    }
+                    rows += 1;
+                }
+            }
+            if rows != 1 {
+                return Err(fail(format!("holds {rows} rows (a record holds one)")));
+            }
+        }
+        if !send(conform(&builder.cut().map_err(|e| e.to_string())?, schema)?) {
+            return Ok(());
+        }
+        begin = end;
+    }
+    Ok(())
 }
 
 /// ArrayRecord records in batches of consecutive records.

@@ -23,13 +23,21 @@ pub enum TableFormat {
     Rows(FormatKind),
     /// ArrayRecord files: one row per record, columns `index` and `record`.
     Records,
+    /// ArrayRecord files whose records each hold one row in a row format (`records+msgpack`,
+    /// `records+yson`, ...), decoded into the columns of a YT schema.
+    RecordRows(FormatKind),
 }
 
 impl TableFormat {
     /// The format named `name`: `parquet`, `arrow-file`, `csv`, `jsonl` (or `ndjson`),
-    /// `records`, or a row format's name (`yson`, `skiff`, `arrow`, `json`, ...).
+    /// `records`, `records+` a row format's name, or a row format's name (`yson`, `skiff`,
+    /// `arrow`, `json`, ...).
     pub fn from_name(name: &str) -> Option<TableFormat> {
-        match name.to_ascii_lowercase().as_str() {
+        let name = name.to_ascii_lowercase();
+        if let Some(row_format) = name.strip_prefix("records+") {
+            return FormatKind::from_name(row_format).map(TableFormat::RecordRows);
+        }
+        match name.as_str() {
             "parquet" => Some(TableFormat::Parquet),
             "arrow-file" | "arrow_file" | "ipc" => Some(TableFormat::ArrowFile),
             "csv" => Some(TableFormat::Csv),
@@ -43,7 +51,14 @@ impl TableFormat {
 
     /// Every name [`TableFormat::from_name`] knows, for messages.
     pub fn names() -> Vec<&'static str> {
-        let mut names = vec!["parquet", "arrow-file", "csv", "jsonl", "records"];
+        let mut names = vec![
+            "parquet",
+            "arrow-file",
+            "csv",
+            "jsonl",
+            "records",
+            "records+FORMAT",
+        ];
         names.extend(FormatKind::ALL.iter().map(|k| k.name()));
         names
     }
@@ -121,6 +136,7 @@ impl fmt::Display for TableFormat {
             TableFormat::JsonLines => f.write_str("jsonl"),
             TableFormat::Rows(kind) => f.write_str(kind.name()),
             TableFormat::Records => f.write_str("records"),
+            TableFormat::RecordRows(kind) => write!(f, "records+{}", kind.name()),
         }
     }
 }

@@ -210,6 +210,8 @@ fn results_written_in_each_format_read_back() {
         ("out.skiff", TableFormat::Rows(FormatKind::Skiff)),
         ("out.msgpack", TableFormat::Rows(FormatKind::Msgpack)),
         ("out.yson", TableFormat::Rows(FormatKind::Yson)),
+        ("msgpack.records", TableFormat::RecordRows(FormatKind::Msgpack)),
+        ("skiff.records", TableFormat::RecordRows(FormatKind::Skiff)),
     ];
     for (i, (file, format)) in outputs.into_iter().enumerate() {
         let path = dir.path().join(file);
@@ -220,7 +222,8 @@ fn results_written_in_each_format_read_back() {
             ColumnSchema::new("n", Type::Primitive(P::Int64)),
             ColumnSchema::new("g", Type::optional(Type::Primitive(P::Utf8))),
         ]);
-        let needs_schema = matches!(format, TableFormat::Rows(k) if k != FormatKind::Arrow);
+        let needs_schema = matches!(format, TableFormat::Rows(k) if k != FormatKind::Arrow)
+            || matches!(format, TableFormat::RecordRows(_));
         engine
             .register(&TableSource {
                 schema: needs_schema.then_some(result_table),
@@ -252,6 +255,68 @@ fn record_files_are_tables_of_binary_records() {
     assert!(got.contains("| 999   | record 999 |"), "{got}");
     let count = query(&engine, "SELECT count(*) AS n FROM r");
     assert!(count.contains("| 1000 |"), "{count}");
+}
+
+/// Record files of one row per record, in any row format, give the answers Parquet gives
+/// (every column type of the study's schema, projections, aggregates); a record that does
+/// not hold exactly one row is an error naming the record.
+#[test]
+fn record_files_of_rows_are_tables_of_their_columns() {
+    let dir = tempfile::tempdir().unwrap();
+    let schema = study_schema();
+    let rows = study_rows(700);
+    let parquet = dir.path().join("rows.parquet");
+    write_parquet(&parquet, &schema, &rows);
+    let reference = Engine::new().unwrap();
+    reference.register(&source("t", &parquet, None)).unwrap();
+    for kind in [FormatKind::Msgpack, FormatKind::Yson, FormatKind::Protobuf] {
+        let kind = if kind == FormatKind::Protobuf {
+            FormatKind::ProtobufDynamic
+        } else {
+            kind
+        };
+        let path = dir.path().join(format!("rows-{}.records", kind.name()));
+        let mut writer = shapeshift_records::Writer::create(&path, "group_size:16").unwrap();
+        for row in &rows {
+            let one = dir.path().join("one-row");
+            write_rows(&one, kind, &schema, std::slice::from_ref(row));
+            writer.write(&std::fs::read(&one).unwrap()).unwrap();
+        }
+        writer.close().unwrap();
+        let engine = Engine::new().unwrap();
+        engine
+            .register(&TableSource {
+                schema: Some(schema.clone()),
+                ..source("t", &path, Some(TableFormat::RecordRows(kind)))
+            })
+            .unwrap();
+        for sql in QUERIES {
+            assert_eq!(query(&engine, sql), query(&reference, sql), "{kind}: {sql}");
+        }
+    }
+    let two_rows = dir.path().join("two.records");
+    let mut writer = shapeshift_records::Writer::create(&two_rows, "").unwrap();
+    let one = dir.path().join("one-row");
+    write_rows(&one, FormatKind::Msgpack, &schema, &rows[..1]);
+    writer.write(&std::fs::read(&one).unwrap()).unwrap();
+    write_rows(&one, FormatKind::Msgpack, &schema, &rows[..2]);
+    writer.write(&std::fs::read(&one).unwrap()).unwrap();
+    writer.close().unwrap();
+    let engine = Engine::new().unwrap();
+    engine
+        .register(&TableSource {
+            schema: Some(schema.clone()),
+            ..source("t", &two_rows, Some(TableFormat::RecordRows(FormatKind::Msgpack)))
+        })
+        .unwrap();
+    let error = engine.query("SELECT * FROM t").unwrap_err().to_string();
+    assert!(error.contains("record 1") && error.contains("holds 2 rows"), "{error}");
+    let no_schema = engine.register(&source(
+        "u",
+        &two_rows,
+        Some(TableFormat::RecordRows(FormatKind::Msgpack)),
+    ));
+    assert!(table_error(no_schema).contains("need a YT schema"));
 }
 
 fn table_error(result: Result<(), EngineError>) -> String {
@@ -354,6 +419,10 @@ fn formats_are_told_from_names_and_bytes() {
         Some(TableFormat::JsonLines)
     );
     assert_eq!(TableFormat::from_name("nope"), None);
+    let record_rows = TableFormat::from_name("Records+MsgPack").unwrap();
+    assert_eq!(record_rows, TableFormat::RecordRows(FormatKind::Msgpack));
+    assert_eq!(record_rows.to_string(), "records+msgpack");
+    assert_eq!(TableFormat::from_name("records+nope"), None);
 }
 
 /// `spark_hash` gives Spark's `hash`: `hash(1)` is -559580957 in Spark; the other values come

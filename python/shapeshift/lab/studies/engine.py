@@ -39,6 +39,10 @@ ENGINE_NAMES = {
 }
 QUERIES = ("q1", "q2")
 ROUNDS = 5  # Q1 runs take tens of milliseconds: 3 rounds left its 95% CIs too wide to tell engines apart
+# Each sample: the median of back-to-back runs, at least SAMPLE_MIN_S of them (at most SAMPLE_MOST
+# runs); Spark's runs are long enough to be one run each.
+SAMPLE_MIN_S = 0.25
+SAMPLE_MOST = 9
 
 
 class Worker:
@@ -148,6 +152,13 @@ def run(ctx) -> StudyResult:
             plans = [workers["comet"].ask({"op": "plan", "query": q}).get("plan", "") for q in QUERIES]
             comet_native = {q: ("Comet" in p) for q, p in zip(QUERIES, plans)}
 
+        # A warm-up round, not timed: the JVM engines' first timed round ran 2-3x slower than
+        # their next ones (JIT), which widened every ratio's interval.
+        with ctx.steps(len(workers) * len(QUERIES), "engine warm-up") as progress:
+            for name, worker in workers.items():
+                for query in QUERIES:
+                    worker.ask({"op": "run", "query": query, "sink": "noop"})
+                    progress.advance(note=f"{name} {query}")
         samples: dict[tuple[str, str], list] = {}
         total_steps = ROUNDS * len(workers) * len(QUERIES)
         with ctx.steps(total_steps, "engine rounds") as progress:
@@ -156,7 +167,8 @@ def run(ctx) -> StudyResult:
                 order = order[round_index % len(order):] + order[: round_index % len(order)]
                 for name in order:
                     for query in QUERIES:
-                        answer, load = _timed(ctx, workers, workers[name], {"op": "run", "query": query, "sink": "noop"})
+                        answer, load = _timed(ctx, workers, workers[name], {"op": "run", "query": query, "sink": "noop",
+                                                                      "min_s": SAMPLE_MIN_S, "most": SAMPLE_MOST})
                         if "error" in answer:
                             raise RuntimeError(f"{name} {query}: {answer['error']}")
                         samples.setdefault((name, query), []).append((answer, load))
@@ -237,7 +249,9 @@ def _report(ctx, rows, files, data_bytes, workers, skipped, samples, parquet_sin
         columns=["engine", "session start s", "Q1 noop s (95% CI)", "Q1 Spark/engine", "Q1 to Parquet s",
                  "Q2 noop s (95% CI)", "Q2 Spark/engine", "Q2 to Parquet s", "peak memory MiB"],
         rows=table_rows,
-        note=f"Median of {ROUNDS} interleaved rounds per engine; ratios are geometric means of per-round "
+        note=f"Median of {ROUNDS} interleaved rounds per engine after an untimed warm-up round; a round's "
+        f"sample is the median of back-to-back runs of the query (at least {SAMPLE_MIN_S} s of them, at most "
+        f"{SAMPLE_MOST}); ratios are geometric means of per-round "
         "Spark/engine ratios. shapeshift has Spark's hash built in; DataFusion (pip), DuckDB and Polars run it "
         "as a vectorised numpy UDF (same groups), "
         "which is part of their Q2 time.",
