@@ -113,15 +113,23 @@ impl StaticMessage {
 
     /// The compiled message for `schema`: same column names and types, in order.
     pub fn for_schema(schema: &TableSchema) -> Option<StaticMessage> {
-        StaticMessage::ALL.into_iter().find(|m| {
-            let own = m.schema();
-            own.columns.len() == schema.columns.len()
-                && own
-                    .columns
-                    .iter()
-                    .zip(&schema.columns)
-                    .all(|(a, b)| a.name == b.name && a.ty == b.ty)
-        })
+        // Built once: building every lab table's schema (one of 1000 columns) on each call
+        // cost ~40 us, which a stream of one small row (a Python `dumps([row])`) paid whole.
+        static SCHEMAS: std::sync::OnceLock<Vec<(StaticMessage, TableSchema)>> =
+            std::sync::OnceLock::new();
+        let schemas = SCHEMAS
+            .get_or_init(|| StaticMessage::ALL.into_iter().map(|m| (m, m.schema())).collect());
+        schemas
+            .iter()
+            .find(|(_, own)| {
+                own.columns.len() == schema.columns.len()
+                    && own
+                        .columns
+                        .iter()
+                        .zip(&schema.columns)
+                        .all(|(a, b)| a.name == b.name && a.ty == b.ty)
+            })
+            .map(|(m, _)| *m)
     }
 }
 
