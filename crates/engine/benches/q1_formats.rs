@@ -2,8 +2,9 @@
 //! in Parquet and in our Skiff and Arrow streams, through the engine: medians of a few
 //! interleaved runs and the ratio of each format to Parquet, printed as JSON lines.
 //!
-//! `cargo bench -p shapeshift-engine --bench q1_formats -- ROWS FILES RUNS`
-//! (defaults 3000000 4 5). The files go to a temporary directory.
+//! `cargo bench -p shapeshift-engine --bench q1_formats -- ROWS FILES RUNS [FORMAT]`
+//! (defaults 3000000 4 5; FORMAT `skiff` or `arrow` runs that format and Parquet only, for a
+//! profile of one path). The files go to a temporary directory.
 
 use std::fs::File;
 use std::path::Path;
@@ -86,10 +87,15 @@ fn median(mut values: Vec<f64>) -> f64 {
 }
 
 fn main() {
-    let args: Vec<u64> = std::env::args()
+    // `cargo bench` adds `--bench`.
+    let words: Vec<String> = std::env::args()
         .skip(1)
-        // `cargo bench` adds `--bench`.
         .filter(|a| !a.starts_with("--"))
+        .collect();
+    let only = words.get(3).cloned();
+    let args: Vec<u64> = words
+        .iter()
+        .take(3)
         .map(|a| a.parse().expect("ROWS FILES RUNS are numbers"))
         .collect();
     let total = args.first().copied().unwrap_or(3_000_000);
@@ -110,6 +116,12 @@ fn main() {
     ];
     let mut engines = Vec::new();
     for (extension, format) in formats {
+        if only
+            .as_deref()
+            .is_some_and(|o| extension != "parquet" && extension != o)
+        {
+            continue;
+        }
         let engine = Engine::new().expect("engine");
         engine
             .register(&TableSource {

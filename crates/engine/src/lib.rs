@@ -25,6 +25,7 @@ use datafusion::prelude::{CsvReadOptions, JsonReadOptions, ParquetReadOptions, S
 use shapeshift_formats::registry::FormatKind;
 use shapeshift_types::TableSchema;
 
+mod mapped_files;
 mod output;
 mod row_table;
 mod spark_hash;
@@ -147,7 +148,9 @@ impl Engine {
             }
             TableFormat::RecordRows(kind) => {
                 let table = source.schema.clone().ok_or_else(|| {
-                    fail(format!("{format} tables need a YT schema for their records' rows"))
+                    fail(format!(
+                        "{format} tables need a YT schema for their records' rows"
+                    ))
                 })?;
                 let provider = FileTable::new(files, FileContent::RecordRows { kind, table });
                 context.register_table(name, Arc::new(provider)).map(|_| ())

@@ -105,8 +105,8 @@ fn write_record_rows(
     for batch in &plain_batches {
         for row in batch_to_rows(&table, batch).map_err(|e| e.to_string())? {
             let record = SharedOutput::default();
-            let mut sink = open_sink(kind, tables, Box::new(record.clone()))
-                .map_err(|e| e.to_string())?;
+            let mut sink =
+                open_sink(kind, tables, Box::new(record.clone())).map_err(|e| e.to_string())?;
             sink.write_owned_row(&position, &row)
                 .and_then(|()| sink.finish())
                 .map_err(|e| format!("result row {written}: {e}"))?;

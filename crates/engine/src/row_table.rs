@@ -2,16 +2,12 @@
 //! per file, decoded on a blocking thread into record batches of the table's Arrow schema
 //! (the formats crate's mapping, `arrow_schema`).
 //!
-//! Files are mapped into memory, not read: a format that can skip what a query does not read
-//! then never touches those pages. Projection: Arrow streams decode only the projected
+//! Files of the Arrow and Skiff formats are mapped into memory, not read, and the mappings
+//! kept across queries (`mapped_files.rs`). Projection: Arrow streams decode only the projected
 //! columns of each batch ([`ProjectedReader`]); Skiff rows of flat tables are scanned
 //! straight into Arrow arrays of the projected columns, stepping over the others
 //! ([`ArrowScan`]); the other row formats decode whole rows and build Arrow arrays of the
 //! projected columns only ([`RowBatchBuilder::projected`]).
-//!
-//! A mapped file must not change while a query reads it (the engine only reads; a file
-//! truncated by another process during a query can end that process with SIGBUS), the
-//! usual contract of memory-mapped readers (Arrow's, Polars').
 
 use std::fmt;
 use std::fs::File;
@@ -36,6 +32,8 @@ use shapeshift_formats::arrow::rows::{ProjectedReader, RowBatchBuilder};
 use shapeshift_formats::arrow::{arrow_schema, DEFAULT_BATCH_ROWS};
 use shapeshift_formats::registry::{open_source, FormatKind};
 use shapeshift_formats::skiff::ArrowScan;
+
+use crate::mapped_files::MappedFiles;
 use shapeshift_types::TableSchema;
 
 /// What the files of a [`FileTable`] hold.
@@ -61,6 +59,7 @@ pub(crate) struct FileTable {
     files: Vec<PathBuf>,
     content: FileContent,
     schema: SchemaRef,
+    mapped: Arc<MappedFiles>,
 }
 
 /// The columns of an ArrayRecord table.
@@ -82,6 +81,7 @@ impl FileTable {
             files,
             content,
             schema,
+            mapped: Arc::default(),
         }
     }
 }
@@ -117,6 +117,7 @@ impl TableProvider for FileTable {
                     content: self.content.clone(),
                     projection: projection.clone(),
                     schema: schema.clone(),
+                    mapped: self.mapped.clone(),
                 }) as Arc<dyn PartitionStream>
             })
             .collect();
@@ -137,6 +138,7 @@ struct FilePartition {
     content: FileContent,
     projection: Vec<usize>,
     schema: SchemaRef,
+    mapped: Arc<MappedFiles>,
 }
 
 impl fmt::Debug for FilePartition {
@@ -157,6 +159,7 @@ impl PartitionStream for FilePartition {
         let content = self.content.clone();
         let projection = self.projection.clone();
         let schema = self.schema.clone();
+        let mapped = self.mapped.clone();
         builder.spawn_blocking(move || {
             // A closed channel means the query stopped reading (a LIMIT, an error elsewhere).
             let mut send = |batch: RecordBatch| tx.blocking_send(Ok(batch)).is_ok();
@@ -164,11 +167,13 @@ impl PartitionStream for FilePartition {
                 FileContent::Rows {
                     kind: FormatKind::Arrow,
                     table,
-                } => read_arrow(&path, table, &projection, &schema, &mut send),
+                } => mapped
+                    .bytes(&path, false)
+                    .and_then(|data| read_arrow(data, table, &projection, &schema, &mut send)),
                 FileContent::Rows {
                     kind: FormatKind::Skiff,
                     table,
-                } => read_skiff(&path, table, &projection, &schema, &mut send),
+                } => read_skiff(&path, &mapped, table, &projection, &schema, &mut send),
                 FileContent::Rows { kind, table } => {
                     read_rows(&path, *kind, table, &projection, &schema, &mut send)
                 }
@@ -294,13 +299,12 @@ fn to_type(column: &ArrayRef, to: &DataType) -> Result<ArrayRef, String> {
 /// Arrow IPC streams batch by batch, only the projected columns decoded (dictionary-encoded
 /// strings unpacked to the table's plain type).
 fn read_arrow(
-    path: &Path,
+    data: Buffer,
     table: &TableSchema,
     projection: &[usize],
     schema: &SchemaRef,
     send: &mut dyn FnMut(RecordBatch) -> bool,
 ) -> Result<(), String> {
-    let data = map_file(path)?;
     let mut reader = ProjectedReader::new(std::slice::from_ref(table), data, projection);
     while let Some((table_index, batch)) = reader.next_batch().map_err(|e| e.to_string())? {
         if table_index != 0 {
@@ -320,6 +324,7 @@ fn read_arrow(
 /// ([`ArrowScan`]), through the row interface otherwise.
 fn read_skiff(
     path: &Path,
+    mapped: &MappedFiles,
     table: &TableSchema,
     projection: &[usize],
     schema: &SchemaRef,
@@ -328,7 +333,7 @@ fn read_skiff(
     let Some(scan) = ArrowScan::new(table, projection).map_err(|e| e.to_string())? else {
         return read_rows(path, FormatKind::Skiff, table, projection, schema, send);
     };
-    let data = map_file(path)?;
+    let data = mapped.bytes(path, true)?;
     let (mut offset, mut rows) = (0usize, 0u64);
     while let Some(batch) = scan
         .read_batch(&data, &mut offset, rows, DEFAULT_BATCH_ROWS)
@@ -340,22 +345,6 @@ fn read_skiff(
         }
     }
     Ok(())
-}
-
-/// The bytes of `path`, mapped read-only (see the module docs).
-fn map_file(path: &Path) -> Result<Buffer, String> {
-    let file = File::open(path).map_err(|e| e.to_string())?;
-    let len = file.metadata().map_err(|e| e.to_string())?.len();
-    if len == 0 {
-        return Ok(Buffer::from_vec(Vec::<u8>::new()));
-    }
-    // SAFETY: the file is opened read-only and not changed by this process while mapped
-    // (the module docs state the contract for other processes).
-    let map = unsafe { memmap2::Mmap::map(&file) }.map_err(|e| e.to_string())?;
-    let pointer = std::ptr::NonNull::new(map.as_ptr() as *mut u8).ok_or("a null mapping")?;
-    let len = map.len();
-    // SAFETY: `pointer` and `len` describe the mapping, which the Buffer keeps alive.
-    Ok(unsafe { Buffer::from_custom_allocation(pointer, len, Arc::new(map)) })
 }
 
 /// ArrayRecord records of one row each, decoded by the row format's reader into batches of

@@ -189,6 +189,30 @@ fn a_glob_is_one_table_of_all_its_files() {
     assert!(counted.contains("| 900 | 899 |"), "{counted}");
 }
 
+/// A table keeps its files mapped between queries, but a file rewritten since is read anew.
+#[test]
+fn a_file_rewritten_between_queries_is_read_anew() {
+    let dir = tempfile::tempdir().unwrap();
+    let schema = study_schema();
+    let engine = Engine::new().unwrap();
+    for (name, kind) in [("s", FormatKind::Skiff), ("a", FormatKind::Arrow)] {
+        let path = dir.path().join(format!("rows.{}", kind.name()));
+        write_rows(&path, kind, &schema, &study_rows(100));
+        engine
+            .register(&TableSource {
+                schema: Some(schema.clone()),
+                ..source(name, &path, Some(TableFormat::Rows(kind)))
+            })
+            .unwrap();
+        let sql = format!("SELECT count(*) AS n, max(object_id) AS m FROM {name}");
+        assert!(query(&engine, &sql).contains("| 100 | 99 |"));
+        assert!(query(&engine, &sql).contains("| 100 | 99 |"));
+        write_rows(&path, kind, &schema, &study_rows(250));
+        let again = query(&engine, &sql);
+        assert!(again.contains("| 250 | 249 |"), "{kind}: {again}");
+    }
+}
+
 /// Results written in each output format read back to the same answer.
 #[test]
 fn results_written_in_each_format_read_back() {
@@ -210,7 +234,10 @@ fn results_written_in_each_format_read_back() {
         ("out.skiff", TableFormat::Rows(FormatKind::Skiff)),
         ("out.msgpack", TableFormat::Rows(FormatKind::Msgpack)),
         ("out.yson", TableFormat::Rows(FormatKind::Yson)),
-        ("msgpack.records", TableFormat::RecordRows(FormatKind::Msgpack)),
+        (
+            "msgpack.records",
+            TableFormat::RecordRows(FormatKind::Msgpack),
+        ),
         ("skiff.records", TableFormat::RecordRows(FormatKind::Skiff)),
     ];
     for (i, (file, format)) in outputs.into_iter().enumerate() {
@@ -306,11 +333,18 @@ fn record_files_of_rows_are_tables_of_their_columns() {
     engine
         .register(&TableSource {
             schema: Some(schema.clone()),
-            ..source("t", &two_rows, Some(TableFormat::RecordRows(FormatKind::Msgpack)))
+            ..source(
+                "t",
+                &two_rows,
+                Some(TableFormat::RecordRows(FormatKind::Msgpack)),
+            )
         })
         .unwrap();
     let error = engine.query("SELECT * FROM t").unwrap_err().to_string();
-    assert!(error.contains("record 1") && error.contains("holds 2 rows"), "{error}");
+    assert!(
+        error.contains("record 1") && error.contains("holds 2 rows"),
+        "{error}"
+    );
     let no_schema = engine.register(&source(
         "u",
         &two_rows,

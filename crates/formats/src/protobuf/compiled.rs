@@ -117,8 +117,12 @@ impl StaticMessage {
         // cost ~40 us, which a stream of one small row (a Python `dumps([row])`) paid whole.
         static SCHEMAS: std::sync::OnceLock<Vec<(StaticMessage, TableSchema)>> =
             std::sync::OnceLock::new();
-        let schemas = SCHEMAS
-            .get_or_init(|| StaticMessage::ALL.into_iter().map(|m| (m, m.schema())).collect());
+        let schemas = SCHEMAS.get_or_init(|| {
+            StaticMessage::ALL
+                .into_iter()
+                .map(|m| (m, m.schema()))
+                .collect()
+        });
         schemas
             .iter()
             .find(|(_, own)| {
