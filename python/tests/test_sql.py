@@ -95,3 +95,21 @@ def test_a_session_keeps_its_tables_between_queries(files):
         session.register({"x": paths["parquet"]}, schemas={"y": SCHEMA})
     with pytest.raises(ValueError, match="table 'datafusion.public.nope' not found|nope"):
         session.sql("SELECT * FROM nope")
+
+
+def test_record_files_of_rows_are_tables_of_their_columns(files, tmp_path):
+    """ArrayRecord files of one row per record (``records+FORMAT``) are queried by their columns."""
+    from shapeshift.records import Writer
+
+    paths, _ = files
+    expected = shapeshift.sql(Q1, tables={"t": paths["parquet"]})
+    for name in ("msgpack", "yson", "skiff"):
+        path = tmp_path / f"rows-{name}.array_record"
+        writer = Writer(str(path), "group_size:8")
+        for row in ROWS:
+            writer.write(formats.dumps([row], format=name, schema=SCHEMA))
+        writer.close()
+        got = shapeshift.sql(Q1, tables={"t": path}, formats={"t": f"records+{name}"}, schemas={"t": SCHEMA})
+        assert got.equals(expected), name
+    with pytest.raises(Exception, match="need a YT schema"):
+        shapeshift.sql(Q1, tables={"t": path}, formats={"t": "records+skiff"})
