@@ -41,7 +41,7 @@ QUERIES = ("q1", "q2")
 ROUNDS = 5  # Q1 runs take tens of milliseconds: 3 rounds left its 95% CIs too wide to tell engines apart
 # Each sample: the median of back-to-back runs, at least SAMPLE_MIN_S of them (at most SAMPLE_MOST
 # runs); Spark's runs are long enough to be one run each.
-SAMPLE_MIN_S = 0.25
+SAMPLE_MIN_S = 0.2
 SAMPLE_MOST = 9
 
 
