@@ -403,15 +403,16 @@ impl ArrowScan {
         let mut rows = 0usize;
         while rows < max_rows && pos < bytes.len() && pos - start < MAX_BATCH_SPAN {
             let row = rows_before + rows as u64;
-            pos = self.read_row(bytes, pos, start, &mut outputs).map_err(
-                |(at, column, message)| {
+            pos = self
+                .read_row(bytes, pos, start, &mut outputs)
+                .map_err(|fault| {
+                    let (at, column, message) = *fault;
                     let message = match column {
                         Some(c) => format!("column \"{}\": {message}", self.names[c]),
                         None => message,
                     };
                     FormatError::new(FORMAT, message).at(at as u64).in_row(row)
-                },
-            )?;
+                })?;
             rows += 1;
         }
         *offset = pos;
@@ -440,18 +441,18 @@ impl ArrowScan {
         mut pos: usize,
         batch_start: usize,
         outputs: &mut [Output],
-    ) -> Result<usize, (usize, Option<usize>, String)> {
+    ) -> Result<usize, Fault> {
         let row_start = pos;
         for step in &self.steps {
             match step {
                 Step::Fixed { len, reads } => {
                     let Some(run) = bytes.get(pos..pos + len) else {
-                        return Err((pos, None, cut_off(bytes.len() - pos, *len)));
+                        return Err(fault(pos, None, cut_off(bytes.len() - pos, *len)));
                     };
                     if pos == row_start {
                         let table_index = u16::from_le_bytes([run[0], run[1]]);
                         if table_index != 0 {
-                            return Err((
+                            return Err(fault(
                                 pos,
                                 None,
                                 format!(
@@ -473,11 +474,11 @@ impl ArrowScan {
                     pos += len;
                 }
                 Step::OptionalScalar { wire, out, column } => {
-                    let present = read_tag(bytes, pos).map_err(|m| (pos, Some(*column), m))?;
+                    let present = read_tag(bytes, pos).map_err(|m| fault(pos, Some(*column), m))?;
                     pos += 1;
                     let size = if present { wire.size() } else { 0 };
                     let Some(value) = bytes.get(pos..pos + size) else {
-                        return Err((pos, Some(*column), cut_off(bytes.len() - pos, size)));
+                        return Err(fault(pos, Some(*column), cut_off(bytes.len() - pos, size)));
                     };
                     if let Some(out) = out {
                         let output = &mut outputs[*out];
@@ -500,7 +501,7 @@ impl ArrowScan {
                     out,
                     column,
                 } => {
-                    let fail = |at: usize, message: String| (at, Some(*column), message);
+                    let fail = |at: usize, message: String| fault(at, Some(*column), message);
                     let present = if *optional {
                         let present = read_tag(bytes, pos).map_err(|m| fail(pos, m))?;
                         pos += 1;
@@ -570,15 +571,24 @@ fn close_run(steps: &mut Vec<Step>, run_len: &mut usize, reads: &mut Vec<Read>) 
     *run_len = 0;
 }
 
+/// Where a row failed, the table column if any, and what is wrong: boxed, so that the
+/// row reader's result stays two words on the path that does not fail.
+type Fault = Box<(usize, Option<usize>, String)>;
+
+#[cold]
+fn fault(at: usize, column: Option<usize>, message: String) -> Fault {
+    Box::new((at, column, message))
+}
+
 #[cold]
 fn cut_off(left: usize, needed: usize) -> String {
     format!("the input ends {left} bytes into a field of {needed}")
 }
 
 #[inline(always)]
-fn check_bool(byte: u8, at: usize, column: usize) -> Result<(), (usize, Option<usize>, String)> {
+fn check_bool(byte: u8, at: usize, column: usize) -> Result<(), Fault> {
     if byte > 1 {
-        return Err((
+        return Err(fault(
             at,
             Some(column),
             format!("boolean byte {byte} (must be 0 or 1)"),
