@@ -23,8 +23,41 @@ pub(crate) const CHUNK: usize = 1024;
 /// buffers busy, few enough that the batch's addresses stay in L1.
 const GATHER_BATCH: usize = 64;
 
-/// FastLanes' row order within groups of 8 rows (`fastlanes::FL_ORDER`, its own inverse).
-const FL_ORDER: [usize; 8] = [0, 4, 2, 6, 1, 5, 3, 7];
+/// Row and lane of in-chunk value `i` (< 1024) in FastLanes' transposed layout of `lanes`
+/// lanes (1024 / lane bits): the inverse of FastLanes'
+/// `index(row, lane) = FL_ORDER[row / 8] * 16 + (row % 8) * 128 + lane`, with FL_ORDER as
+/// the 3-bit reversal (its own inverse) so that batched gathers vectorise without a table
+/// load. Value `i` starts at bit `row * width` of its lane's words.
+#[inline(always)]
+pub(crate) fn transposed_row_lane(i: u32, lanes: u32) -> (u32, u32) {
+    let lane = i % lanes;
+    let group = (i % 128 - lane) / 16;
+    let reversed = (group & 1) << 2 | (group & 2) | group >> 2;
+    (reversed * 8 + i / 128, lane)
+}
+
+/// The bits at `shift` of the double word `high:low` of `bits`-bit lanes (unmasked): a value
+/// that straddles two words. Gathers pass `high == low` when it does not straddle, so random
+/// widths do not mispredict; the caller masks the extra bits off.
+#[inline(always)]
+pub(crate) fn straddling_bits(low: u64, high: u64, shift: u32, bits: u32) -> u64 {
+    if bits == 32 {
+        (high << 32 | low) >> shift
+    } else {
+        // The upper word shifted in two steps so that shift 0 shifts it out whole.
+        low >> shift | (high << 1) << (63 - shift)
+    }
+}
+
+/// The low `width` bits set (`width <= 64`).
+#[inline(always)]
+pub(crate) fn low_bits(width: u32) -> u64 {
+    if width >= 64 {
+        u64::MAX
+    } else {
+        (1u64 << width) - 1
+    }
+}
 
 /// Bytes a packed vector of `count` values at `width` bits takes (with its 16-byte header,
 /// not counting the alignment padding before it).
@@ -175,6 +208,11 @@ impl<'a, L: Lane> PackedView<'a, L> {
         Ok(())
     }
 
+    /// Bits per value.
+    pub(crate) fn width(&self) -> u32 {
+        self.width
+    }
+
     fn chunk_words(&self, chunk: usize) -> &[L] {
         let per_chunk = CHUNK * self.width as usize / L::BITS as usize;
         &self.words[chunk * per_chunk..(chunk + 1) * per_chunk]
@@ -199,11 +237,8 @@ impl<'a, L: Lane> PackedView<'a, L> {
         let bits = L::BITS as usize;
         let lanes = CHUNK / bits;
         let per_chunk = CHUNK * width / bits;
-        let i = index % CHUNK;
-        // Inverse of FastLanes' `index(row, lane) = FL_ORDER[row / 8] * 16 + (row % 8) * 128
-        // + lane` (FL_ORDER is its own inverse).
-        let lane = i % lanes;
-        let row = FL_ORDER[(i % 128 - lane) / 16] * 8 + i / 128;
+        let (row, lane) = transposed_row_lane((index % CHUNK) as u32, lanes as u32);
+        let (row, lane) = (row as usize, lane as usize);
         let start_bit = row * width;
         let (word, shift) = (start_bit / bits, start_bit % bits);
         let base = index / CHUNK * per_chunk;
@@ -211,12 +246,7 @@ impl<'a, L: Lane> PackedView<'a, L> {
         if shift + width > bits {
             value |= self.words[base + (word + 1) * lanes + lane].to_u64() << (bits - shift);
         }
-        let mask = if width >= 64 {
-            u64::MAX
-        } else {
-            (1u64 << width) - 1
-        };
-        L::truncate_u64(value & mask).wrapping_add_(self.reference)
+        L::truncate_u64(value & low_bits(self.width)).wrapping_add_(self.reference)
     }
 
     /// Values at the positions `positions[i] - first` (each below `count`, in any order) into
@@ -247,11 +277,7 @@ impl<'a, L: Lane> PackedView<'a, L> {
         let bits = L::BITS;
         let lanes = CHUNK as u32 / bits;
         let per_chunk = CHUNK as u32 * width / bits;
-        let mask = if width >= 64 {
-            u64::MAX
-        } else {
-            (1u64 << width) - 1
-        };
+        let mask = low_bits(width);
         let words: &[L] = &self.words;
         let mut low_at = [0u32; GATHER_BATCH];
         let mut high_at = [0u32; GATHER_BATCH];
@@ -272,13 +298,8 @@ impl<'a, L: Lane> PackedView<'a, L> {
                 let index = position.wrapping_sub(first);
                 let in_chunks = index < full;
                 in_tail |= !in_chunks;
-                let i = index % CHUNK as u32;
-                let lane = i % lanes;
-                // Inverse of FastLanes' `index(row, lane) = FL_ORDER[row / 8] * 16
-                // + (row % 8) * 128 + lane`; FL_ORDER is the 3-bit reversal (its own inverse).
-                let group = (i % 128 - lane) / 16;
-                let reversed = (group & 1) << 2 | (group & 2) | group >> 2;
-                let start_bit = (reversed * 8 + i / 128) * width;
+                let (row, lane) = transposed_row_lane(index % CHUNK as u32, lanes);
+                let start_bit = row * width;
                 let at = index / CHUNK as u32 * per_chunk + start_bit / bits * lanes + lane;
                 let straddles = start_bit % bits + width > bits;
                 let next = if straddles { at + lanes } else { at };
@@ -306,12 +327,7 @@ impl<'a, L: Lane> PackedView<'a, L> {
                         Lane::to_u64(*words.get_unchecked(high as usize)),
                     )
                 };
-                let value = if bits == 32 {
-                    (high << 32 | low) >> shift
-                } else {
-                    // The upper word shifted in two steps so that shift 0 shifts it out whole.
-                    low >> shift | (high << 1) << (63 - shift)
-                };
+                let value = straddling_bits(low, high, shift, bits);
                 *slot = L::truncate_u64(value & mask).wrapping_add_(self.reference);
             }
             if in_tail {

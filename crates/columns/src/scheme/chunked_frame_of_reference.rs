@@ -2,25 +2,41 @@
 //! each chunk is an ordinary packed vector (`packed.rs`) with its own reference (the chunk's
 //! minimum in key order) and its own width.
 //!
-//! `[chunks: ceil(count / 1024) packed vectors of min(1024, remaining) values, in order]`.
+//! `[widths: u8 × chunks][zero padding to 8][chunks: packed vectors of min(1024, remaining)
+//! values, in order]`, `chunks = ceil(count / 1024)`. Format versions 1 and 2 had no width
+//! table (the chunks follow the tag directly); they are still read.
 //!
 //! Why: data that is locally narrow but drifts — sorted timestamps, monotone counters with
 //! occasional resets, clustered keys — needs many bits under one block-wide frame but few
 //! within 1024 neighbours. Delta encoding captures that drift in fewer bits, but its prefix sum
-//! makes every read of one value a decode of the block; here a value is still one
-//! `unpack_single` away (random access), and a full decode is the bit-packing kernel per chunk.
-//! The 16-byte header per chunk costs 0.125 bits per value.
+//! makes every read of one value a decode of the block; here a value is still one bit
+//! extraction away (random access), and a full decode is the bit-packing kernel per chunk.
+//! The 16-byte header per chunk (and its width byte) cost 0.13 bits per value.
+//!
+//! Why the width table: a full chunk is `16 + 128 * width` bytes, so the widths alone give
+//! where every chunk starts (a prefix sum over one cache line per block). Without them a take
+//! walked the headers in order, each header's width saying where the next one is: a chain of
+//! ~1000 dependent cache misses per million values, which cost more than the values' own loads.
 //!
 //! Invariants: every chunk header starts 8-byte aligned (written by `write_packed`, checked by
-//! `PackedView::parse`), chunk `c` holds values `[1024c, min(1024(c+1), count))`, and the
-//! number of chunks follows from the block's value count, so nothing in the payload sizes an
-//! allocation.
+//! `PackedView::parse`; full chunks are multiples of 8 bytes, so they follow each other without
+//! padding), chunk `c` holds values `[1024c, min(1024(c+1), count))`, a chunk header's width
+//! equals its table entry, and the number of chunks follows from the block's value count, so
+//! nothing in the payload sizes an allocation.
 
 use super::{BlockInput, Estimate};
 use crate::bytes::ByteReader;
-use crate::error::Result;
-use crate::packed::{packed_size, write_packed, PackedView, CHUNK};
+use crate::error::{corrupt, Result};
+use crate::packed::{
+    packed_size, straddling_bits, transposed_row_lane, write_packed, PackedView, CHUNK,
+};
 use crate::value::{as_lanes_mut, order_key, ColumnValue, Lane};
+
+/// The first format version whose chunked blocks start with the width table.
+const WIDTH_TABLE_VERSION: u16 = 3;
+
+/// Rows per batch of the block-wide gather (as `packed`'s own gather).
+const GATHER_BATCH: usize = 64;
 
 /// `(reference lane, width)` of one chunk under the key order of `T`.
 fn chunk_frame<T: ColumnValue>(chunk: &[T::Lane]) -> (T::Lane, u32) {
@@ -34,37 +50,105 @@ fn chunk_frame<T: ColumnValue>(chunk: &[T::Lane]) -> (T::Lane, u32) {
     (order_key::<T>(low), high.wrapping_sub_(low).bits_needed())
 }
 
+/// Bytes of the width table with its padding, for a block whose tag is its first byte.
+fn width_table_bytes(chunks: usize) -> usize {
+    (1 + chunks).next_multiple_of(8) - 1
+}
+
 pub(crate) fn estimate<T: ColumnValue>(input: &BlockInput<'_, T>) -> Option<Estimate> {
     // A block narrow as a whole gains nothing from chunk frames: plain bit-packing wins.
     if input.stats.range_width <= 8 {
         return None;
     }
-    let bytes: usize = input
+    let chunks: usize = input
         .lanes
         .chunks(CHUNK)
         .map(|chunk| {
             let (_, width) = chunk_frame::<T>(chunk);
-            8 + packed_size(chunk.len(), width, T::Lane::BYTES)
+            packed_size(chunk.len(), width, T::Lane::BYTES)
         })
         .sum();
-    Estimate::exact(bytes)
+    Estimate::exact(width_table_bytes(input.lanes.len().div_ceil(CHUNK)) + chunks)
 }
 
 pub(crate) fn encode<T: ColumnValue>(input: &BlockInput<'_, T>, out: &mut Vec<u8>) -> bool {
-    for chunk in input.lanes.chunks(CHUNK) {
-        let (reference, width) = chunk_frame::<T>(chunk);
+    let frames: Vec<(T::Lane, u32)> = input.lanes.chunks(CHUNK).map(chunk_frame::<T>).collect();
+    out.extend(frames.iter().map(|&(_, width)| width as u8));
+    for (chunk, &(reference, width)) in input.lanes.chunks(CHUNK).zip(&frames) {
+        // `write_packed` pads to 8 first: after the table, then never (full chunks are
+        // multiples of 8 bytes).
         write_packed(out, chunk, reference, width);
     }
     true
 }
 
+/// The width table (format version 3 on), checked against the lane width, and the byte
+/// offset of every chunk relative to the first chunk's header.
+struct ChunkTable<'a> {
+    widths: &'a [u8],
+    widths_at: usize,
+    starts: Vec<usize>,
+    /// Bytes of all chunks.
+    length: usize,
+}
+
+impl<'a> ChunkTable<'a> {
+    /// Reads the width table of a block of `count` values (`None` for columns written
+    /// before the table existed) and leaves the reader at the first chunk's header.
+    fn parse<L: Lane>(reader: &mut ByteReader<'a>, count: usize) -> Result<Option<Self>> {
+        if reader.version() < WIDTH_TABLE_VERSION {
+            return Ok(None);
+        }
+        let chunks = count.div_ceil(CHUNK);
+        let widths_at = reader.offset();
+        let widths = reader.take(chunks, "chunk widths")?;
+        let mut starts = Vec::with_capacity(chunks);
+        let mut start = 0usize;
+        for (chunk, &width) in widths.iter().enumerate() {
+            if width as u32 > L::BITS {
+                return Err(corrupt(
+                    widths_at + chunk,
+                    format!("chunk width {width} exceeds the {}-bit lane", L::BITS),
+                ));
+            }
+            starts.push(start);
+            let length = (count - chunk * CHUNK).min(CHUNK);
+            start += packed_size(length, width as u32, L::BYTES);
+        }
+        reader.align8("padding after the chunk widths")?;
+        Ok(Some(ChunkTable {
+            widths,
+            widths_at,
+            starts,
+            length: start,
+        }))
+    }
+
+    /// `Err` unless chunk `chunk`'s header says `width`, as its table entry does.
+    #[inline]
+    fn check(&self, chunk: usize, width: u32) -> Result<()> {
+        let expected = self.widths[chunk] as u32;
+        if width != expected {
+            return Err(corrupt(
+                self.widths_at + chunk,
+                format!("chunk {chunk} is packed at {width} bits, its table entry says {expected}"),
+            ));
+        }
+        Ok(())
+    }
+}
+
 pub(crate) fn decode<T: ColumnValue>(reader: &mut ByteReader<'_>, out: &mut [T]) -> Result<()> {
+    let table = ChunkTable::parse::<T::Lane>(reader, out.len())?;
     let lanes = as_lanes_mut(out);
     // Unpacked into an L1-resident chunk and copied out sequentially (see
     // `PackedView::decode_into`).
     let mut staging = [T::Lane::default(); CHUNK];
-    for piece in lanes.chunks_mut(CHUNK) {
+    for (chunk, piece) in lanes.chunks_mut(CHUNK).enumerate() {
         let view = PackedView::<T::Lane>::parse(reader, piece.len())?;
+        if let Some(table) = &table {
+            table.check(chunk, view.width())?;
+        }
         let staged = &mut staging[..piece.len()];
         view.decode_piece(0, staged);
         piece.copy_from_slice(staged);
@@ -78,18 +162,178 @@ pub(crate) fn take<T: ColumnValue>(
     positions: &[u32],
     out: &mut [T],
 ) -> Result<()> {
-    let out = as_lanes_mut(out);
+    match ChunkTable::parse::<T::Lane>(reader, count)? {
+        Some(table) => take_with_table(reader, &table, count, positions, as_lanes_mut(out)),
+        None => take_by_headers(reader, count, positions, as_lanes_mut(out)),
+    }
+}
+
+/// The take of a block with a width table: every chunk's place is known up front, so the
+/// chunks' headers (references) are read with independent loads and the rows of the whole
+/// block go through one batched gather, each row with its chunk's width and words.
+fn take_with_table<L: Lane>(
+    reader: &mut ByteReader<'_>,
+    table: &ChunkTable<'_>,
+    count: usize,
+    positions: &[u32],
+    out: &mut [L],
+) -> Result<()> {
+    let chunks = table.starts.len();
+    if chunks > MAX_CHUNKS {
+        // Blocks (and their parts) hold at most 2^16 values; the caller guarantees it.
+        return Err(corrupt(
+            table.widths_at,
+            format!("{count} values in one chunked block"),
+        ));
+    }
+    let full = count / CHUNK;
+    let data_at = reader.offset();
+    let data = reader.take(table.length, "chunked packed vectors")?;
+    let mut frames = Frames::<L>::default();
+    for (chunk, &start) in table.starts.iter().enumerate() {
+        let header = &data[start..start + 16];
+        table.check(chunk, header[0] as u32)?;
+        frames.references[chunk] =
+            L::truncate_u64(u64::from_le_bytes(header[8..].try_into().expect("8 bytes")));
+        // A partial last chunk is read from its tail below; width 0 reads no words.
+        if chunk < full && header[0] > 0 {
+            // First word below 2^24 (a block's data is under 2^16 values of 8 bytes plus
+            // headers), width below 2^7: one table entry, one lookup per row.
+            let first_word = ((start + 16) / L::BYTES) as u32;
+            frames.places[chunk] = first_word << 7 | header[0] as u32;
+        }
+    }
+    let lane_count = data.len() / L::BYTES;
+    // SAFETY: any bytes are valid lanes; align_to only yields a middle part that is aligned.
+    let (prefix, middle, _) = unsafe { data[..lane_count * L::BYTES].align_to::<L>() };
+    let copied;
+    let words: &[L] = if prefix.is_empty() && middle.len() == lane_count {
+        middle
+    } else {
+        let mut owned = vec![L::default(); lane_count];
+        crate::bytes::copy_lanes_from_le(&data[..lane_count * L::BYTES], &mut owned);
+        copied = owned;
+        &copied
+    };
+    frames.gather(words, positions, out);
+    // Rows of a last, partial chunk come from its tail bit stream.
+    if full < chunks
+        && positions
+            .last()
+            .is_some_and(|&p| p as usize >= full * CHUNK)
+    {
+        let start = table.starts[full];
+        let mut tail_reader = reader.inner(&data[start..], data_at + start);
+        let view = PackedView::<L>::parse(&mut tail_reader, count - full * CHUNK)?;
+        let from = positions.partition_point(|&p| (p as usize) < full * CHUNK);
+        view.gather(&positions[from..], (full * CHUNK) as u32, &mut out[from..]);
+    }
+    Ok(())
+}
+
+/// Chunks in a block of at most 2^16 values.
+const MAX_CHUNKS: usize = 1 << 16 >> 10;
+
+/// The chunks of one block as the gather reads them, indexed by chunk (fixed-size tables, so
+/// the per-row lookups need no bounds checks and vectorise). Chunks the gather must not read
+/// words of (width 0, a partial last chunk, no chunk at all) have place 0 (width 0, first word 0).
+struct Frames<L: Lane> {
+    /// First word (in lanes) `<< 7 | width`.
+    places: [u32; MAX_CHUNKS],
+    references: [L; MAX_CHUNKS],
+}
+
+impl<L: Lane> Default for Frames<L> {
+    fn default() -> Self {
+        Frames {
+            places: [0; MAX_CHUNKS],
+            references: [L::default(); MAX_CHUNKS],
+        }
+    }
+}
+
+impl<L: Lane> Frames<L> {
+    /// Values at in-block `positions` (below 2^16) into `out`: the batched gather of
+    /// `PackedView::gather` with a width, first word and reference per chunk. A row of
+    /// a chunk without words gets the chunk's reference (right for width 0; a partial last
+    /// chunk's rows are overwritten by the caller). Addresses are clamped to `words`, which
+    /// changes none of a valid block's (each chunk's words lie inside `words`) and keeps any
+    /// other input in bounds, without a branch.
+    fn gather(&self, words: &[L], positions: &[u32], out: &mut [L]) {
+        let Some(last) = words.len().checked_sub(1) else {
+            // No words at all: only chunks without words.
+            for (slot, &position) in out.iter_mut().zip(positions) {
+                *slot = self.references[position as usize / CHUNK % MAX_CHUNKS];
+            }
+            return;
+        };
+        let last = last as u32;
+        let bits = L::BITS;
+        let lanes = CHUNK as u32 / bits;
+        let mut low_at = [0u32; GATHER_BATCH];
+        let mut high_at = [0u32; GATHER_BATCH];
+        let mut shifts = [0u32; GATHER_BATCH];
+        let mut masks = [0u64; GATHER_BATCH];
+        let mut references = [L::default(); GATHER_BATCH];
+        for (batch, batch_out) in positions
+            .chunks(GATHER_BATCH)
+            .zip(out.chunks_mut(GATHER_BATCH))
+        {
+            let n = batch.len();
+            for (k, &position) in batch.iter().enumerate() {
+                let chunk = position as usize / CHUNK % MAX_CHUNKS;
+                let place = self.places[chunk];
+                let width = place & 127;
+                let (row, lane) = transposed_row_lane(position % CHUNK as u32, lanes);
+                let start_bit = row * width;
+                let at = (place >> 7) + start_bit / bits * lanes + lane;
+                let straddles = start_bit % bits + width > bits;
+                let next = if straddles { at + lanes } else { at };
+                low_at[k] = at.min(last);
+                high_at[k] = next.min(last);
+                shifts[k] = start_bit % bits;
+                // (`1 << 64` is 0 here, as in a vector shift: the mask is then all ones.)
+                masks[k] = 1u64.checked_shl(width).unwrap_or(0).wrapping_sub(1);
+                references[k] = self.references[chunk];
+            }
+            for (((slot, (&low, &high)), &shift), (&mask, &reference)) in batch_out
+                .iter_mut()
+                .zip(low_at[..n].iter().zip(&high_at[..n]))
+                .zip(&shifts[..n])
+                .zip(masks[..n].iter().zip(&references[..n]))
+            {
+                // SAFETY: both addresses are clamped to the last word.
+                let (low, high) = unsafe {
+                    (
+                        Lane::to_u64(*words.get_unchecked(low as usize)),
+                        Lane::to_u64(*words.get_unchecked(high as usize)),
+                    )
+                };
+                let value = straddling_bits(low, high, shift, bits) & mask;
+                *slot = L::truncate_u64(value).wrapping_add_(reference);
+            }
+        }
+    }
+}
+
+/// The take of a block without a width table (format versions 1 and 2): headers are read in
+/// order (each says how long its chunk is); chunks without a requested position are stepped
+/// over by their header alone.
+fn take_by_headers<L: Lane>(
+    reader: &mut ByteReader<'_>,
+    count: usize,
+    positions: &[u32],
+    out: &mut [L],
+) -> Result<()> {
     let mut next = 0usize;
     let mut chunk_start = 0usize;
     while next < positions.len() && chunk_start < count {
         let length = CHUNK.min(count - chunk_start);
         let chunk_end = chunk_start + length;
-        // Headers are read in order (each says how long its chunk is); chunks without a
-        // requested position are stepped over by their header alone.
         if positions[next] as usize >= chunk_end {
-            PackedView::<T::Lane>::skip(reader, length)?;
+            PackedView::<L>::skip(reader, length)?;
         } else {
-            let view = PackedView::<T::Lane>::parse(reader, length)?;
+            let view = PackedView::<L>::parse(reader, length)?;
             // A forward scan, not a binary search over the block's remaining rows: a chunk
             // holds few of them (about 10 at 1% density) and 64 searches per block cost more.
             let mut end = next + 1;

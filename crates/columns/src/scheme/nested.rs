@@ -73,6 +73,7 @@ pub(crate) struct View<'a> {
     base: usize,
     count: usize,
     level: u8,
+    version: u16,
 }
 
 impl<'a> View<'a> {
@@ -95,11 +96,12 @@ impl<'a> View<'a> {
             base,
             count,
             level: level + 1,
+            version: reader.version(),
         })
     }
 
     fn reader(&self) -> ByteReader<'a> {
-        ByteReader::new(self.bytes, self.base)
+        ByteReader::of_version(self.bytes, self.base, self.version)
     }
 
     /// Decodes all values (`out.len()` is the part's count).
