@@ -309,3 +309,44 @@ proptest! {
         prop_assert!(wanted.iter().zip(&taken).all(|(&r, &t)| narrow[r] == t));
     }
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(32))]
+
+    // Dictionary entries in chunk frames (many distinct values that drift), taken at the
+    // codes, which come in row order, not sorted: the chunked kernel in any order.
+    #[test]
+    fn dictionary_entries_in_chunks_taken_at_unsorted_codes(
+        n in 20_000usize..70_000,
+        seed in any::<u64>(),
+        density in 1u32..30,
+    ) {
+        let mut state = seed | 1;
+        let values: Vec<i64> = (0..n)
+            .map(|_| {
+                state ^= state << 13;
+                state ^= state >> 7;
+                state ^= state << 17;
+                // ~3000 distinct values growing exponentially: the sorted entries are narrow
+                // within 1024 neighbours, wide across the dictionary.
+                (1.01f64.powi((state % 3000) as i32) * 1000.0) as i64
+            })
+            .collect();
+        let options = |only: &[Encoding]| {
+            EncodeOptions::new(Target::Smaller).with_block_size(65536).with_only(only)
+        };
+        let chunked = encode(
+            &values,
+            &options(&[Encoding::CascadedDictionary, Encoding::ChunkedBitPacked]),
+        )
+        .unwrap();
+        let plain = encode(&values, &options(&[Encoding::CascadedDictionary])).unwrap();
+        // Chunk frames took a part (the entries), so the column differs from the one without.
+        prop_assert!(chunked.len() < plain.len());
+        let column = Column::open(chunked).unwrap();
+        let mut wanted = rows(n, density, seed);
+        wanted.push(n - 1);
+        let taken = column.take::<i64>(&wanted).unwrap();
+        prop_assert!(wanted.iter().zip(&taken).all(|(&r, &t)| values[r] == t));
+    }
+}

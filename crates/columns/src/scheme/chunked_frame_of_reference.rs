@@ -32,8 +32,9 @@ use crate::packed::{
 };
 use crate::value::{as_lanes_mut, order_key, ColumnValue, Lane};
 
-/// The first format version whose chunked blocks start with the width table.
-const WIDTH_TABLE_VERSION: u16 = 3;
+/// The first format version whose chunked blocks start with the width table (and whose take
+/// accepts positions in any order).
+pub(crate) const WIDTH_TABLE_VERSION: u16 = 3;
 
 /// Rows per batch of the block-wide gather (as `packed`'s own gather).
 const GATHER_BATCH: usize = 64;
@@ -170,7 +171,8 @@ pub(crate) fn take<T: ColumnValue>(
 
 /// The take of a block with a width table: every chunk's place is known up front, so the
 /// chunks' headers (references) are read with independent loads and the rows of the whole
-/// block go through one batched gather, each row with its chunk's width and words.
+/// block go through one batched gather, each row with its chunk's width and words. Positions
+/// may come in any order.
 fn take_with_table<L: Lane>(
     reader: &mut ByteReader<'_>,
     table: &ChunkTable<'_>,
@@ -216,17 +218,18 @@ fn take_with_table<L: Lane>(
         &copied
     };
     frames.gather(words, positions, out);
-    // Rows of a last, partial chunk come from its tail bit stream.
-    if full < chunks
-        && positions
-            .last()
-            .is_some_and(|&p| p as usize >= full * CHUNK)
-    {
+    // Rows of a last, partial chunk come from its tail bit stream (rows in any order: the
+    // entries of a dictionary are taken at its codes).
+    let tail_from = (full * CHUNK) as u32;
+    if full < chunks && positions.iter().any(|&p| p >= tail_from) {
         let start = table.starts[full];
         let mut tail_reader = reader.inner(&data[start..], data_at + start);
         let view = PackedView::<L>::parse(&mut tail_reader, count - full * CHUNK)?;
-        let from = positions.partition_point(|&p| (p as usize) < full * CHUNK);
-        view.gather(&positions[from..], (full * CHUNK) as u32, &mut out[from..]);
+        for (slot, &position) in out.iter_mut().zip(positions) {
+            if position >= tail_from {
+                *slot = view.get((position - tail_from) as usize);
+            }
+        }
     }
     Ok(())
 }
