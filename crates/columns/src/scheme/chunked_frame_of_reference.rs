@@ -189,48 +189,43 @@ fn take_with_table<L: Lane>(
         ));
     }
     let full = count / CHUNK;
-    let data_at = reader.offset();
-    let data = reader.take(table.length, "chunked packed vectors")?;
-    let mut frames = Frames::<L>::default();
+    // With the zero padding up to 8 bytes (a block or part is a multiple of 8 bytes long and
+    // the chunks start 8-byte aligned in it), so a partial last chunk's tail stream ends in
+    // whole words.
+    let data = reader.take(
+        table.length.next_multiple_of(8),
+        "chunked packed vectors and padding",
+    )?;
+    let mut frames = Frames::<L> {
+        places: [0; MAX_CHUNKS],
+        references: [L::default(); MAX_CHUNKS],
+        full_rows: (full * CHUNK) as u32,
+    };
     for (chunk, &start) in table.starts.iter().enumerate() {
         let header = &data[start..start + 16];
         table.check(chunk, header[0] as u32)?;
         frames.references[chunk] =
             L::truncate_u64(u64::from_le_bytes(header[8..].try_into().expect("8 bytes")));
-        // A partial last chunk is read from its tail below; width 0 reads no words.
-        if chunk < full && header[0] > 0 {
+        // Width 0 reads no words.
+        if header[0] > 0 {
             // First word below 2^24 (a block's data is under 2^16 values of 8 bytes plus
             // headers), width below 2^7: one table entry, one lookup per row.
             let first_word = ((start + 16) / L::BYTES) as u32;
             frames.places[chunk] = first_word << 7 | header[0] as u32;
         }
     }
-    let lane_count = data.len() / L::BYTES;
     // SAFETY: any bytes are valid lanes; align_to only yields a middle part that is aligned.
-    let (prefix, middle, _) = unsafe { data[..lane_count * L::BYTES].align_to::<L>() };
+    let (prefix, middle, _) = unsafe { data.align_to::<L>() };
     let copied;
-    let words: &[L] = if prefix.is_empty() && middle.len() == lane_count {
+    let words: &[L] = if prefix.is_empty() && middle.len() * L::BYTES == data.len() {
         middle
     } else {
-        let mut owned = vec![L::default(); lane_count];
-        crate::bytes::copy_lanes_from_le(&data[..lane_count * L::BYTES], &mut owned);
+        let mut owned = vec![L::default(); data.len() / L::BYTES];
+        crate::bytes::copy_lanes_from_le(data, &mut owned);
         copied = owned;
         &copied
     };
     frames.gather(words, positions, out);
-    // Rows of a last, partial chunk come from its tail bit stream (rows in any order: the
-    // entries of a dictionary are taken at its codes).
-    let tail_from = (full * CHUNK) as u32;
-    if full < chunks && positions.iter().any(|&p| p >= tail_from) {
-        let start = table.starts[full];
-        let mut tail_reader = reader.inner(&data[start..], data_at + start);
-        let view = PackedView::<L>::parse(&mut tail_reader, count - full * CHUNK)?;
-        for (slot, &position) in out.iter_mut().zip(positions) {
-            if position >= tail_from {
-                *slot = view.get((position - tail_from) as usize);
-            }
-        }
-    }
     Ok(())
 }
 
@@ -238,30 +233,24 @@ fn take_with_table<L: Lane>(
 const MAX_CHUNKS: usize = 1 << 16 >> 10;
 
 /// The chunks of one block as the gather reads them, indexed by chunk (fixed-size tables, so
-/// the per-row lookups need no bounds checks and vectorise). Chunks the gather must not read
-/// words of (width 0, a partial last chunk, no chunk at all) have place 0 (width 0, first word 0).
+/// the per-row lookups need no bounds checks and vectorise). Chunks without words (width 0,
+/// or no chunk at all) have place 0 (width 0, first word 0).
 struct Frames<L: Lane> {
     /// First word (in lanes) `<< 7 | width`.
     places: [u32; MAX_CHUNKS],
     references: [L; MAX_CHUNKS],
-}
-
-impl<L: Lane> Default for Frames<L> {
-    fn default() -> Self {
-        Frames {
-            places: [0; MAX_CHUNKS],
-            references: [L::default(); MAX_CHUNKS],
-        }
-    }
+    /// Rows in full chunks; a later row is in the partial last chunk's tail bit stream.
+    full_rows: u32,
 }
 
 impl<L: Lane> Frames<L> {
-    /// Values at in-block `positions` (below 2^16) into `out`: the batched gather of
-    /// `PackedView::gather` with a width, first word and reference per chunk. A row of
-    /// a chunk without words gets the chunk's reference (right for width 0; a partial last
-    /// chunk's rows are overwritten by the caller). Addresses are clamped to `words`, which
-    /// changes none of a valid block's (each chunk's words lie inside `words`) and keeps any
-    /// other input in bounds, without a branch.
+    /// Values at in-block `positions` (below 2^16, in any order) into `out`: the batched
+    /// gather of `PackedView::gather` with a width, first word and reference per chunk. Rows
+    /// of the partial last chunk read its tail stream, which in words of the lane width is
+    /// the same extraction at bit `i * width` with a stride of one word instead of the
+    /// transposed row and lane, chosen per row without a branch. Addresses are clamped to
+    /// `words`, which changes none of a valid block's (each chunk's words lie inside `words`)
+    /// and keeps any other input in bounds, without a branch.
     fn gather(&self, words: &[L], positions: &[u32], out: &mut [L]) {
         let Some(last) = words.len().checked_sub(1) else {
             // No words at all: only chunks without words.
@@ -287,11 +276,15 @@ impl<L: Lane> Frames<L> {
                 let chunk = position as usize / CHUNK % MAX_CHUNKS;
                 let place = self.places[chunk];
                 let width = place & 127;
-                let (row, lane) = transposed_row_lane(position % CHUNK as u32, lanes);
-                let start_bit = row * width;
-                let at = (place >> 7) + start_bit / bits * lanes + lane;
+                let i = position % CHUNK as u32;
+                let (row, lane) = transposed_row_lane(i, lanes);
+                let in_tail = position >= self.full_rows;
+                let start_bit = if in_tail { i } else { row } * width;
+                let stride = if in_tail { 1 } else { lanes };
+                let lane = if in_tail { 0 } else { lane };
+                let at = (place >> 7) + start_bit / bits * stride + lane;
                 let straddles = start_bit % bits + width > bits;
-                let next = if straddles { at + lanes } else { at };
+                let next = if straddles { at + stride } else { at };
                 low_at[k] = at.min(last);
                 high_at[k] = next.min(last);
                 shifts[k] = start_bit % bits;
