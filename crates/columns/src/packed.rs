@@ -213,6 +213,11 @@ impl<'a, L: Lane> PackedView<'a, L> {
         self.width
     }
 
+    /// The value every offset is added to.
+    pub(crate) fn reference(&self) -> L {
+        self.reference
+    }
+
     fn chunk_words(&self, chunk: usize) -> &[L] {
         let per_chunk = CHUNK * self.width as usize / L::BITS as usize;
         &self.words[chunk * per_chunk..(chunk + 1) * per_chunk]

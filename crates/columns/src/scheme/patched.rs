@@ -297,10 +297,38 @@ impl<'a, L: Lane> PatchedBody<'a, L> {
 
     /// Values at sorted in-block `positions` into `out` (same length): the base gathered
     /// in one batch, then the exceptions merged in (`SortedPositions::for_each_match`).
+    ///
+    /// An exception's base slot holds offset 0, so only rows whose base value is the base's
+    /// reference can be exceptions. When the base is wider than 0 bits those are few (the
+    /// exceptions and the rows at the minimum), and merging just them skips most of the
+    /// merge's work: a search each, where the whole merge tests every exception.
     pub(crate) fn take(&self, positions: &[u32], out: &mut [L]) {
         self.base.gather(positions, 0, out);
-        self.positions.for_each_match(positions, |row, exception| {
-            out[row] = self.exceptions.get(exception)
+        if self.count == 0 {
+            return;
+        }
+        if self.base.width() == 0 {
+            // Every row is a candidate.
+            self.positions.for_each_match(positions, |row, exception| {
+                out[row] = self.exceptions.get(exception)
+            });
+            return;
+        }
+        // The candidate rows, appended without a branch.
+        let reference = self.base.reference();
+        let mut candidates = vec![0u32; positions.len()];
+        let mut found = 0usize;
+        for (row, &value) in out.iter().enumerate() {
+            candidates[found] = row as u32;
+            found += (value == reference) as usize;
+        }
+        let candidates = &candidates[..found];
+        let wanted: Vec<u32> = candidates
+            .iter()
+            .map(|&row| positions[row as usize])
+            .collect();
+        self.positions.for_each_match(&wanted, |k, exception| {
+            out[candidates[k] as usize] = self.exceptions.get(exception)
         });
     }
 }
