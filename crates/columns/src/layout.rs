@@ -35,7 +35,8 @@ use crate::scheme::Encoding;
 use crate::value::ValueType;
 
 pub(crate) const MAGIC: &[u8; 8] = b"SSCOLUMN";
-/// Version 3 put a width table in front of `chunked_bit_packed` blocks (and parts); version 2
+/// Version 3 put a frame table (widths, references) in front of `chunked_bit_packed` blocks
+/// and parts instead of a header per chunk; version 2
 /// added the cascading encodings (tags 14..=16) and 32 composition slots.
 pub(crate) const VERSION: u16 = 3;
 pub(crate) const ENTRY_SIZE: usize = 16;

@@ -63,7 +63,12 @@ pub(crate) fn low_bits(width: u32) -> u64 {
 /// not counting the alignment padding before it).
 pub(crate) fn packed_size(count: usize, width: u32, lane_bytes: usize) -> usize {
     let _ = lane_bytes;
-    16 + count / CHUNK * 128 * width as usize + tail_bytes(count % CHUNK, width)
+    16 + packed_body_size(count, width)
+}
+
+/// Bytes of a packed vector's words and tail (without its header).
+pub(crate) fn packed_body_size(count: usize, width: u32) -> usize {
+    count / CHUNK * 128 * width as usize + tail_bytes(count % CHUNK, width)
 }
 
 fn tail_bytes(tail: usize, width: u32) -> usize {
@@ -99,6 +104,17 @@ pub(crate) fn write_packed<L: Lane>(out: &mut Vec<u8>, values: &[L], reference: 
     out.push(width as u8);
     out.extend_from_slice(&[0; 7]);
     out.extend_from_slice(&reference.to_u64().to_le_bytes());
+    write_packed_body(out, values, reference, width);
+}
+
+/// Writes the words and tail of a packed vector without its header (`packed_body_size`
+/// bytes), for layouts that keep widths and references elsewhere.
+pub(crate) fn write_packed_body<L: Lane>(
+    out: &mut Vec<u8>,
+    values: &[L],
+    reference: L,
+    width: u32,
+) {
     if width == 0 {
         return;
     }
@@ -169,9 +185,16 @@ impl<'a, L: Lane> PackedView<'a, L> {
         }
         reader.take(7, "packed vector padding")?;
         let reference = L::truncate_u64(reader.u64("packed vector reference")?);
+        let body = reader.take(packed_body_size(count, width), "bit-packed words and tail")?;
+        Ok(Self::from_body(width, reference, count, body))
+    }
+
+    /// The vector of `count` values at `width` bits (at most the lane's, checked by the
+    /// caller) over `reference` whose words and tail are `body` (`packed_body_size` bytes).
+    pub(crate) fn from_body(width: u32, reference: L, count: usize, body: &'a [u8]) -> Self {
+        debug_assert!(width <= L::BITS && body.len() == packed_body_size(count, width));
         let word_count = count / CHUNK * CHUNK * width as usize / L::BITS as usize;
-        let data = reader.take(word_count * L::BYTES, "bit-packed words")?;
-        let tail = reader.take(tail_bytes(count % CHUNK, width), "bit-packed tail")?;
+        let (data, tail) = body.split_at(word_count * L::BYTES);
         // SAFETY: any bytes are valid lanes; align_to only yields a middle part that is aligned.
         let (prefix, middle, _) = unsafe { data.align_to::<L>() };
         let words = if prefix.is_empty() && middle.len() == word_count {
@@ -181,13 +204,13 @@ impl<'a, L: Lane> PackedView<'a, L> {
             crate::bytes::copy_lanes_from_le(data, &mut owned);
             Cow::Owned(owned)
         };
-        Ok(PackedView {
+        PackedView {
             width,
             reference,
             count,
             words,
             tail,
-        })
+        }
     }
 
     /// Steps over a packed vector of `count` values without looking at its words (for chunks

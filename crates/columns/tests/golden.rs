@@ -1,6 +1,6 @@
 //! Columns written by older writers (checked in under `tests/data/`: `v1_*` by the
 //! format-version-1 writer, one per encoding it could write; `v2_*` by the version-2 writer,
-//! whose chunked blocks had no width table, at the top level and as cascaded parts) still
+//! whose chunked blocks had a header per chunk and no frame table, at the top level and as cascaded parts) still
 //! open, decode, `get` and `take` to the values they were written from (`golden_values.rs`)
 //! after the format moved on.
 
@@ -65,7 +65,7 @@ fn version_1_columns_of_every_encoding_still_read() {
 }
 
 #[test]
-fn version_2_chunked_blocks_without_width_table_still_read() {
+fn version_2_chunked_blocks_without_frame_table_still_read() {
     check(
         "v2_i64_chunked_bit_packed",
         "chunked_bit_packed",

@@ -1,40 +1,42 @@
 //! Frame of reference per 1024-value chunk: the block is cut into FastLanes-sized chunks and
-//! each chunk is an ordinary packed vector (`packed.rs`) with its own reference (the chunk's
-//! minimum in key order) and its own width.
+//! each chunk is bit-packed (`packed.rs`) with its own reference (the chunk's minimum in key
+//! order) and its own width.
 //!
-//! `[widths: u8 × chunks][zero padding to 8][chunks: packed vectors of min(1024, remaining)
-//! values, in order]`, `chunks = ceil(count / 1024)`. Format versions 1 and 2 had no width
-//! table (the chunks follow the tag directly); they are still read.
+//! `[widths: u8 × chunks][zero padding to 8][references: u64 × chunks][chunk bodies: the
+//! words (and for a partial last chunk the tail stream) of min(1024, remaining) values each,
+//! in order]`, `chunks = ceil(count / 1024)`. Format versions 1 and 2 had no frame table:
+//! each chunk was a whole packed vector with its own 16-byte header, following the tag
+//! directly; they are still read.
 //!
 //! Why: data that is locally narrow but drifts — sorted timestamps, monotone counters with
 //! occasional resets, clustered keys — needs many bits under one block-wide frame but few
 //! within 1024 neighbours. Delta encoding captures that drift in fewer bits, but its prefix sum
 //! makes every read of one value a decode of the block; here a value is still one bit
 //! extraction away (random access), and a full decode is the bit-packing kernel per chunk.
-//! The 16-byte header per chunk (and its width byte) cost 0.13 bits per value.
+//! A chunk's frame costs 9 bytes, 0.07 bits per value.
 //!
-//! Why the width table: a full chunk is `16 + 128 * width` bytes, so the widths alone give
-//! where every chunk starts (a prefix sum over one cache line per block). Without them a take
-//! walked the headers in order, each header's width saying where the next one is: a chain of
-//! ~1000 dependent cache misses per million values, which cost more than the values' own loads.
+//! Why the frame table: a full chunk's body is `128 * width` bytes, so the widths alone give
+//! where every chunk starts (a prefix sum over one cache line per block), and the references
+//! sit together in a few more lines. With per-chunk headers a take walked them in order, each
+//! header's width saying where the next one is: a chain of ~1000 dependent cache misses per
+//! million values, which cost more than the values' own loads.
 //!
-//! Invariants: every chunk header starts 8-byte aligned (written by `write_packed`, checked by
-//! `PackedView::parse`; full chunks are multiples of 8 bytes, so they follow each other without
-//! padding), chunk `c` holds values `[1024c, min(1024(c+1), count))`, a chunk header's width
-//! equals its table entry, and the number of chunks follows from the block's value count, so
-//! nothing in the payload sizes an allocation.
+//! Invariants: the bodies start 8-byte aligned and full bodies are multiples of 8 bytes, so
+//! every chunk's words are aligned; chunk `c` holds values `[1024c, min(1024(c+1), count))`;
+//! every width is at most the lane's (checked when the table is read); the number of chunks
+//! follows from the block's value count, so nothing in the payload sizes an allocation.
 
 use super::{BlockInput, Estimate};
 use crate::bytes::ByteReader;
 use crate::error::{corrupt, Result};
 use crate::packed::{
-    packed_size, straddling_bits, transposed_row_lane, write_packed, PackedView, CHUNK,
+    packed_body_size, straddling_bits, transposed_row_lane, write_packed_body, PackedView, CHUNK,
 };
 use crate::value::{as_lanes_mut, order_key, ColumnValue, Lane};
 
-/// The first format version whose chunked blocks start with the width table (and whose take
+/// The first format version whose chunked blocks start with the frame table (and whose take
 /// accepts positions in any order).
-pub(crate) const WIDTH_TABLE_VERSION: u16 = 3;
+pub(crate) const FRAME_TABLE_VERSION: u16 = 3;
 
 /// Rows per batch of the block-wide gather (as `packed`'s own gather).
 const GATHER_BATCH: usize = 64;
@@ -51,9 +53,10 @@ fn chunk_frame<T: ColumnValue>(chunk: &[T::Lane]) -> (T::Lane, u32) {
     (order_key::<T>(low), high.wrapping_sub_(low).bits_needed())
 }
 
-/// Bytes of the width table with its padding, for a block whose tag is its first byte.
-fn width_table_bytes(chunks: usize) -> usize {
-    (1 + chunks).next_multiple_of(8) - 1
+/// Bytes of the frame table (widths, padding, references) of a block whose tag is its first
+/// byte.
+fn frame_table_bytes(chunks: usize) -> usize {
+    (1 + chunks).next_multiple_of(8) - 1 + 8 * chunks
 }
 
 pub(crate) fn estimate<T: ColumnValue>(input: &BlockInput<'_, T>) -> Option<Estimate> {
@@ -61,48 +64,52 @@ pub(crate) fn estimate<T: ColumnValue>(input: &BlockInput<'_, T>) -> Option<Esti
     if input.stats.range_width <= 8 {
         return None;
     }
-    let chunks: usize = input
+    let bodies: usize = input
         .lanes
         .chunks(CHUNK)
         .map(|chunk| {
             let (_, width) = chunk_frame::<T>(chunk);
-            packed_size(chunk.len(), width, T::Lane::BYTES)
+            packed_body_size(chunk.len(), width)
         })
         .sum();
-    Estimate::exact(width_table_bytes(input.lanes.len().div_ceil(CHUNK)) + chunks)
+    Estimate::exact(frame_table_bytes(input.lanes.len().div_ceil(CHUNK)) + bodies)
 }
 
 pub(crate) fn encode<T: ColumnValue>(input: &BlockInput<'_, T>, out: &mut Vec<u8>) -> bool {
     let frames: Vec<(T::Lane, u32)> = input.lanes.chunks(CHUNK).map(chunk_frame::<T>).collect();
     out.extend(frames.iter().map(|&(_, width)| width as u8));
+    crate::bytes::pad8(out);
+    for &(reference, _) in &frames {
+        out.extend_from_slice(&reference.to_u64().to_le_bytes());
+    }
     for (chunk, &(reference, width)) in input.lanes.chunks(CHUNK).zip(&frames) {
-        // `write_packed` pads to 8 first: after the table, then never (full chunks are
-        // multiples of 8 bytes).
-        write_packed(out, chunk, reference, width);
+        write_packed_body(out, chunk, reference, width);
     }
     true
 }
 
-/// The width table (format version 3 on), checked against the lane width, and the byte
-/// offset of every chunk relative to the first chunk's header.
-struct ChunkTable<'a> {
+/// The frame table (format version 3 on): widths, checked against the lane width, and
+/// references, and the byte offset of every chunk's body relative to the first.
+struct FrameTable<'a> {
     widths: &'a [u8],
-    widths_at: usize,
+    references: &'a [u8],
     starts: Vec<usize>,
-    /// Bytes of all chunks.
+    /// Bytes of all bodies.
     length: usize,
 }
 
-impl<'a> ChunkTable<'a> {
-    /// Reads the width table of a block of `count` values (`None` for columns written
-    /// before the table existed) and leaves the reader at the first chunk's header.
+impl<'a> FrameTable<'a> {
+    /// Reads the frame table of a block of `count` values (`None` for columns written before
+    /// the table existed) and leaves the reader at the first chunk's body.
     fn parse<L: Lane>(reader: &mut ByteReader<'a>, count: usize) -> Result<Option<Self>> {
-        if reader.version() < WIDTH_TABLE_VERSION {
+        if reader.version() < FRAME_TABLE_VERSION {
             return Ok(None);
         }
         let chunks = count.div_ceil(CHUNK);
         let widths_at = reader.offset();
         let widths = reader.take(chunks, "chunk widths")?;
+        reader.align8("padding after the chunk widths")?;
+        let references = reader.take(8 * chunks, "chunk references")?;
         let mut starts = Vec::with_capacity(chunks);
         let mut start = 0usize;
         for (chunk, &width) in widths.iter().enumerate() {
@@ -113,43 +120,45 @@ impl<'a> ChunkTable<'a> {
                 ));
             }
             starts.push(start);
-            let length = (count - chunk * CHUNK).min(CHUNK);
-            start += packed_size(length, width as u32, L::BYTES);
+            start += packed_body_size((count - chunk * CHUNK).min(CHUNK), width as u32);
         }
-        reader.align8("padding after the chunk widths")?;
-        Ok(Some(ChunkTable {
+        Ok(Some(FrameTable {
             widths,
-            widths_at,
+            references,
             starts,
             length: start,
         }))
     }
 
-    /// `Err` unless chunk `chunk`'s header says `width`, as its table entry does.
-    #[inline]
-    fn check(&self, chunk: usize, width: u32) -> Result<()> {
-        let expected = self.widths[chunk] as u32;
-        if width != expected {
-            return Err(corrupt(
-                self.widths_at + chunk,
-                format!("chunk {chunk} is packed at {width} bits, its table entry says {expected}"),
-            ));
-        }
-        Ok(())
+    fn width(&self, chunk: usize) -> u32 {
+        self.widths[chunk] as u32
+    }
+
+    fn reference<L: Lane>(&self, chunk: usize) -> L {
+        let bytes = &self.references[8 * chunk..8 * chunk + 8];
+        L::truncate_u64(u64::from_le_bytes(bytes.try_into().expect("8 bytes")))
     }
 }
 
 pub(crate) fn decode<T: ColumnValue>(reader: &mut ByteReader<'_>, out: &mut [T]) -> Result<()> {
-    let table = ChunkTable::parse::<T::Lane>(reader, out.len())?;
+    let table = FrameTable::parse::<T::Lane>(reader, out.len())?;
+    let bodies = match &table {
+        Some(table) => Some(reader.take(table.length, "chunk bodies")?),
+        None => None,
+    };
     let lanes = as_lanes_mut(out);
     // Unpacked into an L1-resident chunk and copied out sequentially (see
     // `PackedView::decode_into`).
     let mut staging = [T::Lane::default(); CHUNK];
     for (chunk, piece) in lanes.chunks_mut(CHUNK).enumerate() {
-        let view = PackedView::<T::Lane>::parse(reader, piece.len())?;
-        if let Some(table) = &table {
-            table.check(chunk, view.width())?;
-        }
+        let view = match (&table, bodies) {
+            (Some(table), Some(bodies)) => {
+                let width = table.width(chunk);
+                let body = &bodies[table.starts[chunk]..][..packed_body_size(piece.len(), width)];
+                PackedView::from_body(width, table.reference(chunk), piece.len(), body)
+            }
+            _ => PackedView::<T::Lane>::parse(reader, piece.len())?,
+        };
         let staged = &mut staging[..piece.len()];
         view.decode_piece(0, staged);
         piece.copy_from_slice(staged);
@@ -163,19 +172,18 @@ pub(crate) fn take<T: ColumnValue>(
     positions: &[u32],
     out: &mut [T],
 ) -> Result<()> {
-    match ChunkTable::parse::<T::Lane>(reader, count)? {
+    match FrameTable::parse::<T::Lane>(reader, count)? {
         Some(table) => take_with_table(reader, &table, count, positions, as_lanes_mut(out)),
         None => take_by_headers(reader, count, positions, as_lanes_mut(out)),
     }
 }
 
-/// The take of a block with a width table: every chunk's place is known up front, so the
-/// chunks' headers (references) are read with independent loads and the rows of the whole
-/// block go through one batched gather, each row with its chunk's width and words. Positions
-/// may come in any order.
+/// The take of a block with a frame table: every chunk's place and reference are known up
+/// front, so the rows of the whole block go through one batched gather, each row with its
+/// chunk's width, words and reference. Positions may come in any order.
 fn take_with_table<L: Lane>(
     reader: &mut ByteReader<'_>,
-    table: &ChunkTable<'_>,
+    table: &FrameTable<'_>,
     count: usize,
     positions: &[u32],
     out: &mut [L],
@@ -184,34 +192,26 @@ fn take_with_table<L: Lane>(
     if chunks > MAX_CHUNKS {
         // Blocks (and their parts) hold at most 2^16 values; the caller guarantees it.
         return Err(corrupt(
-            table.widths_at,
+            reader.offset(),
             format!("{count} values in one chunked block"),
         ));
     }
-    let full = count / CHUNK;
     // With the zero padding up to 8 bytes (a block or part is a multiple of 8 bytes long and
-    // the chunks start 8-byte aligned in it), so a partial last chunk's tail stream ends in
+    // the bodies start 8-byte aligned in it), so a partial last chunk's tail stream ends in
     // whole words.
-    let data = reader.take(
-        table.length.next_multiple_of(8),
-        "chunked packed vectors and padding",
-    )?;
+    let data = reader.take(table.length.next_multiple_of(8), "chunk bodies and padding")?;
     let mut frames = Frames::<L> {
         places: [0; MAX_CHUNKS],
         references: [L::default(); MAX_CHUNKS],
-        full_rows: (full * CHUNK) as u32,
+        full_rows: (count / CHUNK * CHUNK) as u32,
     };
     for (chunk, &start) in table.starts.iter().enumerate() {
-        let header = &data[start..start + 16];
-        table.check(chunk, header[0] as u32)?;
-        frames.references[chunk] =
-            L::truncate_u64(u64::from_le_bytes(header[8..].try_into().expect("8 bytes")));
-        // Width 0 reads no words.
-        if header[0] > 0 {
-            // First word below 2^24 (a block's data is under 2^16 values of 8 bytes plus
-            // headers), width below 2^7: one table entry, one lookup per row.
-            let first_word = ((start + 16) / L::BYTES) as u32;
-            frames.places[chunk] = first_word << 7 | header[0] as u32;
+        frames.references[chunk] = table.reference(chunk);
+        // First word below 2^24 (a block's data is under 2^16 values of 8 bytes), width
+        // below 2^7: one table entry, one lookup per row. Width 0 reads no words.
+        let width = table.width(chunk);
+        if width > 0 {
+            frames.places[chunk] = ((start / L::BYTES) as u32) << 7 | width;
         }
     }
     // SAFETY: any bytes are valid lanes; align_to only yields a middle part that is aligned.
@@ -312,7 +312,7 @@ impl<L: Lane> Frames<L> {
     }
 }
 
-/// The take of a block without a width table (format versions 1 and 2): headers are read in
+/// The take of a block without a frame table (format versions 1 and 2): headers are read in
 /// order (each says how long its chunk is); chunks without a requested position are stepped
 /// over by their header alone.
 fn take_by_headers<L: Lane>(

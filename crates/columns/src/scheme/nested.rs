@@ -111,7 +111,7 @@ impl<'a> View<'a> {
     }
 
     /// Values at `positions` in any order (each below the count) into `out`, when the part's
-    /// encoding reads each value with independent loads (bit-packed, chunked with a width
+    /// encoding reads each value with independent loads (bit-packed, chunked with a frame
     /// table, byte-packed, plain, constant, zero); `Ok(false)` otherwise. Dictionary codes arrive in row order, not code
     /// order: this reads the entries at them directly instead of sorting them first.
     pub(crate) fn take_in_any_order<U: ColumnValue>(
@@ -127,9 +127,9 @@ impl<'a> View<'a> {
                 | Encoding::Constant
                 | Encoding::Zero,
             ) => true,
-            // Sorted distinct entries often drift: chunk frames, read through the width table.
+            // Sorted distinct entries often drift: chunk frames, read through the frame table.
             Some(Encoding::ChunkedBitPacked) => {
-                self.version >= super::chunked_frame_of_reference::WIDTH_TABLE_VERSION
+                self.version >= super::chunked_frame_of_reference::FRAME_TABLE_VERSION
             }
             _ => false,
         };
