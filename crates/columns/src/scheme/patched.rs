@@ -160,7 +160,8 @@ impl SortedPositions<'_> {
     ///   testing an independent load, so the fewer entries are marked and the more are
     ///   tested. Rows fewer than exceptions (a 1% take of a patched or ALP block, where
     ///   exceptions are 1–5x the rows): the rows are marked, every exception tests its bit,
-    ///   and the few that hit — about `rows · exceptions / 2^16` — binary-search their rows.
+    ///   and the few that hit — about `rows · exceptions / 2^16` — find their rows by one
+    ///   forward scan.
     ///   Otherwise the exceptions are marked, every row tests its bit, and the rows that hit
     ///   binary-search their exception's index.
     ///
@@ -201,6 +202,7 @@ impl SortedPositions<'_> {
             // independent loads the compiler vectorises, from an aligned copy of the
             // positions); hits are rare, and each hit's rows are found by a binary search.
             let mut batch_positions = [0u16; 64];
+            let mut row = 0usize;
             for (batch, pairs) in self.bytes.chunks(2 * 64).enumerate() {
                 let tested = pairs.len() / 2;
                 for (slot, pair) in batch_positions.iter_mut().zip(pairs.chunks_exact(2)) {
@@ -215,13 +217,16 @@ impl SortedPositions<'_> {
                     let exception = batch * 64 + hits.trailing_zeros() as usize;
                     hits &= hits - 1;
                     let position = self.at(exception);
-                    let first = wanted.partition_point(|&w| (w as usize) < position);
-                    for (row, _) in wanted[first..]
-                        .iter()
-                        .enumerate()
-                        .take_while(|&(_, &w)| w as usize == position)
-                    {
-                        hit(first + row, exception);
+                    // Hits come in increasing position order, so their rows are found by one
+                    // forward scan over the rows for the whole block (a binary search per hit
+                    // cost a fifth of the merge at 1% of the rows).
+                    while row < rows && (wanted[row] as usize) < position {
+                        row += 1;
+                    }
+                    let mut repeat = row;
+                    while repeat < rows && wanted[repeat] as usize == position {
+                        hit(repeat, exception);
+                        repeat += 1;
                     }
                 }
             }
