@@ -350,3 +350,27 @@ proptest! {
         prop_assert!(wanted.iter().zip(&taken).all(|(&r, &t)| values[r] == t));
     }
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(48))]
+
+    // Cascaded run-length blocks: rows filled run by run (few runs for the rows) or located
+    // and taken from the values part (many runs), against the values written.
+    #[test]
+    fn cascaded_runs_take_matches_values(
+        n in 1usize..40_000,
+        run in 1usize..3000,
+        seed in any::<u64>(),
+        density in 1u32..300,
+    ) {
+        let values: Vec<i32> = (0..n).map(|i| ((i / run) as i32).wrapping_mul(7919) ^ (seed as i32 & 0xff)).collect();
+        let options = EncodeOptions::new(Target::Faster)
+            .with_block_size(65536)
+            .with_only(&[Encoding::CascadedRunLength]);
+        let column = Column::open(encode(&values, &options).unwrap()).unwrap();
+        let mut wanted = rows(n, density, seed);
+        wanted.push(n - 1);
+        let taken = column.take::<i32>(&wanted).unwrap();
+        prop_assert!(wanted.iter().zip(&taken).all(|(&r, &t)| values[r] == t));
+    }
+}
