@@ -13,15 +13,35 @@ pub(crate) struct ByteReader<'a> {
     position: usize,
     /// Absolute offset of `bytes[0]` in the column, for error messages.
     base: usize,
+    /// Format version of the column the bytes belong to (block layouts differ by version).
+    version: u16,
 }
 
 impl<'a> ByteReader<'a> {
+    /// A reader over bytes of a column in the current format version.
     pub(crate) fn new(bytes: &'a [u8], base: usize) -> Self {
+        Self::of_version(bytes, base, crate::layout::VERSION)
+    }
+
+    /// A reader over bytes of a column written in format `version`.
+    pub(crate) fn of_version(bytes: &'a [u8], base: usize, version: u16) -> Self {
         ByteReader {
             bytes,
             position: 0,
             base,
+            version,
         }
+    }
+
+    /// A reader over `bytes` (at absolute offset `base`) inside the same column, such as a
+    /// nested part or a decompressed block: same format version.
+    pub(crate) fn inner(&self, bytes: &'a [u8], base: usize) -> Self {
+        Self::of_version(bytes, base, self.version)
+    }
+
+    /// Format version of the column being read.
+    pub(crate) fn version(&self) -> u16 {
+        self.version
     }
 
     /// Absolute offset of the next byte.

@@ -3,7 +3,7 @@
 //! ```text
 //! offset  size  field
 //!  0       8    magic "SSCOLUMN"
-//!  8       2    format version (2; version 1 is still read), u16 LE
+//!  8       2    format version (3; versions 1 and 2 are still read), u16 LE
 //! 10       1    value type code (1 i32, 2 i64, 3 u32, 4 u64, 5 f32, 6 f64)
 //! 11       1    log2 of the block size (12..=16)
 //! 12       1    target the writer used (0 smaller, 1 balanced, 2 faster, 3 baseline)
@@ -35,7 +35,10 @@ use crate::scheme::Encoding;
 use crate::value::ValueType;
 
 pub(crate) const MAGIC: &[u8; 8] = b"SSCOLUMN";
-pub(crate) const VERSION: u16 = 2;
+/// Version 3 put a frame table (widths, references) in front of `chunked_bit_packed` blocks
+/// and parts instead of a header per chunk; version 2
+/// added the cascading encodings (tags 14..=16) and 32 composition slots.
+pub(crate) const VERSION: u16 = 3;
 pub(crate) const ENTRY_SIZE: usize = 16;
 /// Composition slots in the current version (version 1 had 16: tags 0..=13 existed).
 pub(crate) const COMPOSITION_SLOTS: usize = 32;
@@ -117,6 +120,8 @@ pub(crate) struct BlockEntry {
 /// The parsed and validated metadata of a column.
 #[derive(Debug, Clone)]
 pub(crate) struct Metadata {
+    /// Format version the column was written in (block layouts depend on it).
+    pub(crate) version: u16,
     pub(crate) value_type: ValueType,
     pub(crate) block_log2: u8,
     pub(crate) target_code: u8,
@@ -134,7 +139,7 @@ pub(crate) fn parse(bytes: &[u8]) -> Result<Metadata> {
     let version = reader.u16("version")?;
     let slots = match version {
         1 => VERSION_1_COMPOSITION_SLOTS,
-        VERSION => COMPOSITION_SLOTS,
+        2 | VERSION => COMPOSITION_SLOTS,
         _ => return Err(corrupt(8, format!("unsupported format version {version}"))),
     };
     let header_size = header_size(slots);
@@ -226,6 +231,7 @@ pub(crate) fn parse(bytes: &[u8]) -> Result<Metadata> {
         ));
     }
     Ok(Metadata {
+        version,
         value_type,
         block_log2,
         target_code,

@@ -23,14 +23,52 @@ pub(crate) const CHUNK: usize = 1024;
 /// buffers busy, few enough that the batch's addresses stay in L1.
 const GATHER_BATCH: usize = 64;
 
-/// FastLanes' row order within groups of 8 rows (`fastlanes::FL_ORDER`, its own inverse).
-const FL_ORDER: [usize; 8] = [0, 4, 2, 6, 1, 5, 3, 7];
+/// Row and lane of in-chunk value `i` (< 1024) in FastLanes' transposed layout of `lanes`
+/// lanes (1024 / lane bits): the inverse of FastLanes'
+/// `index(row, lane) = FL_ORDER[row / 8] * 16 + (row % 8) * 128 + lane`, with FL_ORDER as
+/// the 3-bit reversal (its own inverse) so that batched gathers vectorise without a table
+/// load. Value `i` starts at bit `row * width` of its lane's words.
+#[inline(always)]
+pub(crate) fn transposed_row_lane(i: u32, lanes: u32) -> (u32, u32) {
+    let lane = i % lanes;
+    let group = (i % 128 - lane) / 16;
+    let reversed = (group & 1) << 2 | (group & 2) | group >> 2;
+    (reversed * 8 + i / 128, lane)
+}
+
+/// The bits at `shift` of the double word `high:low` of `bits`-bit lanes (unmasked): a value
+/// that straddles two words. Gathers pass `high == low` when it does not straddle, so random
+/// widths do not mispredict; the caller masks the extra bits off.
+#[inline(always)]
+pub(crate) fn straddling_bits(low: u64, high: u64, shift: u32, bits: u32) -> u64 {
+    if bits == 32 {
+        (high << 32 | low) >> shift
+    } else {
+        // The upper word shifted in two steps so that shift 0 shifts it out whole.
+        low >> shift | (high << 1) << (63 - shift)
+    }
+}
+
+/// The low `width` bits set (`width <= 64`).
+#[inline(always)]
+pub(crate) fn low_bits(width: u32) -> u64 {
+    if width >= 64 {
+        u64::MAX
+    } else {
+        (1u64 << width) - 1
+    }
+}
 
 /// Bytes a packed vector of `count` values at `width` bits takes (with its 16-byte header,
 /// not counting the alignment padding before it).
 pub(crate) fn packed_size(count: usize, width: u32, lane_bytes: usize) -> usize {
     let _ = lane_bytes;
-    16 + count / CHUNK * 128 * width as usize + tail_bytes(count % CHUNK, width)
+    16 + packed_body_size(count, width)
+}
+
+/// Bytes of a packed vector's words and tail (without its header).
+pub(crate) fn packed_body_size(count: usize, width: u32) -> usize {
+    count / CHUNK * 128 * width as usize + tail_bytes(count % CHUNK, width)
 }
 
 fn tail_bytes(tail: usize, width: u32) -> usize {
@@ -59,6 +97,34 @@ fn read_bits(data: &[u8], bit: usize, width: u32) -> u64 {
     }
 }
 
+/// Values `first..first + out.len()` of a tail bit stream of `width`-bit offsets from
+/// `reference` into `out`. Up to 56 bits a value lies in the 8 bytes at its first byte, so
+/// every value whose 8 bytes are inside the stream is one unaligned load, shift and mask
+/// (independent per value; `read_bits` with its 16-byte window and end check cost about
+/// twice as much on dictionaries' entries); the last few values, and wider ones, go
+/// through `read_bits`.
+fn unpack_tail<L: Lane>(tail: &[u8], first: usize, width: u32, reference: L, out: &mut [L]) {
+    let bits = width as usize;
+    let fast = if (1..=56).contains(&width) && tail.len() >= 8 {
+        ((tail.len() - 8) * 8 + 7) / bits + 1
+    } else {
+        0
+    }
+    .saturating_sub(first)
+    .min(out.len());
+    let mask = low_bits(width);
+    let (quick, rest) = out.split_at_mut(fast);
+    for (index, slot) in (first..).zip(quick.iter_mut()) {
+        let bit = index * bits;
+        let window = u64::from_le_bytes(tail[bit / 8..bit / 8 + 8].try_into().expect("8 bytes"));
+        *slot = L::truncate_u64((window >> (bit % 8)) & mask).wrapping_add_(reference);
+    }
+    for (index, slot) in (first + fast..).zip(rest.iter_mut()) {
+        let value = read_bits(tail, index * bits, width);
+        *slot = L::truncate_u64(value).wrapping_add_(reference);
+    }
+}
+
 /// Writes `values` as offsets from `reference` in `width` bits each.
 /// Every `value - reference` must fit in `width` bits.
 pub(crate) fn write_packed<L: Lane>(out: &mut Vec<u8>, values: &[L], reference: L, width: u32) {
@@ -66,6 +132,17 @@ pub(crate) fn write_packed<L: Lane>(out: &mut Vec<u8>, values: &[L], reference: 
     out.push(width as u8);
     out.extend_from_slice(&[0; 7]);
     out.extend_from_slice(&reference.to_u64().to_le_bytes());
+    write_packed_body(out, values, reference, width);
+}
+
+/// Writes the words and tail of a packed vector without its header (`packed_body_size`
+/// bytes), for layouts that keep widths and references elsewhere.
+pub(crate) fn write_packed_body<L: Lane>(
+    out: &mut Vec<u8>,
+    values: &[L],
+    reference: L,
+    width: u32,
+) {
     if width == 0 {
         return;
     }
@@ -136,9 +213,16 @@ impl<'a, L: Lane> PackedView<'a, L> {
         }
         reader.take(7, "packed vector padding")?;
         let reference = L::truncate_u64(reader.u64("packed vector reference")?);
+        let body = reader.take(packed_body_size(count, width), "bit-packed words and tail")?;
+        Ok(Self::from_body(width, reference, count, body))
+    }
+
+    /// The vector of `count` values at `width` bits (at most the lane's, checked by the
+    /// caller) over `reference` whose words and tail are `body` (`packed_body_size` bytes).
+    pub(crate) fn from_body(width: u32, reference: L, count: usize, body: &'a [u8]) -> Self {
+        debug_assert!(width <= L::BITS && body.len() == packed_body_size(count, width));
         let word_count = count / CHUNK * CHUNK * width as usize / L::BITS as usize;
-        let data = reader.take(word_count * L::BYTES, "bit-packed words")?;
-        let tail = reader.take(tail_bytes(count % CHUNK, width), "bit-packed tail")?;
+        let (data, tail) = body.split_at(word_count * L::BYTES);
         // SAFETY: any bytes are valid lanes; align_to only yields a middle part that is aligned.
         let (prefix, middle, _) = unsafe { data.align_to::<L>() };
         let words = if prefix.is_empty() && middle.len() == word_count {
@@ -148,13 +232,13 @@ impl<'a, L: Lane> PackedView<'a, L> {
             crate::bytes::copy_lanes_from_le(data, &mut owned);
             Cow::Owned(owned)
         };
-        Ok(PackedView {
+        PackedView {
             width,
             reference,
             count,
             words,
             tail,
-        })
+        }
     }
 
     /// Steps over a packed vector of `count` values without looking at its words (for chunks
@@ -173,6 +257,16 @@ impl<'a, L: Lane> PackedView<'a, L> {
         let length = 15 + word_count * L::BYTES + tail_bytes(count % CHUNK, width);
         reader.take(length, "bit-packed words")?;
         Ok(())
+    }
+
+    /// Bits per value.
+    pub(crate) fn width(&self) -> u32 {
+        self.width
+    }
+
+    /// The value every offset is added to.
+    pub(crate) fn reference(&self) -> L {
+        self.reference
     }
 
     fn chunk_words(&self, chunk: usize) -> &[L] {
@@ -199,11 +293,8 @@ impl<'a, L: Lane> PackedView<'a, L> {
         let bits = L::BITS as usize;
         let lanes = CHUNK / bits;
         let per_chunk = CHUNK * width / bits;
-        let i = index % CHUNK;
-        // Inverse of FastLanes' `index(row, lane) = FL_ORDER[row / 8] * 16 + (row % 8) * 128
-        // + lane` (FL_ORDER is its own inverse).
-        let lane = i % lanes;
-        let row = FL_ORDER[(i % 128 - lane) / 16] * 8 + i / 128;
+        let (row, lane) = transposed_row_lane((index % CHUNK) as u32, lanes as u32);
+        let (row, lane) = (row as usize, lane as usize);
         let start_bit = row * width;
         let (word, shift) = (start_bit / bits, start_bit % bits);
         let base = index / CHUNK * per_chunk;
@@ -211,12 +302,7 @@ impl<'a, L: Lane> PackedView<'a, L> {
         if shift + width > bits {
             value |= self.words[base + (word + 1) * lanes + lane].to_u64() << (bits - shift);
         }
-        let mask = if width >= 64 {
-            u64::MAX
-        } else {
-            (1u64 << width) - 1
-        };
-        L::truncate_u64(value & mask).wrapping_add_(self.reference)
+        L::truncate_u64(value & low_bits(self.width)).wrapping_add_(self.reference)
     }
 
     /// Values at the positions `positions[i] - first` (each below `count`, in any order) into
@@ -247,11 +333,7 @@ impl<'a, L: Lane> PackedView<'a, L> {
         let bits = L::BITS;
         let lanes = CHUNK as u32 / bits;
         let per_chunk = CHUNK as u32 * width / bits;
-        let mask = if width >= 64 {
-            u64::MAX
-        } else {
-            (1u64 << width) - 1
-        };
+        let mask = low_bits(width);
         let words: &[L] = &self.words;
         let mut low_at = [0u32; GATHER_BATCH];
         let mut high_at = [0u32; GATHER_BATCH];
@@ -272,13 +354,8 @@ impl<'a, L: Lane> PackedView<'a, L> {
                 let index = position.wrapping_sub(first);
                 let in_chunks = index < full;
                 in_tail |= !in_chunks;
-                let i = index % CHUNK as u32;
-                let lane = i % lanes;
-                // Inverse of FastLanes' `index(row, lane) = FL_ORDER[row / 8] * 16
-                // + (row % 8) * 128 + lane`; FL_ORDER is the 3-bit reversal (its own inverse).
-                let group = (i % 128 - lane) / 16;
-                let reversed = (group & 1) << 2 | (group & 2) | group >> 2;
-                let start_bit = (reversed * 8 + i / 128) * width;
+                let (row, lane) = transposed_row_lane(index % CHUNK as u32, lanes);
+                let start_bit = row * width;
                 let at = index / CHUNK as u32 * per_chunk + start_bit / bits * lanes + lane;
                 let straddles = start_bit % bits + width > bits;
                 let next = if straddles { at + lanes } else { at };
@@ -306,12 +383,7 @@ impl<'a, L: Lane> PackedView<'a, L> {
                         Lane::to_u64(*words.get_unchecked(high as usize)),
                     )
                 };
-                let value = if bits == 32 {
-                    (high << 32 | low) >> shift
-                } else {
-                    // The upper word shifted in two steps so that shift 0 shifts it out whole.
-                    low >> shift | (high << 1) << (63 - shift)
-                };
+                let value = straddling_bits(low, high, shift, bits);
                 *slot = L::truncate_u64(value & mask).wrapping_add_(self.reference);
             }
             if in_tail {
@@ -363,10 +435,7 @@ impl<'a, L: Lane> PackedView<'a, L> {
             unsafe { L::unchecked_unfor_pack(width, words, self.reference, out) };
             return;
         }
-        for (position, slot) in out.iter_mut().enumerate() {
-            let bits = read_bits(self.tail, (start + position - full) * width, self.width);
-            *slot = L::truncate_u64(bits).wrapping_add_(self.reference);
-        }
+        unpack_tail(self.tail, start - full, self.width, self.reference, out);
     }
 
     /// Decodes all values into `out` (`out.len() == count`).
@@ -388,10 +457,13 @@ impl<'a, L: Lane> PackedView<'a, L> {
             unsafe { L::unchecked_unfor_pack(width, words, self.reference, &mut staging) };
             out[chunk * CHUNK..(chunk + 1) * CHUNK].copy_from_slice(&staging);
         }
-        for (position, slot) in out[full * CHUNK..].iter_mut().enumerate() {
-            let bits = read_bits(self.tail, position * width, self.width);
-            *slot = L::truncate_u64(bits).wrapping_add_(self.reference);
-        }
+        unpack_tail(
+            self.tail,
+            0,
+            self.width,
+            self.reference,
+            &mut out[full * CHUNK..],
+        );
     }
 }
 
@@ -433,6 +505,13 @@ mod tests {
             assert_eq!(got, values[index], "row {index} (position {k})");
             assert_eq!(view.get(index), values[index]);
         }
+        let mut all = vec![L::default(); values.len()];
+        view.decode_into(&mut all);
+        assert_eq!(all, values, "decode_into");
+        let full = values.len() / CHUNK * CHUNK;
+        let mut piece = vec![L::default(); values.len() - full];
+        view.decode_piece(full, &mut piece);
+        assert_eq!(piece, values[full..], "decode_piece of the tail");
         let mut slots: Vec<L> = positions
             .iter()
             .map(|&p| L::truncate_u64((p - first) as u64))
@@ -442,9 +521,9 @@ mod tests {
     }
 
     proptest! {
-        // The batched gather against the values written, for every width of both lanes,
-        // counts with and without a tail, and positions in any order, in and past the
-        // batch size.
+        // The batched gather and the decoders against the values written, for every width of
+        // both lanes, counts with and without a tail, and positions in any order, in and past
+        // the batch size.
         #[test]
         fn gather_matches_values(
             raw in prop::collection::vec(any::<u64>(), 1..5000),

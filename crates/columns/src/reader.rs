@@ -137,7 +137,11 @@ impl<B: AsRef<[u8]>> Column<B> {
     }
 
     fn block_reader(&self, block: &BlockEntry) -> ByteReader<'_> {
-        ByteReader::new(&self.bytes.as_ref()[block.start..block.end], block.start)
+        ByteReader::of_version(
+            &self.bytes.as_ref()[block.start..block.end],
+            block.start,
+            self.metadata.version,
+        )
     }
 
     fn decode_block<T: ColumnValue>(&self, index: usize, out: &mut [T]) -> Result<()> {

@@ -112,10 +112,10 @@ fn wrong_type_and_bad_indices_are_errors() {
     ));
 }
 
-/// Byte offset where the blocks start (header 96 + 16 per block + 8).
+/// Byte offset where the blocks start (header 160 + 16 per block + 8).
 fn data_start(bytes: &[u8]) -> usize {
     let blocks = u32::from_le_bytes(bytes[24..28].try_into().unwrap()) as usize;
-    96 + 16 * blocks + 8
+    160 + 16 * blocks + 8
 }
 
 proptest! {
@@ -158,5 +158,47 @@ proptest! {
             }
             Err(error) => assert_reports_offset(&error, bytes.len()),
         }
+    }
+}
+
+/// A one-block chunked column of 3000 drifting values (chunks of 1024, 1024, 952) and the
+/// offset of its block (tag, then the frame table: widths, padding, references).
+fn chunked_column() -> (Vec<u8>, usize) {
+    let values: Vec<i64> = (0..3000).map(|i| i * 1000 + (i * 7919 % 1000)).collect();
+    let options = EncodeOptions::new(Target::Faster)
+        .with_block_size(4096)
+        .with_only(&[Encoding::ChunkedBitPacked]);
+    let bytes = encode(&values, &options).unwrap();
+    let start = data_start(&bytes);
+    assert_eq!(bytes[start], Encoding::ChunkedBitPacked.tag());
+    (bytes, start)
+}
+
+/// Decode and a sparse take (the chunked kernel) of a column with hostile block contents.
+fn chunked_errors(bytes: Vec<u8>) -> (Error, Error) {
+    let column = Column::open_without_block_checksums(bytes).unwrap();
+    let decoded = column.decode::<i64>().unwrap_err();
+    let taken = column.take::<i64>(&[5, 1500, 2999]).unwrap_err();
+    (decoded, taken)
+}
+
+#[test]
+fn chunked_frame_table_is_checked() {
+    let (bytes, start) = chunked_column();
+    // A width wider than the lane.
+    let mut wide = bytes.clone();
+    wide[start + 2] = 65;
+    for error in <[Error; 2]>::from(chunked_errors(wide)) {
+        assert_reports_offset(&error, bytes.len());
+        assert!(
+            error.to_string().contains("exceeds the 64-bit lane"),
+            "{error}"
+        );
+    }
+    // Widths that make the chunks longer than the block.
+    let mut long = bytes.clone();
+    long[start + 1] = 64;
+    for error in <[Error; 2]>::from(chunked_errors(long)) {
+        assert_reports_offset(&error, bytes.len());
     }
 }

@@ -1,6 +1,8 @@
-//! Columns written by the format-version-1 writer (checked in under `tests/data/`, one per
-//! encoding it could write) still open, decode, `get` and `take` to the values they were
-//! written from (`golden_values.rs`) after the format moved on.
+//! Columns written by older writers (checked in under `tests/data/`: `v1_*` by the
+//! format-version-1 writer, one per encoding it could write; `v2_*` by the version-2 writer,
+//! whose chunked blocks had a header per chunk and no frame table, at the top level and as cascaded parts) still
+//! open, decode, `get` and `take` to the values they were written from (`golden_values.rs`)
+//! after the format moved on.
 
 mod golden_values;
 
@@ -8,12 +10,13 @@ use golden_values::*;
 use shapeshift_columns::{Column, ColumnValue};
 
 fn open(stem: &str) -> Column {
+    let version: u16 = stem[1..2].parse().expect("stem starts with v<version>_");
     let path = format!("{}/tests/data/{stem}.sscol", env!("CARGO_MANIFEST_DIR"));
     let bytes = std::fs::read(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
     assert_eq!(
         &bytes[8..10],
-        &1u16.to_le_bytes(),
-        "{stem} is a version-1 column"
+        &version.to_le_bytes(),
+        "{stem} is a version-{version} column"
     );
     Column::open(bytes).unwrap_or_else(|e| panic!("{stem}: {e}"))
 }
@@ -36,10 +39,13 @@ fn check<T: ColumnValue>(stem: &str, encoding: &str, expected: &[T]) {
         lanes(expected),
         "{stem}"
     );
-    let rows: Vec<usize> = (0..expected.len()).step_by(101).collect();
-    let taken = column.take::<T>(&rows).unwrap();
-    let wanted: Vec<T> = rows.iter().map(|&r| expected[r]).collect();
-    assert_eq!(lanes(&taken), lanes(&wanted), "{stem} take");
+    // Sparse rows (each block's own take kernel) and dense ones (blocks decoded and picked).
+    for step in [101, 3] {
+        let rows: Vec<usize> = (0..expected.len()).step_by(step).collect();
+        let taken = column.take::<T>(&rows).unwrap();
+        let wanted: Vec<T> = rows.iter().map(|&r| expected[r]).collect();
+        assert_eq!(lanes(&taken), lanes(&wanted), "{stem} take every {step}");
+    }
     let last = expected.len() - 1;
     assert_eq!(
         column.get::<T>(last).unwrap().to_lane(),
@@ -56,4 +62,19 @@ fn version_1_columns_of_every_encoding_still_read() {
         check(&format!("v1_f64_{name}"), name, &golden_f64(name));
     }
     check("v1_i32_balanced", "", &golden_mixed_i32());
+}
+
+#[test]
+fn version_2_chunked_blocks_without_frame_table_still_read() {
+    check(
+        "v2_i64_chunked_bit_packed",
+        "chunked_bit_packed",
+        &golden_i64("chunked_bit_packed"),
+    );
+    // Run ends in chunk frames, as parts of cascaded run-length blocks.
+    check(
+        "v2_i32_cascaded_run_length",
+        "cascaded_run_length",
+        &golden_runs_i32(),
+    );
 }

@@ -68,3 +68,9 @@ pub fn golden_mixed_i32() -> Vec<i32> {
         })
         .collect()
 }
+
+/// Runs of 3 over 50 levels, 70,000 values (a 65,536-value block and a short one): the run
+/// ends drift by 3 per run, so the chunk frames of `chunked_bit_packed` suit them.
+pub fn golden_runs_i32() -> Vec<i32> {
+    (0..70_000i32).map(|i| (i / 3 * 31) % 50 * 3 - 40).collect()
+}

@@ -258,3 +258,119 @@ proptest! {
         check_take::<f32>(&Column::open(encode(&singles, &options).unwrap()).unwrap(), &wanted);
     }
 }
+
+/// Chunks of every kind a chunked block mixes: constant (width 0), drifting, full 64-bit
+/// range and narrow, in an order set by `seed`.
+fn mixed_chunks(n: usize, seed: u64) -> Vec<i64> {
+    let mut state = seed | 1;
+    (0..n)
+        .map(|i| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            match (i / 1024 + seed as usize) % 4 {
+                0 => -42,
+                1 => 1_000_000 * i as i64 + (state % 5000) as i64,
+                2 => state as i64,
+                _ => (state % 200) as i64 - 100,
+            }
+        })
+        .collect()
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(64))]
+
+    // The chunked kernel (one gather over the block, a width and reference per chunk, the
+    // partial last chunk from its tail) against the values written, for both lane widths,
+    // sparse enough that every block uses the kernel.
+    #[test]
+    fn chunked_take_matches_values(
+        n in 1usize..20_000,
+        seed in any::<u64>(),
+        density in 1u32..40,
+        block in prop::sample::select(vec![4096usize, 65536]),
+    ) {
+        let options = EncodeOptions::new(Target::Faster)
+            .with_block_size(block)
+            .with_only(&[Encoding::ChunkedBitPacked]);
+        let mut wanted = rows(n, density, seed);
+        wanted.push(n - 1);
+        let values = mixed_chunks(n, seed);
+        let column = Column::open(encode(&values, &options).unwrap()).unwrap();
+        if n > 2048 {
+            prop_assert!(column.composition().iter().any(|&(e, _)| e == Encoding::ChunkedBitPacked));
+        }
+        let taken = column.take::<i64>(&wanted).unwrap();
+        prop_assert!(wanted.iter().zip(&taken).all(|(&r, &t)| values[r] == t));
+        let narrow: Vec<u32> = values.iter().map(|&v| (v >> 7) as u32).collect();
+        let column = Column::open(encode(&narrow, &options).unwrap()).unwrap();
+        let taken = column.take::<u32>(&wanted).unwrap();
+        prop_assert!(wanted.iter().zip(&taken).all(|(&r, &t)| narrow[r] == t));
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(32))]
+
+    // Dictionary entries in chunk frames (many distinct values that drift), taken at the
+    // codes, which come in row order, not sorted: the chunked kernel in any order.
+    #[test]
+    fn dictionary_entries_in_chunks_taken_at_unsorted_codes(
+        n in 20_000usize..70_000,
+        seed in any::<u64>(),
+        density in 1u32..30,
+    ) {
+        let mut state = seed | 1;
+        let values: Vec<i64> = (0..n)
+            .map(|_| {
+                state ^= state << 13;
+                state ^= state >> 7;
+                state ^= state << 17;
+                // ~3000 distinct values growing exponentially: the sorted entries are narrow
+                // within 1024 neighbours, wide across the dictionary.
+                (1.01f64.powi((state % 3000) as i32) * 1000.0) as i64
+            })
+            .collect();
+        let options = |only: &[Encoding]| {
+            EncodeOptions::new(Target::Smaller).with_block_size(65536).with_only(only)
+        };
+        let chunked = encode(
+            &values,
+            &options(&[Encoding::CascadedDictionary, Encoding::ChunkedBitPacked]),
+        )
+        .unwrap();
+        let plain = encode(&values, &options(&[Encoding::CascadedDictionary])).unwrap();
+        // Chunk frames took a part (the entries), so the column differs from the one without.
+        prop_assert!(chunked.len() < plain.len());
+        let column = Column::open(chunked).unwrap();
+        let mut wanted = rows(n, density, seed);
+        wanted.push(n - 1);
+        let taken = column.take::<i64>(&wanted).unwrap();
+        prop_assert!(wanted.iter().zip(&taken).all(|(&r, &t)| values[r] == t));
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(48))]
+
+    // Cascaded run-length blocks: rows filled run by run (few runs for the rows) or located
+    // and taken from the values part (many runs), against the values written.
+    #[test]
+    fn cascaded_runs_take_matches_values(
+        n in 1usize..40_000,
+        run in 1usize..3000,
+        seed in any::<u64>(),
+        density in 1u32..300,
+    ) {
+        let values: Vec<i32> = (0..n).map(|i| ((i / run) as i32).wrapping_mul(7919) ^ (seed as i32 & 0xff)).collect();
+        let options = EncodeOptions::new(Target::Faster)
+            .with_block_size(65536)
+            .with_only(&[Encoding::CascadedRunLength]);
+        let column = Column::open(encode(&values, &options).unwrap()).unwrap();
+        let mut wanted = rows(n, density, seed);
+        wanted.push(n - 1);
+        let taken = column.take::<i32>(&wanted).unwrap();
+        prop_assert!(wanted.iter().zip(&taken).all(|(&r, &t)| values[r] == t));
+    }
+}

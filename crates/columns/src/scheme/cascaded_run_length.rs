@@ -87,18 +87,34 @@ pub(crate) fn take<T: ColumnValue>(
     let parts = parse(reader, count, level)?;
     let mut ends = vec![0u32; parts.runs];
     parts.ends.decode(&mut ends)?;
+    if parts.runs <= RUNS_PER_VALUE_TO_UNPACK * positions.len() {
+        // Few runs for the rows: each run's rows are a contiguous stretch of the sorted
+        // positions, found by a forward scan and filled with the run's value (instead of a
+        // run index per row, then a value per row; a binary search per run cost more than
+        // the scan's predictable compare per row).
+        let mut values = vec![T::default(); parts.runs];
+        parts.values.decode(&mut values)?;
+        let mut from = 0usize;
+        for (&end, &value) in ends.iter().zip(&values) {
+            let mut to = from;
+            while to < positions.len() && positions[to] < end {
+                to += 1;
+            }
+            out[from..to].fill(value);
+            from = to;
+        }
+        if let Some(&position) = positions.get(from) {
+            return Err(corrupt(
+                parts.ends_at,
+                format!("no run covers position {position}"),
+            ));
+        }
+        return Ok(());
+    }
     let mut runs = vec![0u32; positions.len()];
     locate(&ends, positions, parts.ends_at, |i, run| {
         runs[i] = run as u32
     })?;
-    if parts.runs <= RUNS_PER_VALUE_TO_UNPACK * positions.len() {
-        let mut values = vec![T::default(); parts.runs];
-        parts.values.decode(&mut values)?;
-        for (slot, &run) in out.iter_mut().zip(&runs) {
-            *slot = values[run as usize];
-        }
-        return Ok(());
-    }
     // The runs asked for (sorted, since the positions are), each taken once.
     let mut wanted = runs.clone();
     wanted.dedup();

@@ -115,7 +115,7 @@ pub(crate) fn decode<T: ColumnValue>(
             format!("decompressed {produced} bytes, expected {raw_length}"),
         ));
     }
-    let mut inner_reader = ByteReader::new(raw, at);
+    let mut inner_reader = reader.inner(raw, at);
     let tag_at = inner_reader.offset();
     let tag = inner_reader.u8("inner encoding tag")?;
     match Encoding::from_tag(tag) {

@@ -73,6 +73,7 @@ pub(crate) struct View<'a> {
     base: usize,
     count: usize,
     level: u8,
+    version: u16,
 }
 
 impl<'a> View<'a> {
@@ -95,11 +96,12 @@ impl<'a> View<'a> {
             base,
             count,
             level: level + 1,
+            version: reader.version(),
         })
     }
 
     fn reader(&self) -> ByteReader<'a> {
-        ByteReader::new(self.bytes, self.base)
+        ByteReader::of_version(self.bytes, self.base, self.version)
     }
 
     /// Decodes all values (`out.len()` is the part's count).
@@ -109,24 +111,28 @@ impl<'a> View<'a> {
     }
 
     /// Values at `positions` in any order (each below the count) into `out`, when the part's
-    /// encoding reads each value with independent loads (bit-packed, byte-packed, plain,
-    /// constant, zero); `Ok(false)` otherwise. Dictionary codes arrive in row order, not code
+    /// encoding reads each value with independent loads (bit-packed, chunked with a frame
+    /// table, byte-packed, plain, constant, zero); `Ok(false)` otherwise. Dictionary codes arrive in row order, not code
     /// order: this reads the entries at them directly instead of sorting them first.
     pub(crate) fn take_in_any_order<U: ColumnValue>(
         &self,
         positions: &[u32],
         out: &mut [U],
     ) -> Result<bool> {
-        let independent = matches!(
-            self.bytes.first().copied().and_then(Encoding::from_tag),
+        let independent = match self.bytes.first().copied().and_then(Encoding::from_tag) {
             Some(
                 Encoding::BitPacked
-                    | Encoding::BytePacked
-                    | Encoding::Unencoded
-                    | Encoding::Constant
-                    | Encoding::Zero
-            )
-        );
+                | Encoding::BytePacked
+                | Encoding::Unencoded
+                | Encoding::Constant
+                | Encoding::Zero,
+            ) => true,
+            // Sorted distinct entries often drift: chunk frames, read through the frame table.
+            Some(Encoding::ChunkedBitPacked) => {
+                self.version >= super::chunked_frame_of_reference::FRAME_TABLE_VERSION
+            }
+            _ => false,
+        };
         if !independent {
             return Ok(false);
         }
