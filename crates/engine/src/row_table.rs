@@ -330,7 +330,8 @@ fn read_skiff(
     schema: &SchemaRef,
     send: &mut dyn FnMut(RecordBatch) -> bool,
 ) -> Result<(), String> {
-    let Some(scan) = ArrowScan::new(table, projection).map_err(|e| e.to_string())? else {
+    let arrow = arrow_schema(table);
+    let Some(scan) = ArrowScan::new(table, &arrow, projection).map_err(|e| e.to_string())? else {
         return read_rows(path, FormatKind::Skiff, table, projection, schema, send);
     };
     let data = mapped.bytes(path, true)?;

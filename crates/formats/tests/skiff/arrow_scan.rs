@@ -8,6 +8,7 @@ use arrow_buffer::Buffer;
 use arrow_schema::DataType;
 use proptest::prelude::*;
 use proptest::sample::{select, subsequence};
+use shapeshift_formats::arrow::arrow_schema;
 use shapeshift_formats::arrow::rows::rows_to_batch;
 use shapeshift_formats::registry::{open_sink, FormatKind};
 use shapeshift_formats::skiff::ArrowScan;
@@ -123,7 +124,7 @@ proptest! {
         max_rows in 1usize..17,
     ) {
         let data = Buffer::from_vec(skiff_bytes(&table, &rows));
-        let scan = ArrowScan::new(&table, &projection)
+        let scan = ArrowScan::new(&table, &arrow_schema(&table), &projection)
             .expect("a Skiff schema")
             .expect("every covered flat table has a scan");
         let batches = scan_all(&scan, &data, max_rows).expect("valid rows scan");
@@ -147,7 +148,7 @@ proptest! {
     ) {
         let bytes = skiff_bytes(&table, &rows);
         prop_assume!(!bytes.is_empty());
-        let scan = ArrowScan::new(&table, &projection).expect("a schema").expect("a scan");
+        let scan = ArrowScan::new(&table, &arrow_schema(&table), &projection).expect("a schema").expect("a scan");
         // Row ends: where a cut leaves whole rows only.
         let mut ends = vec![0usize];
         for i in 1..=rows.len() {
@@ -193,7 +194,9 @@ fn a_row_of_another_table_is_refused_with_its_offset_and_row() {
     let table = TableSchema::new(vec![ColumnSchema::new("a", Type::Primitive(P::Int64))]);
     let mut bytes = skiff_bytes(&table, &[vec![Value::Int64(1)], vec![Value::Int64(2)]]);
     bytes[10] = 1; // the second row's table index
-    let scan = ArrowScan::new(&table, &[0]).unwrap().unwrap();
+    let scan = ArrowScan::new(&table, &arrow_schema(&table), &[0])
+        .unwrap()
+        .unwrap();
     let error = scan_all(&scan, &Buffer::from_vec(bytes), 100).unwrap_err();
     assert_eq!((error.offset, error.row), (Some(10), Some(1)));
     assert!(error.message.contains("table 1"), "{}", error.message);
@@ -211,14 +214,18 @@ fn invalid_utf8_in_a_read_column_is_an_error_and_in_a_skipped_one_is_not_looked_
     );
     bytes[6] = 0xFF; // the first byte of "ok": 2 bytes of table index, 4 of length
     let data = Buffer::from_vec(bytes);
-    let read_text = ArrowScan::new(&table, &[0, 1]).unwrap().unwrap();
+    let read_text = ArrowScan::new(&table, &arrow_schema(&table), &[0, 1])
+        .unwrap()
+        .unwrap();
     let error = scan_all(&read_text, &data, 10).unwrap_err();
     assert!(
         error.message.contains("\"text\"") && error.message.contains("UTF-8"),
         "{error}"
     );
     assert_eq!(error.offset, Some(6));
-    let skip_text = ArrowScan::new(&table, &[1]).unwrap().unwrap();
+    let skip_text = ArrowScan::new(&table, &arrow_schema(&table), &[1])
+        .unwrap()
+        .unwrap();
     let batches = scan_all(&skip_text, &data, 10).unwrap();
     assert_eq!(batches[0].num_rows(), 1);
 }
@@ -236,6 +243,11 @@ fn tables_the_scan_does_not_cover_have_none() {
         Type::Primitive(P::Uuid),
     ] {
         let table = TableSchema::new(vec![ColumnSchema::new("c", ty.clone())]);
-        assert!(ArrowScan::new(&table, &[0]).unwrap().is_none(), "{ty:?}");
+        assert!(
+            ArrowScan::new(&table, &arrow_schema(&table), &[0])
+                .unwrap()
+                .is_none(),
+            "{ty:?}"
+        );
     }
 }

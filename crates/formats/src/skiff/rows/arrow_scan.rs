@@ -265,13 +265,17 @@ const MAX_BATCH_SPAN: usize = 1 << 31;
 impl ArrowScan {
     /// The scan of the rows of `table` (YT's Skiff schema for it, no system fields) into the
     /// columns `projection` (indices into the table's columns; the same column may not
-    /// appear twice). `None` when the table has a column the scan does not cover (see the
-    /// module docs).
+    /// appear twice). `arrow` is the table's Arrow schema, one field per column (the Arrow
+    /// format's mapping, `arrow::arrow_schema`; passed in, as a format does not import
+    /// another): its types are the arrays' (strings and binaries as views). `None` when the
+    /// table has a column the scan does not cover (see the module docs).
     ///
     /// # Errors
-    /// When the table schema has no Skiff schema, or a projected index is out of range.
+    /// When the table schema has no Skiff schema, `arrow` does not have one field per
+    /// column, or a projected index is out of range.
     pub fn new(
         table: &TableSchema,
+        arrow: &Schema,
         projection: &[usize],
     ) -> Result<Option<ArrowScan>, FormatError> {
         let codec = codec(std::slice::from_ref(table), false)?;
@@ -284,7 +288,16 @@ impl ArrowScan {
         {
             return Ok(None);
         }
-        let arrow = crate::arrow::arrow_schema(table);
+        if arrow.fields().len() != table.columns.len() {
+            return Err(FormatError::new(
+                FORMAT,
+                format!(
+                    "an Arrow schema of {} fields for a table of {} columns",
+                    arrow.fields().len(),
+                    table.columns.len()
+                ),
+            ));
+        }
         let mut out_of_column = vec![None; table.columns.len()];
         let mut fields = Vec::with_capacity(projection.len());
         for (out, &column) in projection.iter().enumerate() {
