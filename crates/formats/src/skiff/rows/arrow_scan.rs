@@ -36,45 +36,15 @@ use super::{codec, FORMAT};
 use crate::skiff::plan::{FieldPlan, Kind, ValueShape, WideAs};
 use crate::table::FormatError;
 
-/// A fixed-size scalar on the wire.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Wire {
-    I8,
-    I16,
-    I32,
-    I64,
-    U8,
-    U16,
-    U32,
-    U64,
-    Double,
-    Bool,
-}
-
-impl Wire {
-    fn of(kind: Kind) -> Option<Wire> {
-        Some(match kind {
-            Kind::I8 => Wire::I8,
-            Kind::I16 => Wire::I16,
-            Kind::I32 => Wire::I32,
-            Kind::I64 => Wire::I64,
-            Kind::U8 => Wire::U8,
-            Kind::U16 => Wire::U16,
-            Kind::U32 => Wire::U32,
-            Kind::U64 => Wire::U64,
-            Kind::Double => Wire::Double,
-            Kind::Bool => Wire::Bool,
-            _ => return None,
-        })
-    }
-
-    fn size(self) -> usize {
-        match self {
-            Wire::I8 | Wire::U8 | Wire::Bool => 1,
-            Wire::I16 | Wire::U16 => 2,
-            Wire::I32 | Wire::U32 => 4,
-            Wire::I64 | Wire::U64 | Wire::Double => 8,
-        }
+/// The byte size of a fixed-size scalar of the plan's `kind` (the scalars this scan reads);
+/// `None` for every other kind.
+fn scalar_size(kind: Kind) -> Option<usize> {
+    match kind {
+        Kind::I8 | Kind::U8 | Kind::Bool => Some(1),
+        Kind::I16 | Kind::U16 => Some(2),
+        Kind::I32 | Kind::U32 => Some(4),
+        Kind::I64 | Kind::U64 | Kind::Double => Some(8),
+        _ => None,
     }
 }
 
@@ -87,25 +57,26 @@ enum Raw {
     Bool(bool),
 }
 
-/// Reads a `wire` scalar from the start of `bytes` (which holds at least its size).
+/// Reads a `wire` scalar (one `scalar_size` knows) from the start of `bytes` (which holds at least its size).
 #[inline(always)]
-fn read_raw(wire: Wire, bytes: &[u8]) -> Raw {
+fn read_raw(wire: Kind, bytes: &[u8]) -> Raw {
     let le = |n: usize| {
         let mut word = [0u8; 8];
         word[..n].copy_from_slice(&bytes[..n]);
         u64::from_le_bytes(word)
     };
     match wire {
-        Wire::I8 => Raw::Signed(bytes[0] as i8 as i64),
-        Wire::I16 => Raw::Signed(le(2) as u16 as i16 as i64),
-        Wire::I32 => Raw::Signed(le(4) as u32 as i32 as i64),
-        Wire::I64 => Raw::Signed(le(8) as i64),
-        Wire::U8 => Raw::Unsigned(u64::from(bytes[0])),
-        Wire::U16 => Raw::Unsigned(le(2)),
-        Wire::U32 => Raw::Unsigned(le(4)),
-        Wire::U64 => Raw::Unsigned(le(8)),
-        Wire::Double => Raw::Double(f64::from_bits(le(8))),
-        Wire::Bool => Raw::Bool(bytes[0] != 0),
+        Kind::I8 => Raw::Signed(bytes[0] as i8 as i64),
+        Kind::I16 => Raw::Signed(le(2) as u16 as i16 as i64),
+        Kind::I32 => Raw::Signed(le(4) as u32 as i32 as i64),
+        Kind::I64 => Raw::Signed(le(8) as i64),
+        Kind::U8 => Raw::Unsigned(u64::from(bytes[0])),
+        Kind::U16 => Raw::Unsigned(le(2)),
+        Kind::U32 => Raw::Unsigned(le(4)),
+        Kind::U64 => Raw::Unsigned(le(8)),
+        Kind::Double => Raw::Double(f64::from_bits(le(8))),
+        Kind::Bool => Raw::Bool(bytes[0] != 0),
+        other => unreachable!("{other:?} is not a scalar the scan reads (scalar_size)"),
     }
 }
 
@@ -162,12 +133,12 @@ impl Values {
 
     /// Whether values read as `wire` cast to these (the row interface's casts: integers to
     /// integers, doubles to floats, booleans to booleans).
-    fn takes(&self, wire: Wire) -> bool {
+    fn takes(&self, wire: Kind) -> bool {
         match self {
-            Values::F32(_) | Values::F64(_) => wire == Wire::Double,
-            Values::Bool(_) => wire == Wire::Bool,
+            Values::F32(_) | Values::F64(_) => wire == Kind::Double,
+            Values::Bool(_) => wire == Kind::Bool,
             Values::Views { .. } => false,
-            _ => !matches!(wire, Wire::Double | Wire::Bool),
+            _ => !matches!(wire, Kind::Double | Kind::Bool),
         }
     }
 
@@ -175,7 +146,7 @@ impl Values {
     /// cast as the row interface casts it (`as` between integer widths). A scalar of the
     /// values' own width is loaded as it is (the same bits as the cast).
     #[inline(always)]
-    fn push_wire(&mut self, wire: Wire, bytes: &[u8]) {
+    fn push_wire(&mut self, wire: Kind, bytes: &[u8]) {
         macro_rules! number {
             ($v:expr, $t:ty, $same:pat) => {{
                 const SIZE: usize = std::mem::size_of::<$t>();
@@ -192,17 +163,17 @@ impl Values {
             }};
         }
         match self {
-            Values::I8(v) => number!(v, i8, Wire::I8 | Wire::U8),
-            Values::I16(v) => number!(v, i16, Wire::I16 | Wire::U16),
-            Values::I32(v) => number!(v, i32, Wire::I32 | Wire::U32),
-            Values::I64(v) => number!(v, i64, Wire::I64 | Wire::U64),
-            Values::U8(v) => number!(v, u8, Wire::I8 | Wire::U8),
-            Values::U16(v) => number!(v, u16, Wire::I16 | Wire::U16),
-            Values::U32(v) => number!(v, u32, Wire::I32 | Wire::U32),
-            Values::U64(v) => number!(v, u64, Wire::I64 | Wire::U64),
+            Values::I8(v) => number!(v, i8, Kind::I8 | Kind::U8),
+            Values::I16(v) => number!(v, i16, Kind::I16 | Kind::U16),
+            Values::I32(v) => number!(v, i32, Kind::I32 | Kind::U32),
+            Values::I64(v) => number!(v, i64, Kind::I64 | Kind::U64),
+            Values::U8(v) => number!(v, u8, Kind::I8 | Kind::U8),
+            Values::U16(v) => number!(v, u16, Kind::I16 | Kind::U16),
+            Values::U32(v) => number!(v, u32, Kind::I32 | Kind::U32),
+            Values::U64(v) => number!(v, u64, Kind::I64 | Kind::U64),
             // Skiff has no 32-bit float: `float` columns travel as doubles.
             Values::F32(v) => v.push(f64::from_le_bytes(bytes[..8].try_into().expect("8")) as f32),
-            Values::F64(v) => number!(v, f64, Wire::Double),
+            Values::F64(v) => number!(v, f64, Kind::Double),
             Values::Bool(b) => b.append(bytes[0] != 0),
             Values::Views { views, .. } => views.push(0),
         }
@@ -210,7 +181,7 @@ impl Values {
 
     /// Appends a zero (the slot of a null).
     fn push_zero(&mut self) {
-        self.push_wire(Wire::U64, &[0; 8]);
+        self.push_wire(Kind::U64, &[0; 8]);
     }
 }
 
@@ -224,7 +195,7 @@ struct Output {
 #[derive(Clone, Copy, Debug)]
 struct Read {
     offset: usize,
-    wire: Wire,
+    wire: Kind,
     out: usize,
     column: usize,
 }
@@ -237,7 +208,7 @@ enum Step {
     Fixed { len: usize, reads: Vec<Read> },
     /// `variant8<nothing; T>` of a fixed-size `T`: a tag (0 null, 1 the value), then `T`.
     OptionalScalar {
-        wire: Wire,
+        wire: Kind,
         out: Option<usize>,
         column: usize,
     },
@@ -348,7 +319,7 @@ impl ArrowScan {
                 });
                 continue;
             }
-            let Some(wire) = Wire::of(item.kind) else {
+            let (wire, Some(size)) = (item.kind, scalar_size(item.kind)) else {
                 return Ok(None);
             };
             if !Values::for_type(target, 0).is_some_and(|v| v.takes(wire)) {
@@ -366,7 +337,7 @@ impl ArrowScan {
                         column,
                     });
                 }
-                run_len += wire.size();
+                run_len += size;
             }
         }
         close_run(&mut steps, &mut run_len, &mut run_reads);
@@ -475,7 +446,7 @@ impl ArrowScan {
                         }
                     }
                     for read in reads {
-                        if read.wire == Wire::Bool {
+                        if read.wire == Kind::Bool {
                             check_bool(run[read.offset], pos + read.offset, read.column)?;
                         }
                         let output = &mut outputs[read.out];
@@ -489,14 +460,18 @@ impl ArrowScan {
                 Step::OptionalScalar { wire, out, column } => {
                     let present = read_tag(bytes, pos).map_err(|m| fault(pos, Some(*column), m))?;
                     pos += 1;
-                    let size = if present { wire.size() } else { 0 };
+                    let size = if present {
+                        scalar_size(*wire).expect("a scalar")
+                    } else {
+                        0
+                    };
                     let Some(value) = bytes.get(pos..pos + size) else {
                         return Err(fault(pos, Some(*column), cut_off(bytes.len() - pos, size)));
                     };
                     if let Some(out) = out {
                         let output = &mut outputs[*out];
                         if present {
-                            if *wire == Wire::Bool {
+                            if *wire == Kind::Bool {
                                 check_bool(value[0], pos, *column)?;
                             }
                             output.values.push_wire(*wire, value);
@@ -570,7 +545,7 @@ fn simple_item(plan: &FieldPlan) -> Option<(&FieldPlan, bool)> {
         _ => return None,
     };
     let plain = item.shape == ValueShape::Scalar && item.wide_as == WideAs::Raw;
-    (plain && (item.kind == Kind::String32 || Wire::of(item.kind).is_some()))
+    (plain && (item.kind == Kind::String32 || scalar_size(item.kind).is_some()))
         .then_some((item, optional))
 }
 
