@@ -173,6 +173,12 @@ pub trait ColumnValue:
     fn to_f64(self) -> f64;
     #[doc(hidden)]
     fn from_f64(value: f64) -> Self;
+    /// pco's standalone decompression into `out`. Not generic, so that pco's (generic)
+    /// decoder is compiled in this crate at this crate's opt-level, whichever crate calls a
+    /// column's generic `decode` (docs/decisions.md, "The SLP vectoriser stays on, but not for
+    /// the column kernels").
+    #[doc(hidden)]
+    fn pco_decompress_into(bytes: &[u8], out: &mut [Self]) -> pco::errors::PcoResult<pco::Progress>;
 }
 
 macro_rules! impl_value {
@@ -198,6 +204,13 @@ macro_rules! impl_value {
             #[inline(always)]
             fn from_f64(value: f64) -> Self {
                 value as $t
+            }
+            #[inline(never)]
+            fn pco_decompress_into(
+                bytes: &[u8],
+                out: &mut [$t],
+            ) -> pco::errors::PcoResult<pco::Progress> {
+                pco::standalone::simple_decompress_into(bytes, out)
             }
         }
     };

@@ -6,7 +6,7 @@
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
-use pco::standalone::{simple_compress, simple_decompress_into};
+use pco::standalone::simple_compress;
 use pco::ChunkConfig;
 
 use super::{BlockInput, Estimate};
@@ -42,7 +42,7 @@ pub(crate) fn decode<T: ColumnValue>(reader: &mut ByteReader<'_>, out: &mut [T])
     let length = reader.count(usize::MAX >> 1, "pco length")?;
     let at = reader.offset();
     let bytes = reader.take(length, "pco data")?;
-    let outcome = catch_unwind(AssertUnwindSafe(|| simple_decompress_into(bytes, out)));
+    let outcome = catch_unwind(AssertUnwindSafe(|| T::pco_decompress_into(bytes, out)));
     match outcome {
         Ok(Ok(progress)) if progress.finished && progress.n_processed == out.len() => Ok(()),
         Ok(Ok(progress)) => Err(corrupt(
