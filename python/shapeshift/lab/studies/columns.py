@@ -303,7 +303,7 @@ def systems():
 # ---------------------------------------------------------------------------------------
 
 
-def measure_column(ctx, name, values, rng, fractions=FRACTIONS, decode_repeat=5, take_repeat=3,
+def measure_column(ctx, name, values, rng, fractions=FRACTIONS, decode_repeat=5, take_repeat=5,
                    chosen_systems=None):
     """Size, encode speed, full decode and take of each fraction of rows (``fractions`` holds
     0.01, the round-trip probe) for every system; the samples of each time are kept beside
@@ -333,7 +333,7 @@ def measure_column(ctx, name, values, rng, fractions=FRACTIONS, decode_repeat=5,
         decode_samples = ctx.time(lambda: system.decode(encoded), repeat=decode_repeat, warmup=0,
                                   name=f"{name}/{system.name}/decode").samples
         take_samples = {
-            str(f): ctx.time(lambda rows=rows: system.take(encoded, rows), repeat=take_repeat, warmup=0,
+            str(f): ctx.time(lambda rows=rows: system.take(encoded, rows), repeat=take_repeat, warmup=1,
                              name=f"{name}/{system.name}/take {f:g}").samples
             for f, rows in row_sets.items()
         }
@@ -424,7 +424,8 @@ def run(ctx) -> StudyResult:
         ],
         rows=rows,
         note=f"{n} values per synthetic column; lineitem from {tpch_source}. "
-        "Times are the fastest of 5 (decode) or 3 (take) runs; decode and take start from the "
+        "Times are the fastest of 5 runs (decode and each take alike, since the take goal is "
+        "their ratio), after one untimed run of each; decode and take start from the "
         "encoded object (ours: an opened Column; its open time is in the JSON as open_seconds).",
     )
     totals = Table(
