@@ -178,7 +178,8 @@ pub trait ColumnValue:
     /// column's generic `decode` (docs/decisions.md, "The SLP vectoriser stays on, but not for
     /// the column kernels").
     #[doc(hidden)]
-    fn pco_decompress_into(bytes: &[u8], out: &mut [Self]) -> pco::errors::PcoResult<pco::Progress>;
+    fn pco_decompress_into(bytes: &[u8], out: &mut [Self])
+        -> pco::errors::PcoResult<pco::Progress>;
 }
 
 macro_rules! impl_value {

@@ -7,7 +7,7 @@
 //! nullable), and `null`/`void` are always left out. In an element, a nullable type is the
 //! wrapper `{1: T}` (empty for null), anything else its own type.
 
-use shapeshift_types::{Node, PhysicalType, PrimitiveType, Type, Value};
+use shapeshift_types::{Node, PhysicalType, PrimitiveType, Type, Value, ValueRef};
 
 use super::wire::{DecodeError, Decoder, Encoder, WireType};
 use crate::yson::{self, YsonFormat};
@@ -97,6 +97,54 @@ pub(crate) fn write_struct(
     Ok(())
 }
 
+/// Writes a row struct (`types[i]` is field `i + 1`) from the row interface's borrowed
+/// values, each already checked against its type: scalars are written as they are, and only
+/// the values that need it (composites in binary YSON, `yson`, nested optionals, nulls of
+/// `null`/`void`) are first made owned by `owned(column, value)`. The bytes are those
+/// [`write_struct`] writes for the owned values.
+pub(crate) fn write_row_refs(
+    e: &mut Encoder<'_>,
+    types: &[Type],
+    values: &[ValueRef<'_>],
+    owned: impl Fn(usize, ValueRef<'_>) -> Result<Value, String>,
+) -> Result<(), String> {
+    let mut last = 0;
+    for (i, (ty, value)) in types.iter().zip(values).enumerate() {
+        let id = field_id(i)?;
+        let (item, optional) = match ty.untagged() {
+            Type::Optional(item) if !item.is_nullable() => (item.untagged(), true),
+            other => (other, false),
+        };
+        match (item, *value) {
+            (_, ValueRef::Null) if optional => {}
+            (Type::Primitive(PrimitiveType::Bool), ValueRef::Bool(v)) => {
+                e.bool_field(id, v, &mut last)
+            }
+            (
+                Type::Primitive(p),
+                ValueRef::Int64(_)
+                | ValueRef::Uint64(_)
+                | ValueRef::Double(_)
+                | ValueRef::String(_),
+            ) if *p != PrimitiveType::Yson => {
+                let scalar = Scalar::of_ref(*value).expect("a scalar");
+                let wire = primitive_wire(*p)
+                    .ok_or_else(|| format!("value {value:?} does not fit type {ty:?}"))?;
+                e.field(wire, id, &mut last);
+                write_scalar(e, *p, scalar)
+                    .ok_or_else(|| format!("value {value:?} does not fit type {ty:?}"))?;
+            }
+            (Type::Decimal { .. }, ValueRef::String(bytes)) => {
+                e.field(WireType::Binary, id, &mut last);
+                e.binary(bytes)?;
+            }
+            _ => write_field(e, id, &mut last, ty, &owned(i, *value)?)?,
+        }
+    }
+    e.stop();
+    Ok(())
+}
+
 /// Writes field `id` holding `value` of `ty`, or nothing when it is absent.
 fn write_field(
     e: &mut Encoder<'_>,
@@ -180,18 +228,61 @@ fn write_body(e: &mut Encoder<'_>, ty: &Type, value: &Value) -> Result<(), Strin
 
 /// Writes a primitive; `None` when the value is not of its kind or out of its wire range.
 fn write_primitive(e: &mut Encoder<'_>, p: PrimitiveType, value: &Value) -> Option<()> {
+    match value {
+        Value::Any(node) if p == PrimitiveType::Yson => {
+            e.binary(&yson::to_vec(node, YsonFormat::Binary)).ok()
+        }
+        other => write_scalar(e, p, Scalar::of(other)?),
+    }
+}
+
+/// The scalar of a value, borrowed: what a primitive other than `yson` is written from.
+#[derive(Clone, Copy)]
+enum Scalar<'a> {
+    Bool(bool),
+    Int64(i64),
+    Uint64(u64),
+    Double(f64),
+    Bytes(&'a [u8]),
+}
+
+impl<'a> Scalar<'a> {
+    fn of(value: &'a Value) -> Option<Scalar<'a>> {
+        Some(match value {
+            Value::Bool(v) => Scalar::Bool(*v),
+            Value::Int64(v) => Scalar::Int64(*v),
+            Value::Uint64(v) => Scalar::Uint64(*v),
+            Value::Double(v) => Scalar::Double(*v),
+            Value::String(bytes) => Scalar::Bytes(bytes),
+            _ => return None,
+        })
+    }
+
+    fn of_ref(value: ValueRef<'a>) -> Option<Scalar<'a>> {
+        Some(match value {
+            ValueRef::Bool(v) => Scalar::Bool(v),
+            ValueRef::Int64(v) => Scalar::Int64(v),
+            ValueRef::Uint64(v) => Scalar::Uint64(v),
+            ValueRef::Double(v) => Scalar::Double(v),
+            ValueRef::String(bytes) => Scalar::Bytes(bytes),
+            _ => return None,
+        })
+    }
+}
+
+/// Writes a primitive other than `yson` from its scalar; `None` when the scalar is not of
+/// its kind or out of its wire range.
+#[inline]
+fn write_scalar(e: &mut Encoder<'_>, p: PrimitiveType, value: Scalar<'_>) -> Option<()> {
     let wire = primitive_wire(p)?;
     match (wire, value) {
-        (WireType::Bool, Value::Bool(v)) => e.bool(*v),
-        (WireType::Double, Value::Double(v)) => e.double(*v),
-        (WireType::Binary, Value::Any(node)) if p == PrimitiveType::Yson => {
-            e.binary(&yson::to_vec(node, YsonFormat::Binary)).ok()?
-        }
-        (WireType::Binary, Value::String(bytes)) => e.binary(bytes).ok()?,
-        (_, Value::Int64(v)) => write_int(e, wire, *v)?,
+        (WireType::Bool, Scalar::Bool(v)) => e.bool(v),
+        (WireType::Double, Scalar::Double(v)) => e.double(v),
+        (WireType::Binary, Scalar::Bytes(bytes)) => e.binary(bytes).ok()?,
+        (_, Scalar::Int64(v)) => write_int(e, wire, v)?,
         // uint64 travels as the bit pattern of an i64.
-        (_, Value::Uint64(v)) if wire == WireType::I64 => e.i64(*v as i64),
-        (_, Value::Uint64(v)) => write_int(e, wire, i64::try_from(*v).ok()?)?,
+        (_, Scalar::Uint64(v)) if wire == WireType::I64 => e.i64(v as i64),
+        (_, Scalar::Uint64(v)) => write_int(e, wire, i64::try_from(v).ok()?)?,
         _ => return None,
     }
     Some(())

@@ -17,7 +17,7 @@
 //! - [`RowCodec`]: one row struct to and from bytes, the fast path.
 //! - `rows/`: the row interface over the framing.
 
-use shapeshift_types::{TableSchema, Type, Value};
+use shapeshift_types::{TableSchema, Type, Value, ValueRef};
 
 pub(crate) mod mapping;
 pub mod rows;
@@ -82,6 +82,33 @@ impl RowCodec {
             out,
         };
         mapping::write_struct(&mut encoder, &types, values)
+    }
+
+    /// Appends the row struct of the row interface's borrowed `values` (one per column, each
+    /// scalar already checked against its column's type) to `out`; `owned(column, value)`
+    /// makes the owned value of a composite (binary YSON) or other value that needs one.
+    /// The bytes are [`RowCodec::encode`]'s for the same values.
+    ///
+    /// # Errors
+    /// As [`RowCodec::encode`], and `owned`'s.
+    pub fn encode_refs(
+        &self,
+        values: &[ValueRef<'_>],
+        owned: impl Fn(usize, ValueRef<'_>) -> Result<Value, String>,
+        out: &mut Vec<u8>,
+    ) -> Result<(), String> {
+        if values.len() != self.types.len() {
+            return Err(format!(
+                "the schema has {} columns, the row has {} values",
+                self.types.len(),
+                values.len()
+            ));
+        }
+        let mut encoder = wire::Encoder {
+            protocol: self.protocol,
+            out,
+        };
+        mapping::write_row_refs(&mut encoder, &self.types, values, owned)
     }
 
     /// The values of the row struct that is the whole of `bytes`.

@@ -6,7 +6,7 @@ use shapeshift_types::{TableSchema, Value, ValueRef};
 
 use crate::table::framing::{FrameReader, FrameWriter};
 use crate::table::row_arena::{check_row, RowArena};
-use crate::table::values::owned_row;
+use crate::table::values::{value_from_ref, ColumnCheck};
 use crate::table::{FormatError, RowPosition, RowRef, RowSink, RowSource};
 use crate::thrift::{format_name, Protocol, RowCodec};
 
@@ -50,6 +50,10 @@ pub fn sink(
     Ok(Box::new(ThriftSink {
         frames: FrameWriter::new(output, format, schemas.len()),
         codecs: codecs(schemas, protocol)?,
+        checks: schemas
+            .iter()
+            .map(|s| s.columns.iter().map(|c| ColumnCheck::new(&c.ty)).collect())
+            .collect(),
         schemas: schemas.to_vec(),
         format,
     }))
@@ -95,6 +99,8 @@ impl RowSource for ThriftSource {
 struct ThriftSink {
     frames: FrameWriter,
     codecs: Vec<RowCodec>,
+    /// Per table, each column's compiled check of the values it is given.
+    checks: Vec<Vec<ColumnCheck>>,
     schemas: Vec<TableSchema>,
     format: &'static str,
 }
@@ -105,16 +111,29 @@ impl RowSink for ThriftSink {
         position: &RowPosition,
         values: &[ValueRef<'_>],
     ) -> Result<(), FormatError> {
-        let (codec, schema) = (
+        let (codec, schema, checks) = (
             self.codecs.get(position.table_index),
             self.schemas.get(position.table_index),
+            self.checks.get(position.table_index),
         );
-        let format = self.format;
         self.frames
-            .write_row(position, |out| match (codec, schema) {
-                (Some(codec), Some(schema)) => {
-                    let owned = owned_row(format, schema, values, 0).map_err(|e| e.message)?;
-                    codec.encode(&owned, out)
+            .write_row(position, |out| match (codec, schema, checks) {
+                (Some(codec), Some(schema), Some(checks)) => {
+                    // Scalars are checked here and written as they are; composites are
+                    // checked by being decoded, which `encode_refs` asks for.
+                    for ((value, column), check) in values.iter().zip(&schema.columns).zip(checks) {
+                        if !matches!(value, ValueRef::Composite(_) | ValueRef::Any(_)) {
+                            check
+                                .write(*value, &column.ty)
+                                .map_err(|e| format!("column \"{}\": {e}", column.name))?;
+                        }
+                    }
+                    let owned = |i: usize, value: ValueRef<'_>| {
+                        let column = &schema.columns[i];
+                        value_from_ref(value, &column.ty)
+                            .map_err(|e| format!("column \"{}\": {e}", column.name))
+                    };
+                    codec.encode_refs(values, owned, out)
                 }
                 _ => Ok(()),
             })
