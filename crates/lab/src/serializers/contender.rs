@@ -176,7 +176,7 @@ fn zlib_size(bytes: &[u8], level: i32) -> Result<usize, String> {
 }
 
 /// One warm-up trial, then `trials.trials` timed ones, of `operation`.
-fn column(
+pub(crate) fn column(
     trials: Trials,
     mut operation: impl FnMut() -> Result<(), String>,
 ) -> Result<Column, String> {

@@ -13,6 +13,9 @@ pub mod peer_avro;
 pub mod peer_prost;
 pub mod peer_thrift;
 pub mod peers_serde;
+pub mod rsb_bench;
+pub mod rsb_data;
+pub mod rsb_prost;
 
 use serde::Serialize;
 use shapeshift_formats::registry::FormatKind;
@@ -66,7 +69,10 @@ pub struct Report {
     pub trial_budget_s: f64,
     pub contenders: Vec<ContenderInfo>,
     pub skipped: Vec<Skipped>,
+    /// MediaContent, jvm-serializers' columns.
     pub results: Vec<Measurement>,
+    /// rust_serialization_benchmark's datasets and columns.
+    pub datasets: Vec<rsb_bench::DatasetMeasurement>,
 }
 
 /// A contender with its steps behind one object-safe face.
@@ -153,19 +159,38 @@ pub fn contenders() -> Result<Vec<(ContenderInfo, Box<dyn Runner>)>, String> {
     Ok(all)
 }
 
-/// Runs the study on the MediaContent values named `values` (all when empty), for the
-/// contenders whose names are in `only` (all when empty).
+/// Runs the study on the datasets named `datasets` (MediaContent values `media.1` to
+/// `media.4`, and rust_serialization_benchmark's `log` and `mesh`; all when empty), for the
+/// contenders whose names are in `only` (all when empty); the benchmark's datasets with
+/// `dataset_scale` times its record counts and `dataset_trials` trials.
 ///
 /// # Errors
-/// An unknown value or contender name, or a contender whose round trip fails on a value
+/// An unknown dataset or contender name, or a contender whose round trip fails on a value
 /// after it passed on another (a bug).
 pub fn run(
-    values: &[String],
+    datasets: &[String],
     only: &[String],
     trials: Trials,
+    dataset_trials: usize,
+    dataset_scale: f64,
     mut progress: impl FnMut(&str),
 ) -> Result<Report, String> {
-    let values = media::values(values)?;
+    let (rsb, media_names): (Vec<&String>, Vec<&String>) = datasets
+        .iter()
+        .partition(|d| rsb_bench::DATASETS.contains(&d.as_str()));
+    let rsb: Vec<&'static str> = if datasets.is_empty() {
+        rsb_bench::DATASETS.to_vec()
+    } else {
+        rsb_bench::DATASETS
+            .into_iter()
+            .filter(|d| rsb.iter().any(|r| r.as_str() == *d))
+            .collect()
+    };
+    let values = if datasets.is_empty() || !media_names.is_empty() {
+        media::values(&media_names.into_iter().cloned().collect::<Vec<_>>())?
+    } else {
+        Vec::new()
+    };
     let mut contenders = contenders()?;
     for name in only {
         if !contenders.iter().any(|(info, _)| &info.name == name) {
@@ -204,6 +229,18 @@ pub fn run(
             });
         }
     }
+    let dataset_trials = Trials {
+        trials: dataset_trials.max(1),
+        ..trials
+    };
+    let datasets = rsb_bench::run(
+        &rsb,
+        dataset_scale,
+        only,
+        dataset_trials,
+        &mut progress,
+        &mut skipped,
+    )?;
     Ok(Report {
         trials: trials.trials,
         iterations: trials.iterations,
@@ -211,6 +248,7 @@ pub fn run(
         contenders: contenders.into_iter().map(|(info, _)| info).collect(),
         skipped,
         results,
+        datasets,
     })
 }
 

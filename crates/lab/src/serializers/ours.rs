@@ -181,37 +181,13 @@ impl Contender for Interface {
     }
 
     fn serialize(&self, row: &Vec<Value>) -> Result<Vec<u8>, String> {
-        let buffer = SharedOutput::default();
-        let mut sink = open_sink(
-            self.kind,
-            std::slice::from_ref(&self.schema),
-            Box::new(buffer.clone()),
-        )
-        .map_err(|e| e.to_string())?;
-        sink.write_owned_row(&RowPosition::default(), row)
-            .map_err(|e| e.to_string())?;
-        sink.finish().map_err(|e| e.to_string())?;
-        drop(sink);
-        Ok(buffer.take())
+        interface_write(self.kind, &self.schema, |write| write(row))
     }
 
     fn deserialize(&self, bytes: &[u8]) -> Result<Vec<Value>, String> {
-        // The source reads an owned input (a copy of a few hundred bytes, tens of ns).
-        let mut source = open_source(
-            self.kind,
-            std::slice::from_ref(&self.schema),
-            Box::new(Cursor::new(bytes.to_vec())),
-        )
-        .map_err(|e| e.to_string())?;
-        let row = source
-            .next_row()
-            .map_err(|e| e.to_string())?
-            .ok_or("no row in the stream")?;
-        row.values
-            .iter()
-            .zip(&self.schema.columns)
-            .map(|(v, c)| value_from_ref(*v, &c.ty).map_err(|e| e.to_string()))
-            .collect()
+        interface_rows(self.kind, &self.schema, bytes)?
+            .next()
+            .ok_or("no row in the stream")?
     }
 
     fn shallow(&self, row: Vec<Value>) -> Result<Media, String> {
@@ -221,6 +197,59 @@ impl Contender for Interface {
     fn deep(&self, row: Vec<Value>) -> Result<MediaContent, String> {
         from_row(row)
     }
+}
+
+/// The bytes of a stream of `kind` for `schema` whose rows `rows` writes (through the
+/// callback it is given): `open_sink`, `write_owned_row` per row, `finish`.
+///
+/// # Errors
+/// A row that does not fit the schema, or the format's error.
+pub fn interface_write(
+    kind: FormatKind,
+    schema: &TableSchema,
+    rows: impl FnOnce(&mut dyn FnMut(&[Value]) -> Result<(), String>) -> Result<(), String>,
+) -> Result<Vec<u8>, String> {
+    let buffer = SharedOutput::default();
+    let mut sink = open_sink(kind, std::slice::from_ref(schema), Box::new(buffer.clone()))
+        .map_err(|e| e.to_string())?;
+    let position = RowPosition::default();
+    rows(&mut |row| {
+        sink.write_owned_row(&position, row)
+            .map_err(|e| e.to_string())
+    })?;
+    sink.finish().map_err(|e| e.to_string())?;
+    drop(sink);
+    Ok(buffer.take())
+}
+
+/// The rows of a stream of `kind` as owned values of `schema` (composite values, which the
+/// interface hands out as binary YSON, decoded against their column types).
+///
+/// # Errors
+/// A stream whose header cannot be read; later errors come with the rows.
+pub fn interface_rows<'s>(
+    kind: FormatKind,
+    schema: &'s TableSchema,
+    bytes: &[u8],
+) -> Result<impl Iterator<Item = Result<Vec<Value>, String>> + 's, String> {
+    // The source reads an owned input (a copy: tens of ns for a MediaContent).
+    let mut source = open_source(
+        kind,
+        std::slice::from_ref(schema),
+        Box::new(Cursor::new(bytes.to_vec())),
+    )
+    .map_err(|e| e.to_string())?;
+    Ok(std::iter::from_fn(move || match source.next_row() {
+        Ok(None) => None,
+        Err(e) => Some(Err(e.to_string())),
+        Ok(Some(row)) => Some(
+            row.values
+                .iter()
+                .zip(&schema.columns)
+                .map(|(v, c)| value_from_ref(*v, &c.ty).map_err(|e| e.to_string()))
+                .collect(),
+        ),
+    }))
 }
 
 /// A format's own one-message codec.
@@ -251,6 +280,32 @@ impl RowCodec {
     }
 }
 
+impl RowCodec {
+    /// Appends the message of `row` to `out`.
+    ///
+    /// # Errors
+    /// A value that does not fit its column.
+    pub fn encode(&self, row: &[Value], out: &mut Vec<u8>) -> Result<(), String> {
+        match self {
+            RowCodec::Thrift(codec) => codec.encode(row, out),
+            RowCodec::Avro(codec) => codec.encode_row(row, out).map_err(|e| e.to_string()),
+            RowCodec::Protobuf(codec) => codec.encode_row(row, out).map_err(|e| e.to_string()),
+        }
+    }
+
+    /// The row of the message that is the whole of `bytes`.
+    ///
+    /// # Errors
+    /// Truncated or corrupt input, with where.
+    pub fn decode(&self, bytes: &[u8]) -> Result<Vec<Value>, String> {
+        match self {
+            RowCodec::Thrift(codec) => codec.decode(bytes).map_err(|e| e.message),
+            RowCodec::Avro(codec) => codec.decode_row(bytes).map_err(|e| e.to_string()),
+            RowCodec::Protobuf(codec) => codec.decode_row(bytes).map_err(|e| e.to_string()),
+        }
+    }
+}
+
 impl Contender for RowCodec {
     type Built<'a> = Vec<Value>;
     type Decoded = Vec<Value>;
@@ -261,22 +316,12 @@ impl Contender for RowCodec {
 
     fn serialize(&self, row: &Vec<Value>) -> Result<Vec<u8>, String> {
         let mut out = Vec::new();
-        match self {
-            RowCodec::Thrift(codec) => codec.encode(row, &mut out)?,
-            RowCodec::Avro(codec) => codec.encode_row(row, &mut out).map_err(|e| e.to_string())?,
-            RowCodec::Protobuf(codec) => {
-                codec.encode_row(row, &mut out).map_err(|e| e.to_string())?
-            }
-        }
+        self.encode(row, &mut out)?;
         Ok(out)
     }
 
     fn deserialize(&self, bytes: &[u8]) -> Result<Vec<Value>, String> {
-        match self {
-            RowCodec::Thrift(codec) => codec.decode(bytes).map_err(|e| e.message),
-            RowCodec::Avro(codec) => codec.decode_row(bytes).map_err(|e| e.to_string()),
-            RowCodec::Protobuf(codec) => codec.decode_row(bytes).map_err(|e| e.to_string()),
-        }
+        self.decode(bytes)
     }
 
     fn shallow(&self, row: Vec<Value>) -> Result<Media, String> {

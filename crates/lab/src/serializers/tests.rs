@@ -88,6 +88,8 @@ fn every_contender_round_trips_every_value() {
             iterations: 3,
             trial_budget_s: 1e-4,
         },
+        2,
+        0.01,
         |_| {},
     )
     .unwrap();
@@ -139,5 +141,53 @@ fn a_cut_message_is_an_error_for_every_contender() {
             let decoded = runner.decode(&bytes[..cut]);
             assert!(decoded.is_err(), "{} cut at {cut}: {decoded:?}", info.name);
         }
+    }
+}
+
+#[test]
+fn every_dataset_is_measured_for_our_formats_and_the_crates() {
+    let report = run(
+        &["log".to_string(), "mesh".to_string()],
+        &[],
+        Trials {
+            trials: 2,
+            iterations: 1,
+            trial_budget_s: 0.0,
+        },
+        2,
+        0.005,
+        |_| {},
+    )
+    .unwrap();
+    assert!(report.results.is_empty());
+    assert!(report.skipped.is_empty(), "{:?}", report.skipped);
+    for dataset in ["log", "mesh"] {
+        let names: Vec<&str> = report
+            .datasets
+            .iter()
+            .filter(|d| d.dataset == dataset)
+            .map(|d| d.contender.as_str())
+            .collect();
+        for name in [
+            "ours yson",
+            "ours arrow",
+            "ours thrift codec",
+            "serde_json",
+            "sonic-rs",
+            "rmp-serde",
+            "ciborium",
+            "apache-avro",
+            "prost",
+            "bitcode",
+        ] {
+            assert!(names.contains(&name), "{dataset}: {name} in {names:?}");
+        }
+    }
+    for d in &report.datasets {
+        assert_eq!(d.serialize.trials_ns.len(), 2);
+        assert!(
+            d.size > 0 && d.zlib > 0 && d.zstd > 0 && d.deserialize.min_ns > 0.0,
+            "{d:?}"
+        );
     }
 }
