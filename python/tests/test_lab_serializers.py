@@ -114,6 +114,9 @@ def test_study_runs_at_a_tiny_scale(tmp_path: Path):
         assert records["prost"]["size"] > 0 and records["prost"]["+deep"]["median"] > 0
     assert rust["figures"]["media.1"]["prost"]["size"] == 239
     assert rust["figures"]["media.1"]["thrift binary"]["dfl"] == 197
+    for records in rust["datasets"].values():
+        assert {"ours msgpack", "serde_json", "prost", "thrift binary", "apache-avro", "bitcode"} <= set(records)
+        assert all(r["serialize"]["median"] > 0 and r["zstd"] > 0 for r in records.values())
     rust_targets = [t for t in result.targets if t.name.startswith("Rust ")]
     assert len(rust_targets) == 2 * len(serializers_rust.MOST_USED)
     assert set(result.data["ruby"]) == {"array", "hash"}

@@ -16,6 +16,7 @@ pub mod peers_serde;
 pub mod rsb_bench;
 pub mod rsb_data;
 pub mod rsb_prost;
+pub mod rsb_thrift;
 
 use serde::Serialize;
 use shapeshift_formats::registry::FormatKind;

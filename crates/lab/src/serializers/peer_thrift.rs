@@ -30,27 +30,47 @@ pub struct ThriftCrate {
     pub compact: bool,
 }
 
-fn err(e: thrift::Error) -> String {
+pub(crate) fn err(e: thrift::Error) -> String {
     e.to_string()
 }
 
-fn field(o: &mut dyn TOutputProtocol, name: &str, ty: TType, id: i16) -> thrift::Result<()> {
+pub(crate) fn field(
+    o: &mut dyn TOutputProtocol,
+    name: &str,
+    ty: TType,
+    id: i16,
+) -> thrift::Result<()> {
     o.write_field_begin(&TFieldIdentifier::new(name, ty, id))
 }
 
-fn write_string(o: &mut dyn TOutputProtocol, name: &str, id: i16, v: &str) -> thrift::Result<()> {
+pub(crate) fn write_string(
+    o: &mut dyn TOutputProtocol,
+    name: &str,
+    id: i16,
+    v: &str,
+) -> thrift::Result<()> {
     field(o, name, TType::String, id)?;
     o.write_string(v)?;
     o.write_field_end()
 }
 
-fn write_i32(o: &mut dyn TOutputProtocol, name: &str, id: i16, v: i32) -> thrift::Result<()> {
+pub(crate) fn write_i32(
+    o: &mut dyn TOutputProtocol,
+    name: &str,
+    id: i16,
+    v: i32,
+) -> thrift::Result<()> {
     field(o, name, TType::I32, id)?;
     o.write_i32(v)?;
     o.write_field_end()
 }
 
-fn write_i64(o: &mut dyn TOutputProtocol, name: &str, id: i16, v: i64) -> thrift::Result<()> {
+pub(crate) fn write_i64(
+    o: &mut dyn TOutputProtocol,
+    name: &str,
+    id: i16,
+    v: i64,
+) -> thrift::Result<()> {
     field(o, name, TType::I64, id)?;
     o.write_i64(v)?;
     o.write_field_end()
@@ -115,7 +135,7 @@ fn write_media_content(o: &mut dyn TOutputProtocol, c: &MediaContent) -> thrift:
     o.flush()
 }
 
-fn protocol_error(message: String) -> thrift::Error {
+pub(crate) fn protocol_error(message: String) -> thrift::Error {
     thrift::Error::Protocol(thrift::ProtocolError::new(
         thrift::ProtocolErrorKind::InvalidData,
         message,

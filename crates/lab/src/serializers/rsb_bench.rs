@@ -12,6 +12,7 @@ use shapeshift_types::TableSchema;
 
 use super::contender::{column, compressed_sizes, Column, Trials};
 use super::ours::{interface_rows, interface_write, RowCodec};
+use super::peer_thrift::ThriftCrate;
 use super::rsb_data::{self, Logs, Mesh, TableRows};
 use super::rsb_prost::ProstCrate;
 use super::{ContenderInfo, Side};
@@ -188,6 +189,7 @@ fn contenders_for<T>(avro_schema: &str) -> Result<Vec<Entry<T>>, String>
 where
     T: TableRows + Serialize + DeserializeOwned + bitcode::Encode + bitcode::DecodeOwned + 'static,
     ProstCrate: DataCodec<T>,
+    ThriftCrate: DataCodec<T>,
 {
     let schema = T::schema();
     let mut all: Vec<Entry<T>> = Vec::new();
@@ -216,8 +218,9 @@ where
                 schema: Schema::parse_str(avro_schema).map_err(|e| e.to_string())?,
             }),
             (Side::Crate, "prost") => Box::new(ProstCrate),
-            // The thrift crate needs each dataset's structs written by hand: MediaContent only.
-            (Side::Crate, _) => continue,
+            (Side::Crate, "thrift binary") => Box::new(ThriftCrate { compact: false }),
+            (Side::Crate, "thrift compact") => Box::new(ThriftCrate { compact: true }),
+            (Side::Crate, other) => return Err(format!("no dataset codec for the crate {other}")),
         };
         all.push((info, codec));
     }
@@ -243,6 +246,7 @@ where
         + PartialEq
         + 'static,
     ProstCrate: DataCodec<T>,
+    ThriftCrate: DataCodec<T>,
 {
     let mut out = Vec::new();
     for (info, codec) in contenders_for::<T>(avro_schema)? {

@@ -178,6 +178,8 @@ fn every_dataset_is_measured_for_our_formats_and_the_crates() {
             "ciborium",
             "apache-avro",
             "prost",
+            "thrift binary",
+            "thrift compact",
             "bitcode",
         ] {
             assert!(names.contains(&name), "{dataset}: {name} in {names:?}");
