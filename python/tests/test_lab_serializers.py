@@ -10,6 +10,7 @@ from shapeshift.lab.study import LabContext
 from shapeshift.lab.studies import serializers as study
 from shapeshift.lab.studies import serializers_config as config
 from shapeshift.lab.studies import serializers_data as media
+from shapeshift.lab.studies import serializers_rust
 from shapeshift.lab.studies.serializers_contenders import contenders, published_schema_message, row_message
 from shapeshift.lab.studies.serializers_report import SIZE_CHECKS
 
@@ -105,8 +106,66 @@ def test_study_runs_at_a_tiny_scale(tmp_path: Path):
             assert record["size"] > 0 and record["dfl"] > 0 and record["zstd"] > 0
     assert all(check["equal"] for check in result.data["size_checks"])
     assert {t.name.split(" faster")[0] for t in result.targets} >= {"Python shapeshift json", "Python shapeshift avro"}
+    rust = result.data["rust"]
+    assert set(rust["figures"]) == set(media.DATASETS) and set(rust["datasets"]) == {"log", "mesh"}
+    for records in rust["figures"].values():
+        assert {"ours json", "ours thrift codec", "serde_json", "prost", "apache-avro", "thrift binary",
+                "thrift compact", "rmp-serde", "ciborium", "bitcode"} <= set(records)
+        assert records["prost"]["size"] > 0 and records["prost"]["+deep"]["median"] > 0
+    assert rust["figures"]["media.1"]["prost"]["size"] == 239
+    assert rust["figures"]["media.1"]["thrift binary"]["dfl"] == 197
+    for records in rust["datasets"].values():
+        assert {"ours msgpack", "serde_json", "prost", "thrift binary", "apache-avro", "bitcode"} <= set(records)
+        assert all(r["serialize"]["median"] > 0 and r["zstd"] > 0 for r in records.values())
+    rust_targets = [t for t in result.targets if t.name.startswith("Rust ")]
+    assert len(rust_targets) == 2 * len(serializers_rust.MOST_USED)
     assert set(result.data["ruby"]) == {"array", "hash"}
     assert len(result.data["config"]) == 2
     for chart in result.charts:
         assert (tmp_path / chart).exists()
     assert any("Ruby" in r for r in result.recommendations)
+
+
+def test_the_rust_side_reads_the_python_fixtures_values():
+    import json
+
+    path = Path(__file__).resolve().parents[2] / "crates" / "lab" / "data" / "media_content.json"
+    rust_values = json.loads(path.read_text())
+    assert list(rust_values) == list(media.DATASETS)
+    for name, build in media.DATASETS.items():
+        expected = media.to_dict(build())
+        for image in expected["images"]:
+            image["size"] = media.Size(image["size"]).name
+        expected["media"]["player"] = media.Player(expected["media"]["player"]).name
+        assert rust_values[name] == expected, name
+
+
+def _raw_rust(ours_ns: float, most_used_ns: float, fastest_ns: float) -> dict:
+    """A bench report with ours, serde_json and sonic-rs on media.1 (JSON) at the given times."""
+    def column(ns):
+        return {"min_ns": ns, "trials_ns": [ns] * 8, "iterations": 10}
+
+    def result(name, ns):
+        row = {c: column(ns) for c in serializers_rust.COLUMNS + ["total"]}
+        return {"value": "media.1", "contender": name, **row, "size": 10, "+dfl": 9, "zstd": 8}
+
+    return {
+        "trials": 8, "skipped": [], "datasets": [],
+        "contenders": [{"name": "ours json", "format": "json", "side": "ours-interface"},
+                       {"name": "serde_json", "format": "json", "side": "crate"},
+                       {"name": "sonic-rs", "format": "json", "side": "crate"}],
+        "results": [result("ours json", ours_ns), result("serde_json", most_used_ns), result("sonic-rs", fastest_ns)],
+    }
+
+
+@pytest.mark.parametrize("ours,most_used,fastest,met", [
+    (100, 200, 140, [True, True]),  # faster than serde_json, within 1.5x of sonic-rs
+    (100, 200, 50, [True, False]),  # sonic-rs over 1.5x faster
+    (300, 200, 150, [False, False]),
+])
+def test_rust_targets_compare_ours_with_the_most_used_and_the_fastest_crate(ours, most_used, fastest, met):
+    targets, table, data = serializers_rust.targets(serializers_rust.summarize(_raw_rust(ours, most_used, fastest)))
+    assert [t.met for t in targets] == met
+    assert targets[0].measured == pytest.approx(most_used / ours, rel=1e-3)
+    assert targets[1].measured == pytest.approx(min(most_used, fastest) / ours, rel=1e-3)
+    assert {d["peer"] for d in data if d["kind"] == "most used"} == {"serde_json"}

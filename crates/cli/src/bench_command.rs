@@ -12,6 +12,9 @@ pub enum BenchCommand {
     /// Every row format through the common interface: rows/s, MB/s, size, zstd size, and
     /// the interface's overhead against each format's own API.
     Formats(FormatsArgs),
+    /// jvm-serializers' table (MediaContent) for our formats and the Rust crates users pick
+    /// instead, in the same run.
+    Serializers(crate::bench_serializers::SerializersArgs),
 }
 
 #[derive(Args)]
@@ -49,6 +52,7 @@ pub struct CodecsArgs {
 /// A message for an unknown dataset or a codec failure.
 pub fn run(command: BenchCommand) -> Result<(), String> {
     match command {
+        BenchCommand::Serializers(args) => crate::bench_serializers::run(args),
         BenchCommand::Formats(args) => {
             let datasets = if args.datasets.is_empty() {
                 Dataset::ALL.to_vec()

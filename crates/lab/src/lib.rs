@@ -8,3 +8,4 @@ pub mod format_bench;
 pub mod measure;
 pub mod peer_baselines;
 pub mod scenarios;
+pub mod serializers;

@@ -27,6 +27,7 @@ from shapeshift.lab.stats import median_ci
 from shapeshift.lab.study import LabContext, StudyResult
 from shapeshift.lab.studies import serializers_config as config
 from shapeshift.lab.studies import serializers_data as media
+from shapeshift.lab.studies import serializers_rust
 from shapeshift.lab.studies.serializers_contenders import Contender, contenders, published_schema_message
 
 TITLE = "Serializers: jvm-serializers' MediaContent, Ruby's round trips, config formats"
@@ -235,4 +236,5 @@ def run(ctx: LabContext) -> StudyResult:
     )
     ctx.progress("serializers: configuration formats")
     configs = measure_config(ctx, trials, TRIAL_S * scale)
-    return analyze(ctx, figures, refused, setup, ruby, configs)
+    rust = serializers_rust.measure(ctx, scale)
+    return analyze(ctx, figures, refused, setup, ruby, configs, rust)

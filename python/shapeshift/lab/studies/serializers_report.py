@@ -8,6 +8,7 @@ import math
 
 from shapeshift.lab.study import LabContext, StudyResult, Table, Target
 from shapeshift.lab.studies import serializers_data as media
+from shapeshift.lab.studies import serializers_rust
 from shapeshift.lab.studies.serializers import COLUMNS, RUBY_SECONDS, TARGET_COLUMNS
 
 # Encoders of jvm-serializers' own schemas, and the published format they are checked against.
@@ -250,17 +251,21 @@ def _recommendations(figures: dict, ruby: dict, configs: dict) -> list[str]:
     return out
 
 
-def analyze(ctx: LabContext, figures: dict, refused: dict, setup: dict, ruby: dict, configs: dict) -> StudyResult:
+def analyze(ctx: LabContext, figures: dict, refused: dict, setup: dict, ruby: dict, configs: dict,
+            rust: dict) -> StudyResult:
     tables = []
     for dataset, records in figures.items():
         tables += [_jvm_table(dataset, records), _median_table(dataset, records)]
     sizes, checks = size_check(figures)
     targets, target_table, target_data = python_targets(figures)
-    tables = [sizes, target_table, _setup_table(setup, figures)] + tables + [_ruby_table(ruby)] + _config_tables(configs)
-    if refused:
+    rust_targets, rust_target_table, rust_target_data = serializers_rust.targets(rust)
+    tables = ([sizes, target_table, _setup_table(setup, figures)] + tables
+              + [rust_target_table] + serializers_rust.tables(rust) + serializers_rust.dataset_tables(rust) + [_ruby_table(ruby)] + _config_tables(configs))
+    if refused or rust["skipped"]:
         tables.append(Table("Contenders that could not carry MediaContent", ["contender", "error"],
-                            [[n, why] for n, why in refused.items()]))
+                            [[n, why] for n, why in {**refused, **rust["skipped"]}.items()]))
     met = sum(t.met for t in targets)
+    rust_met = sum(t.met for t in rust_targets)
     equal = sum(c["equal"] for c in checks)
     contenders = len(next(iter(figures.values()), {}))
     hash_yaml = ruby["hash"]["PyYAML (C)"]["median"] / ruby["hash"]["pickle"]["median"]
@@ -270,6 +275,8 @@ def analyze(ctx: LabContext, figures: dict, refused: dict, setup: dict, ruby: di
         f"media.1 sizes equal the published ones for {equal} of {len(checks)} encoders of "
         f"jvm-serializers' schemas. shapeshift.formats is faster than the fastest Python library "
         f"of its format on ser, +same and +deep for {met} of {len(targets)} formats (medians). "
+        f"Rust: {rust_met} of {len(rust_targets)} targets met (our codec of each format against the "
+        f"most used and the fastest crate of the format, ser and +deep, medians). "
         f"Ruby's experiment: a PyYAML (C) round trip of the 10k hash takes {hash_yaml:.0f}x pickle's."
     )
     return StudyResult(
@@ -278,10 +285,11 @@ def analyze(ctx: LabContext, figures: dict, refused: dict, setup: dict, ruby: di
         summary=summary,
         tables=tables,
         charts=_charts(ctx, figures),
-        targets=targets,
-        recommendations=_recommendations(figures, ruby, configs),
+        targets=targets + rust_targets,
+        recommendations=_recommendations(figures, ruby, configs) + serializers_rust.recommendations(rust),
         data={"media": _without_samples(figures), "refused": refused, "size_checks": checks,
-              "python_target": target_data, "setup": setup, "ruby": ruby,
+              "python_target": target_data, "rust": serializers_rust.without_samples(rust),
+              "rust_target": rust_target_data, "setup": setup, "ruby": ruby,
               "config": {n: c["parsers"] for n, c in configs.items()}},
     )
 

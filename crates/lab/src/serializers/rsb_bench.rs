@@ -1,0 +1,323 @@
+//! rust_serialization_benchmark's columns (serialize, deserialize, size, zlib, zstd) on its
+//! datasets ([`rsb_data`]): the whole dataset serialized as one value by the crates (the
+//! benchmark's way), and as a table of one row per record by our formats (their way: the
+//! forward step to rows is part of serialize, the reverse step part of deserialize).
+//! Every contender's round trip is checked equal to the dataset before timing.
+
+use apache_avro::Schema;
+use serde::de::DeserializeOwned;
+use serde::Serialize;
+use shapeshift_formats::registry::FormatKind;
+use shapeshift_types::TableSchema;
+
+use super::contender::{column, compressed_sizes, Column, Trials};
+use super::ours::{interface_rows, interface_write, RowCodec};
+use super::peer_thrift::ThriftCrate;
+use super::rsb_data::{self, Logs, Mesh, TableRows};
+use super::rsb_prost::ProstCrate;
+use super::{ContenderInfo, Side};
+
+/// The dataset names, as the benchmark spells them.
+pub const DATASETS: [&str; 2] = ["log", "mesh"];
+
+/// One contender on one dataset.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct DatasetMeasurement {
+    pub dataset: &'static str,
+    pub records: usize,
+    pub contender: String,
+    pub serialize: Column,
+    pub deserialize: Column,
+    pub size: usize,
+    /// After zlib level 6 and zstd level 3.
+    pub zlib: usize,
+    pub zstd: usize,
+}
+
+/// Serialize and deserialize a whole dataset of type `T`.
+pub trait DataCodec<T> {
+    fn serialize(&self, data: &T) -> Result<Vec<u8>, String>;
+    fn deserialize(&self, bytes: &[u8]) -> Result<T, String>;
+}
+
+/// The serde crates (and bitcode), on the dataset's structs.
+#[derive(Clone, Copy)]
+pub enum SerdeCrate {
+    SerdeJson,
+    SonicRs,
+    RmpSerde,
+    Ciborium,
+}
+
+impl<T: Serialize + DeserializeOwned> DataCodec<T> for SerdeCrate {
+    fn serialize(&self, data: &T) -> Result<Vec<u8>, String> {
+        match self {
+            SerdeCrate::SerdeJson => serde_json::to_vec(data).map_err(|e| e.to_string()),
+            SerdeCrate::SonicRs => sonic_rs::to_vec(data).map_err(|e| e.to_string()),
+            SerdeCrate::RmpSerde => rmp_serde::to_vec(data).map_err(|e| e.to_string()),
+            SerdeCrate::Ciborium => {
+                let mut out = Vec::new();
+                ciborium::into_writer(data, &mut out).map_err(|e| e.to_string())?;
+                Ok(out)
+            }
+        }
+    }
+
+    fn deserialize(&self, bytes: &[u8]) -> Result<T, String> {
+        match self {
+            SerdeCrate::SerdeJson => serde_json::from_slice(bytes).map_err(|e| e.to_string()),
+            SerdeCrate::SonicRs => sonic_rs::from_slice(bytes).map_err(|e| e.to_string()),
+            SerdeCrate::RmpSerde => rmp_serde::from_slice(bytes).map_err(|e| e.to_string()),
+            SerdeCrate::Ciborium => ciborium::from_reader(bytes).map_err(|e| e.to_string()),
+        }
+    }
+}
+
+pub struct BitcodeCrate;
+
+impl<T: bitcode::Encode + bitcode::DecodeOwned> DataCodec<T> for BitcodeCrate {
+    fn serialize(&self, data: &T) -> Result<Vec<u8>, String> {
+        Ok(bitcode::encode(data))
+    }
+
+    fn deserialize(&self, bytes: &[u8]) -> Result<T, String> {
+        bitcode::decode(bytes).map_err(|e| e.to_string())
+    }
+}
+
+/// apache-avro with the dataset's Avro schema (the structs' shape): its schema-aware serde
+/// writer, and a datum read into a `Value` then `from_value`.
+pub struct AvroCrate {
+    schema: Schema,
+}
+
+impl<T: Serialize + DeserializeOwned> DataCodec<T> for AvroCrate {
+    fn serialize(&self, data: &T) -> Result<Vec<u8>, String> {
+        let mut out = Vec::new();
+        apache_avro::write_avro_datum_ref(&self.schema, data, &mut out)
+            .map_err(|e| e.to_string())?;
+        Ok(out)
+    }
+
+    fn deserialize(&self, mut bytes: &[u8]) -> Result<T, String> {
+        let value = apache_avro::from_avro_datum(&self.schema, &mut bytes, None)
+            .map_err(|e| e.to_string())?;
+        if !bytes.is_empty() {
+            return Err(format!("{} bytes after the datum", bytes.len()));
+        }
+        apache_avro::from_value(&value).map_err(|e| e.to_string())
+    }
+}
+
+const LOGS_AVRO: &str = r#"{"type": "record", "name": "Logs", "fields": [
+  {"name": "logs", "type": {"type": "array", "items": {"type": "record", "name": "Log", "fields": [
+    {"name": "address", "type": {"type": "record", "name": "Address", "fields": [
+      {"name": "x0", "type": "int"}, {"name": "x1", "type": "int"},
+      {"name": "x2", "type": "int"}, {"name": "x3", "type": "int"}]}},
+    {"name": "identity", "type": "string"}, {"name": "userid", "type": "string"},
+    {"name": "date", "type": "string"}, {"name": "request", "type": "string"},
+    {"name": "code", "type": "int"}, {"name": "size", "type": "long"}]}}}]}"#;
+
+// apache-avro's serde writer does not resolve a named type's later references ("Unresolved
+// schema reference"), so each vector is spelled out under its own name: the same bytes.
+const MESH_AVRO: &str = r#"{"type": "record", "name": "Mesh", "fields": [
+  {"name": "triangles", "type": {"type": "array", "items": {"type": "record", "name": "Triangle",
+    "fields": [
+      {"name": "v0", "type": {"type": "record", "name": "V0", "fields": [
+        {"name": "x", "type": "float"}, {"name": "y", "type": "float"}, {"name": "z", "type": "float"}]}},
+      {"name": "v1", "type": {"type": "record", "name": "V1", "fields": [
+        {"name": "x", "type": "float"}, {"name": "y", "type": "float"}, {"name": "z", "type": "float"}]}},
+      {"name": "v2", "type": {"type": "record", "name": "V2", "fields": [
+        {"name": "x", "type": "float"}, {"name": "y", "type": "float"}, {"name": "z", "type": "float"}]}},
+      {"name": "normal", "type": {"type": "record", "name": "Normal", "fields": [
+        {"name": "x", "type": "float"}, {"name": "y", "type": "float"}, {"name": "z", "type": "float"}]}}
+    ]}}}]}"#;
+
+/// One of our formats on the dataset's table: through the row interface, or (`codec`) each
+/// row's message from the format's one-message codec after a u32 LE length.
+pub enum OursTable {
+    Interface(FormatKind, TableSchema),
+    Codec(RowCodec),
+}
+
+impl<T: TableRows> DataCodec<T> for OursTable {
+    fn serialize(&self, data: &T) -> Result<Vec<u8>, String> {
+        match self {
+            OursTable::Interface(kind, schema) => {
+                interface_write(*kind, schema, |write| data.for_each_row(|row| write(&row)))
+            }
+            OursTable::Codec(codec) => {
+                let mut out = Vec::new();
+                data.for_each_row(|row| {
+                    let at = out.len();
+                    out.extend_from_slice(&[0; 4]);
+                    codec.encode(&row, &mut out)?;
+                    let len = u32::try_from(out.len() - at - 4).map_err(|e| e.to_string())?;
+                    out[at..at + 4].copy_from_slice(&len.to_le_bytes());
+                    Ok(())
+                })?;
+                Ok(out)
+            }
+        }
+    }
+
+    fn deserialize(&self, bytes: &[u8]) -> Result<T, String> {
+        match self {
+            OursTable::Interface(kind, schema) => {
+                T::from_rows(interface_rows(*kind, schema, bytes)?)
+            }
+            OursTable::Codec(codec) => {
+                let mut rest = bytes;
+                T::from_rows(std::iter::from_fn(move || {
+                    let (head, tail) = rest.split_first_chunk::<4>()?;
+                    let len = u32::from_le_bytes(*head) as usize;
+                    let Some(message) = tail.get(..len) else {
+                        rest = &[];
+                        return Some(Err("a row message cut short".to_string()));
+                    };
+                    rest = &tail[len..];
+                    Some(codec.decode(message))
+                }))
+            }
+        }
+    }
+}
+
+type Entry<T> = (ContenderInfo, Box<dyn DataCodec<T>>);
+
+fn contenders_for<T>(avro_schema: &str) -> Result<Vec<Entry<T>>, String>
+where
+    T: TableRows + Serialize + DeserializeOwned + bitcode::Encode + bitcode::DecodeOwned + 'static,
+    ProstCrate: DataCodec<T>,
+    ThriftCrate: DataCodec<T>,
+{
+    let schema = T::schema();
+    let mut all: Vec<Entry<T>> = Vec::new();
+    for info in super::contenders()?.into_iter().map(|(info, _)| info) {
+        let codec: Box<dyn DataCodec<T>> = match (info.side, info.name.as_str()) {
+            (Side::OursInterface, name) => {
+                let format = name.trim_start_matches("ours ");
+                let kind = FormatKind::from_name(format).ok_or(format!("no format {format}"))?;
+                Box::new(OursTable::Interface(kind, schema.clone()))
+            }
+            (Side::OursCodec, name) => {
+                let format = name.trim_start_matches("ours ").trim_end_matches(" codec");
+                let codec = RowCodec::all(&schema)?
+                    .into_iter()
+                    .find(|(n, _)| *n == format)
+                    .ok_or(format!("no codec {format}"))?
+                    .1;
+                Box::new(OursTable::Codec(codec))
+            }
+            (Side::Crate, "serde_json") => Box::new(SerdeCrate::SerdeJson),
+            (Side::Crate, "sonic-rs") => Box::new(SerdeCrate::SonicRs),
+            (Side::Crate, "rmp-serde") => Box::new(SerdeCrate::RmpSerde),
+            (Side::Crate, "ciborium") => Box::new(SerdeCrate::Ciborium),
+            (Side::Crate, "bitcode") => Box::new(BitcodeCrate),
+            (Side::Crate, "apache-avro") => Box::new(AvroCrate {
+                schema: Schema::parse_str(avro_schema).map_err(|e| e.to_string())?,
+            }),
+            (Side::Crate, "prost") => Box::new(ProstCrate),
+            (Side::Crate, "thrift binary") => Box::new(ThriftCrate { compact: false }),
+            (Side::Crate, "thrift compact") => Box::new(ThriftCrate { compact: true }),
+            (Side::Crate, other) => return Err(format!("no dataset codec for the crate {other}")),
+        };
+        all.push((info, codec));
+    }
+    Ok(all)
+}
+
+fn measure_dataset<T>(
+    dataset: &'static str,
+    data: &T,
+    records: usize,
+    avro_schema: &str,
+    only: &[String],
+    trials: Trials,
+    progress: &mut dyn FnMut(&str),
+    skipped: &mut Vec<super::Skipped>,
+) -> Result<Vec<DatasetMeasurement>, String>
+where
+    T: TableRows
+        + Serialize
+        + DeserializeOwned
+        + bitcode::Encode
+        + bitcode::DecodeOwned
+        + PartialEq
+        + 'static,
+    ProstCrate: DataCodec<T>,
+    ThriftCrate: DataCodec<T>,
+{
+    let mut out = Vec::new();
+    for (info, codec) in contenders_for::<T>(avro_schema)? {
+        if !only.is_empty() && !only.contains(&info.name) {
+            continue;
+        }
+        let round_trip = codec
+            .serialize(data)
+            .and_then(|bytes| codec.deserialize(&bytes).map(|back| (bytes, back)));
+        let bytes = match round_trip {
+            Ok((bytes, back)) if &back == data => bytes,
+            Ok(_) => return Err(format!("{dataset}: {}: the round trip differs", info.name)),
+            Err(reason) => {
+                progress(&format!("{dataset}: {}: skipped ({reason})", info.name));
+                skipped.push(super::Skipped {
+                    contender: info.name.clone(),
+                    reason: format!("{dataset}: {reason}"),
+                });
+                continue;
+            }
+        };
+        progress(&format!("{dataset}: {} ({} bytes)", info.name, bytes.len()));
+        let serialize = column(trials, || codec.serialize(data).map(drop))?;
+        let deserialize = column(trials, || codec.deserialize(&bytes).map(drop))?;
+        let (zlib, zstd) = compressed_sizes(&bytes)?;
+        out.push(DatasetMeasurement {
+            dataset,
+            records,
+            contender: info.name,
+            serialize,
+            deserialize,
+            size: bytes.len(),
+            zlib,
+            zstd,
+        });
+    }
+    Ok(out)
+}
+
+/// Measures the datasets named `datasets` with `scale` times the benchmark's record counts.
+///
+/// # Errors
+/// A round trip that gives something else than the dataset (a bug).
+pub fn run(
+    datasets: &[&'static str],
+    scale: f64,
+    only: &[String],
+    trials: Trials,
+    progress: &mut dyn FnMut(&str),
+    skipped: &mut Vec<super::Skipped>,
+) -> Result<Vec<DatasetMeasurement>, String> {
+    let count = |n: usize| ((n as f64 * scale) as usize).max(1);
+    let mut out = Vec::new();
+    for &dataset in datasets {
+        match dataset {
+            "log" => {
+                let n = count(rsb_data::LOG_COUNT);
+                let data: Logs = rsb_data::logs(n, 42);
+                out.extend(measure_dataset(
+                    dataset, &data, n, LOGS_AVRO, only, trials, progress, skipped,
+                )?);
+            }
+            "mesh" => {
+                let n = count(rsb_data::TRIANGLE_COUNT);
+                let data: Mesh = rsb_data::mesh(n, 42);
+                out.extend(measure_dataset(
+                    dataset, &data, n, MESH_AVRO, only, trials, progress, skipped,
+                )?);
+            }
+            other => return Err(format!("unknown dataset '{other}'")),
+        }
+    }
+    Ok(out)
+}
