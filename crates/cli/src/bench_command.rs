@@ -12,6 +12,10 @@ pub enum BenchCommand {
     /// Every row format through the common interface: rows/s, MB/s, size, zstd size, and
     /// the interface's overhead against each format's own API.
     Formats(FormatsArgs),
+    /// The rpc study: our server with each codec under a closed-loop load (JSON results).
+    Rpc(crate::bench_rpc::RpcArgs),
+    /// One rpc study server on 127.0.0.1; prints `listening on <addr>`, stops at end of stdin.
+    RpcServer(crate::bench_rpc::RpcServerArgs),
 }
 
 #[derive(Args)]
@@ -49,6 +53,8 @@ pub struct CodecsArgs {
 /// A message for an unknown dataset or a codec failure.
 pub fn run(command: BenchCommand) -> Result<(), String> {
     match command {
+        BenchCommand::Rpc(args) => crate::bench_rpc::run(args),
+        BenchCommand::RpcServer(args) => crate::bench_rpc::run_server(args),
         BenchCommand::Formats(args) => {
             let datasets = if args.datasets.is_empty() {
                 Dataset::ALL.to_vec()
