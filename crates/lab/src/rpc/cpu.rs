@@ -16,6 +16,14 @@ pub fn process_cpu_ns(pid: u32) -> io::Result<u64> {
     }
 }
 
+/// CPU time of the calling thread so far, in nanoseconds (its `schedstat` run time).
+///
+/// # Errors
+/// The I/O error where /proc has no schedstat.
+pub fn thread_cpu_ns() -> io::Result<u64> {
+    first_number(&std::fs::read_to_string("/proc/thread-self/schedstat")?)
+}
+
 fn schedstat_ns(pid: u32) -> io::Result<u64> {
     let mut total = 0u64;
     for task in std::fs::read_dir(format!("/proc/{pid}/task"))? {

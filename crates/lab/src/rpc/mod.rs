@@ -6,9 +6,11 @@
 //! - [`server`]: the tokio server holding the store's items;
 //! - [`load`]: the closed-loop load generator;
 //! - [`cpu`]: a server process's CPU time;
+//! - [`codec_cost`]: the CPU time of the codec calls our server makes per request;
 //! - [`process`]: a server in its own process, and the grid of measured runs;
 //! - [`thrift_peer`]: the same store behind Apache Thrift's own server.
 
+pub mod codec_cost;
 pub mod cpu;
 pub mod framing;
 pub mod load;

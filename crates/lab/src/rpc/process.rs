@@ -11,6 +11,7 @@ use std::time::{Duration, Instant};
 use serde::Serialize;
 use shapeshift_formats::registry::FormatKind;
 
+use super::codec_cost::codec_cpu_ns_per_request;
 use super::load::{self, LoadConfig, LoadResult, OurProtocol, Target, WireProtocol, Workload};
 use super::messages::{MessageCodec, ValueKind};
 use super::thrift_peer::{ThriftProtocol, ThriftWire};
@@ -138,6 +139,10 @@ pub struct RpcMeasurement {
     pub values: &'static str,
     #[serde(flatten)]
     pub load: LoadResult,
+    /// Our server: CPU time of its codec calls per request of this workload
+    /// ([`codec_cpu_ns_per_request`]), and that over the server's CPU per request.
+    pub codec_cpu_ns_per_request: Option<f64>,
+    pub codec_share: Option<f64>,
 }
 
 /// Runs the grid: for each value kind and server a fresh server process from
@@ -177,6 +182,16 @@ pub fn run_grid(
             };
             let label = format!("{} {}", spec.server_name(), spec.codec_name());
             for &workload in &config.workloads {
+                let codec_cpu = match &codec {
+                    Some(codec) => {
+                        let iterations = match kind {
+                            ValueKind::Tiny => 3000,
+                            ValueKind::Media => 1000,
+                        };
+                        Some(codec_cpu_ns_per_request(codec, kind, workload, iterations)?)
+                    }
+                    None => None,
+                };
                 for &count in clients {
                     let load_config = LoadConfig {
                         workload,
@@ -203,6 +218,10 @@ pub fn run_grid(
                         server: spec.server_name().into(),
                         codec: spec.codec_name().into(),
                         values: kind.name(),
+                        codec_cpu_ns_per_request: codec_cpu,
+                        codec_share: codec_cpu
+                            .filter(|_| result.server_cpu_ns_per_request > 0.0)
+                            .map(|ns| ns / result.server_cpu_ns_per_request),
                         load: result,
                     });
                 }

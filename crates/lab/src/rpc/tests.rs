@@ -297,7 +297,7 @@ fn the_load_generator_measures_a_bounded_run() {
             "a MediaContent read or write carries the value"
         );
         assert!(result.server_cpu_ns_per_request > 0.0);
-        let share = result.codec_share.unwrap();
+        let share = result.codec_wall_share.unwrap();
         assert!(share > 0.0, "{share}");
     }
 }
@@ -327,7 +327,7 @@ fn the_thrift_peer_serves_gets_and_puts_in_both_protocols() {
                     .block_on(load::run(&target, protocol.clone(), &config))
                     .unwrap();
                 assert_eq!(result.requests, 60, "{wire:?} {kind:?} {workload:?}");
-                assert!(result.codec_share.is_none());
+                assert!(result.codec_wall_share.is_none());
             }
             // A key outside the store is the service's NotFound, which the check reports.
             use super::load::WireProtocol;
