@@ -1,6 +1,7 @@
 //! The codec's share of our server's work, measured apart from the server: the CPU time of
 //! exactly the codec calls the server makes per request (decode the request, encode the
-//! response), in a loop on one thread, read from that thread's CPU clock. Unlike the
+//! response), in a loop on one thread, read from that thread's CPU clock
+//! (`CLOCK_THREAD_CPUTIME_ID`). Unlike the
 //! server's own clock around its calls, a thread's CPU clock does not count time the thread
 //! spent preempted, so the figure holds on a loaded machine.
 

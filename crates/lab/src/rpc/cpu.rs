@@ -5,7 +5,10 @@ use std::io;
 
 /// CPU time (user + system) of every thread of process `pid`, in nanoseconds: the sum of the
 /// threads' `schedstat` run times (nanosecond resolution), or where the kernel has no
-/// schedstat, `utime + stime` of `/proc/<pid>/stat` (clock ticks, 100 per second).
+/// schedstat, `utime + stime` of `/proc/<pid>/stat` (clock ticks, 100 per second). A thread
+/// that ends takes its time out of the sum: for servers whose threads outlive the measured run
+/// (tokio's workers, Thrift's pool), read while the process is idle (a running thread's
+/// schedstat lags by up to a tick).
 ///
 /// # Errors
 /// The I/O error when the process is gone or /proc is not there.
@@ -16,12 +19,18 @@ pub fn process_cpu_ns(pid: u32) -> io::Result<u64> {
     }
 }
 
-/// CPU time of the calling thread so far, in nanoseconds (its `schedstat` run time).
+/// CPU time of the calling thread so far, in nanoseconds (`CLOCK_THREAD_CPUTIME_ID`, which
+/// counts the running slice too; a running thread's `schedstat` lags by up to a tick).
 ///
 /// # Errors
-/// The I/O error where /proc has no schedstat.
+/// The OS error when the clock cannot be read.
 pub fn thread_cpu_ns() -> io::Result<u64> {
-    first_number(&std::fs::read_to_string("/proc/thread-self/schedstat")?)
+    let mut now = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    // SAFETY: `now` is a valid, writable timespec for the call's duration.
+    if unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut now) } != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(now.tv_sec as u64 * 1_000_000_000 + now.tv_nsec as u64)
 }
 
 fn schedstat_ns(pid: u32) -> io::Result<u64> {
@@ -64,16 +73,35 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_own_process_cpu_time_grows_with_work() {
-        let pid = std::process::id();
+    fn a_busy_process_cpu_time_grows() {
+        let mut child = std::process::Command::new("sh")
+            .args(["-c", "while :; do :; done"])
+            .spawn()
+            .unwrap();
+        let pid = child.id();
+        std::thread::sleep(std::time::Duration::from_millis(20));
         let before = process_cpu_ns(pid).unwrap();
-        let mut x = 0u64;
+        std::thread::sleep(std::time::Duration::from_millis(150));
+        let after = process_cpu_ns(pid).unwrap();
+        let ticks = stat_ns(pid).unwrap();
+        child.kill().unwrap();
+        child.wait().unwrap();
+        assert!(after > before, "{before} -> {after}");
+        assert!(ticks > 0);
+    }
+
+    #[test]
+    fn the_thread_clock_counts_this_thread_only_while_it_runs() {
+        let before = thread_cpu_ns().unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(30));
+        let slept = thread_cpu_ns().unwrap() - before;
         let started = std::time::Instant::now();
-        while started.elapsed().as_millis() < 60 {
+        let mut x = 0u64;
+        while started.elapsed().as_millis() < 30 {
             x = std::hint::black_box(x.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1));
         }
-        let after = process_cpu_ns(pid).unwrap();
-        assert!(after > before, "{before} -> {after}");
-        assert!(stat_ns(pid).unwrap() > 0);
+        let worked = thread_cpu_ns().unwrap() - before - slept;
+        assert!(slept < 5_000_000, "sleeping took {slept} ns of CPU");
+        assert!(worked > slept, "worked {worked} ns, slept {slept} ns");
     }
 }
