@@ -25,10 +25,18 @@ pub fn codec_cpu_ns_per_request(
 ) -> Result<f64, String> {
     let item = kind.initial_item(7);
     let get = codec
-        .encode_request(&Request { op: OP_GET, key: 7, value: None })
+        .encode_request(&Request {
+            op: OP_GET,
+            key: 7,
+            value: None,
+        })
         .map_err(|e| e.to_string())?;
     let put = codec
-        .encode_request(&Request { op: OP_PUT, key: 7, value: Some(item.clone()) })
+        .encode_request(&Request {
+            op: OP_PUT,
+            key: 7,
+            value: Some(item.clone()),
+        })
         .map_err(|e| e.to_string())?;
     let iterations = iterations.max(1);
     let clock = |e: std::io::Error| format!("thread CPU clock: {e}");
@@ -62,9 +70,14 @@ mod tests {
         for format in [FormatKind::Msgpack, FormatKind::Thrift] {
             let tiny = MessageCodec::new(format, ValueKind::Tiny);
             let media = MessageCodec::new(format, ValueKind::Media);
-            let tiny_ns = codec_cpu_ns_per_request(&tiny, ValueKind::Tiny, Workload::Read, 3000).unwrap();
-            let media_ns = codec_cpu_ns_per_request(&media, ValueKind::Media, Workload::Read, 3000).unwrap();
-            assert!(tiny_ns > 0.0 && media_ns > tiny_ns, "{format}: tiny {tiny_ns} ns, media {media_ns} ns");
+            let tiny_ns =
+                codec_cpu_ns_per_request(&tiny, ValueKind::Tiny, Workload::Read, 3000).unwrap();
+            let media_ns =
+                codec_cpu_ns_per_request(&media, ValueKind::Media, Workload::Read, 3000).unwrap();
+            assert!(
+                tiny_ns > 0.0 && media_ns > tiny_ns,
+                "{format}: tiny {tiny_ns} ns, media {media_ns} ns"
+            );
         }
     }
 }

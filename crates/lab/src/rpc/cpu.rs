@@ -25,7 +25,10 @@ pub fn process_cpu_ns(pid: u32) -> io::Result<u64> {
 /// # Errors
 /// The OS error when the clock cannot be read.
 pub fn thread_cpu_ns() -> io::Result<u64> {
-    let mut now = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    let mut now = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
     // SAFETY: `now` is a valid, writable timespec for the call's duration.
     if unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut now) } != 0 {
         return Err(io::Error::last_os_error());
