@@ -15,6 +15,10 @@ pub enum BenchCommand {
     /// jvm-serializers' table (MediaContent) for our formats and the Rust crates users pick
     /// instead, in the same run.
     Serializers(crate::bench_serializers::SerializersArgs),
+    /// The rpc study: our server with each codec under a closed-loop load (JSON results).
+    Rpc(crate::bench_rpc::RpcArgs),
+    /// One rpc study server on 127.0.0.1; prints `listening on <addr>`, stops at end of stdin.
+    RpcServer(crate::bench_rpc::RpcServerArgs),
 }
 
 #[derive(Args)]
@@ -53,6 +57,8 @@ pub struct CodecsArgs {
 pub fn run(command: BenchCommand) -> Result<(), String> {
     match command {
         BenchCommand::Serializers(args) => crate::bench_serializers::run(args),
+        BenchCommand::Rpc(args) => crate::bench_rpc::run(args),
+        BenchCommand::RpcServer(args) => crate::bench_rpc::run_server(args),
         BenchCommand::Formats(args) => {
             let datasets = if args.datasets.is_empty() {
                 Dataset::ALL.to_vec()

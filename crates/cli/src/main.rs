@@ -4,6 +4,7 @@ use clap::{Parser, Subcommand};
 
 mod advise_command;
 mod bench_command;
+mod bench_rpc;
 mod bench_serializers;
 mod convert_command;
 mod document_command;

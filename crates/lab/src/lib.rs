@@ -7,5 +7,6 @@ pub mod datasets;
 pub mod format_bench;
 pub mod measure;
 pub mod peer_baselines;
+pub mod rpc;
 pub mod scenarios;
 pub mod serializers;

@@ -67,3 +67,34 @@ def scatter_panels(
     fig.tight_layout()
     fig.savefig(path, format="svg")
     plt.close(fig)
+
+
+def line_panels(
+    path: Path,
+    title: str,
+    panels: dict[str, dict[str, list[tuple[float, float]]]],
+    xlabel: str,
+    ylabel: str,
+) -> None:
+    """Side-by-side line charts, one per panel title, of labelled (x, y) series (x on a log
+    scale: client counts, sizes), the legend under the last panel."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(1, len(panels), figsize=(5.0 * len(panels), 4.5), squeeze=False)
+    for ax, (panel, series) in zip(axes[0], panels.items()):
+        for label, points in series.items():
+            points = sorted(points)
+            ax.plot([x for x, _ in points], [y for _, y in points], marker="o", markersize=3, label=label)
+        ax.set_title(panel)
+        ax.set_xlabel(xlabel)
+        ax.set_ylabel(ylabel)
+        ax.set_xscale("log")
+        ax.grid(alpha=0.3)
+    axes[0][-1].legend(fontsize="x-small")
+    fig.suptitle(title)
+    fig.tight_layout()
+    fig.savefig(path, format="svg")
+    plt.close(fig)

@@ -3,4 +3,4 @@
 Each entry is a module of this package with ``TITLE`` and ``run(ctx) -> StudyResult``.
 """
 
-STUDIES = ["mapjobs", "rowformats", "codecs", "records", "columns", "serializers", "engine"]
+STUDIES = ["mapjobs", "rowformats", "codecs", "records", "columns", "serializers", "rpc", "engine"]
