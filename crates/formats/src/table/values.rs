@@ -565,3 +565,62 @@ mod tests {
         }
     }
 }
+
+/// A scalar value, borrowed from a [`Value`] or a [`ValueRef`]: what sinks write a primitive
+/// from, whichever kind of row they were given.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Scalar<'a> {
+    Bool(bool),
+    Int64(i64),
+    Uint64(u64),
+    Double(f64),
+    String(&'a [u8]),
+}
+
+impl<'a> Scalar<'a> {
+    /// The scalar of an owned value; `None` for null, composites and `yson`.
+    pub(crate) fn of(value: &'a Value) -> Option<Scalar<'a>> {
+        Some(match value {
+            Value::Bool(v) => Scalar::Bool(*v),
+            Value::Int64(v) => Scalar::Int64(*v),
+            Value::Uint64(v) => Scalar::Uint64(*v),
+            Value::Double(v) => Scalar::Double(*v),
+            Value::String(bytes) => Scalar::String(bytes),
+            _ => return None,
+        })
+    }
+
+    /// The scalar of a borrowed value; `None` for null, composites and `yson`.
+    pub(crate) fn of_ref(value: ValueRef<'a>) -> Option<Scalar<'a>> {
+        Some(match value {
+            ValueRef::Bool(v) => Scalar::Bool(v),
+            ValueRef::Int64(v) => Scalar::Int64(v),
+            ValueRef::Uint64(v) => Scalar::Uint64(v),
+            ValueRef::Double(v) => Scalar::Double(v),
+            ValueRef::String(bytes) => Scalar::String(bytes),
+            _ => return None,
+        })
+    }
+
+    /// The scalar's kind, for messages.
+    pub(crate) fn kind(&self) -> &'static str {
+        match self {
+            Scalar::Bool(_) => "bool",
+            Scalar::Int64(_) => "int64",
+            Scalar::Uint64(_) => "uint64",
+            Scalar::Double(_) => "double",
+            Scalar::String(_) => "string",
+        }
+    }
+
+    /// The scalar as messages show it.
+    pub(crate) fn show(&self) -> String {
+        match self {
+            Scalar::Bool(v) => v.to_string(),
+            Scalar::Int64(v) => v.to_string(),
+            Scalar::Uint64(v) => v.to_string(),
+            Scalar::Double(v) => v.to_string(),
+            Scalar::String(v) => format!("{:?}", String::from_utf8_lossy(v)),
+        }
+    }
+}

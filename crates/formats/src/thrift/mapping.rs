@@ -10,6 +10,7 @@
 use shapeshift_types::{Node, PhysicalType, PrimitiveType, Type, Value, ValueRef};
 
 use super::wire::{DecodeError, Decoder, Encoder, WireType};
+use crate::table::values::Scalar;
 use crate::yson::{self, YsonFormat};
 
 /// The wire type of a primitive, `None` for `null`/`void` (never on the wire).
@@ -236,40 +237,6 @@ fn write_primitive(e: &mut Encoder<'_>, p: PrimitiveType, value: &Value) -> Opti
     }
 }
 
-/// The scalar of a value, borrowed: what a primitive other than `yson` is written from.
-#[derive(Clone, Copy)]
-enum Scalar<'a> {
-    Bool(bool),
-    Int64(i64),
-    Uint64(u64),
-    Double(f64),
-    Bytes(&'a [u8]),
-}
-
-impl<'a> Scalar<'a> {
-    fn of(value: &'a Value) -> Option<Scalar<'a>> {
-        Some(match value {
-            Value::Bool(v) => Scalar::Bool(*v),
-            Value::Int64(v) => Scalar::Int64(*v),
-            Value::Uint64(v) => Scalar::Uint64(*v),
-            Value::Double(v) => Scalar::Double(*v),
-            Value::String(bytes) => Scalar::Bytes(bytes),
-            _ => return None,
-        })
-    }
-
-    fn of_ref(value: ValueRef<'a>) -> Option<Scalar<'a>> {
-        Some(match value {
-            ValueRef::Bool(v) => Scalar::Bool(v),
-            ValueRef::Int64(v) => Scalar::Int64(v),
-            ValueRef::Uint64(v) => Scalar::Uint64(v),
-            ValueRef::Double(v) => Scalar::Double(v),
-            ValueRef::String(bytes) => Scalar::Bytes(bytes),
-            _ => return None,
-        })
-    }
-}
-
 /// Writes a primitive other than `yson` from its scalar; `None` when the scalar is not of
 /// its kind or out of its wire range.
 #[inline]
@@ -278,7 +245,7 @@ fn write_scalar(e: &mut Encoder<'_>, p: PrimitiveType, value: Scalar<'_>) -> Opt
     match (wire, value) {
         (WireType::Bool, Scalar::Bool(v)) => e.bool(v),
         (WireType::Double, Scalar::Double(v)) => e.double(v),
-        (WireType::Binary, Scalar::Bytes(bytes)) => e.binary(bytes).ok()?,
+        (WireType::Binary, Scalar::String(bytes)) => e.binary(bytes).ok()?,
         (_, Scalar::Int64(v)) => write_int(e, wire, v)?,
         // uint64 travels as the bit pattern of an i64.
         (_, Scalar::Uint64(v)) if wire == WireType::I64 => e.i64(v as i64),

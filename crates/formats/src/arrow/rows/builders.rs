@@ -37,6 +37,7 @@ use shapeshift_types::{PrimitiveType, Type, Value, ValueRef};
 
 use crate::arrow::columns;
 use crate::table::row_arena::owned_value;
+use crate::table::values::Scalar;
 
 /// A 64-bit Arrow column of a YT time type: which Arrow type, and the YT range.
 #[derive(Clone, Copy)]
@@ -824,38 +825,6 @@ fn mismatch(ty: &Type, what: &str) -> String {
 
 fn out_of_range(ty: &Type, value: Scalar<'_>) -> String {
     format!("{} is out of range for {ty}", value.show())
-}
-
-/// A scalar being appended.
-#[derive(Clone, Copy)]
-enum Scalar<'a> {
-    Bool(bool),
-    Int64(i64),
-    Uint64(u64),
-    Double(f64),
-    String(&'a [u8]),
-}
-
-impl Scalar<'_> {
-    fn kind(&self) -> &'static str {
-        match self {
-            Scalar::Bool(_) => "bool",
-            Scalar::Int64(_) => "int64",
-            Scalar::Uint64(_) => "uint64",
-            Scalar::Double(_) => "double",
-            Scalar::String(_) => "string",
-        }
-    }
-
-    fn show(&self) -> String {
-        match self {
-            Scalar::Bool(v) => v.to_string(),
-            Scalar::Int64(v) => v.to_string(),
-            Scalar::Uint64(v) => v.to_string(),
-            Scalar::Double(v) => v.to_string(),
-            Scalar::String(v) => format!("{:?}", String::from_utf8_lossy(v)),
-        }
-    }
 }
 
 impl TimeRange {
