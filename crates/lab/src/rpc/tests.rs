@@ -41,6 +41,21 @@ async fn assert_closed(stream: &mut TcpStream) {
     );
 }
 
+/// The server still serves: a get of `key` on a new connection is answered with OK.
+async fn assert_serves_a_new_connection(
+    addr: std::net::SocketAddr,
+    codec: &MessageCodec,
+    key: i64,
+) {
+    let mut other = TcpStream::connect(addr).await.unwrap();
+    let request = Request {
+        op: OP_GET,
+        key,
+        value: None,
+    };
+    assert_eq!(call(&mut other, codec, &request).await.result, RESULT_OK);
+}
+
 #[test]
 fn get_and_put_round_trip_through_a_server_in_every_format() {
     for format in STUDY_FORMATS {
@@ -186,18 +201,7 @@ fn an_oversized_frame_is_answered_and_the_connection_closed() {
         assert_eq!(response.result, RESULT_FRAME_TOO_LARGE);
         assert_closed(&mut stream).await;
         // The server itself goes on.
-        let mut other = TcpStream::connect(server.addr).await.unwrap();
-        let got = call(
-            &mut other,
-            &codec,
-            &Request {
-                op: OP_GET,
-                key: 3,
-                value: None,
-            },
-        )
-        .await;
-        assert_eq!(got.result, RESULT_OK);
+        assert_serves_a_new_connection(server.addr, &codec, 3).await;
     });
 }
 
@@ -211,18 +215,7 @@ fn a_truncated_frame_closes_only_its_connection() {
         stream.write_all(&[0, 0, 0, 50, b'{']).await.unwrap();
         stream.shutdown().await.unwrap();
         assert_closed(&mut stream).await;
-        let mut other = TcpStream::connect(server.addr).await.unwrap();
-        let got = call(
-            &mut other,
-            &codec,
-            &Request {
-                op: OP_GET,
-                key: 0,
-                value: None,
-            },
-        )
-        .await;
-        assert_eq!(got.result, RESULT_OK);
+        assert_serves_a_new_connection(server.addr, &codec, 0).await;
     });
 }
 
