@@ -49,6 +49,11 @@ impl<'a> ByteReader<'a> {
         self.base + self.position
     }
 
+    /// The next byte, if any, without consuming it.
+    pub(crate) fn peek_u8(&self) -> Option<u8> {
+        self.bytes.get(self.position).copied()
+    }
+
     pub(crate) fn remaining(&self) -> usize {
         self.bytes.len() - self.position
     }

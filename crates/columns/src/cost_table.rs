@@ -38,6 +38,7 @@ pub(crate) const DECODE_NS_PER_VALUE: [[f64; 2]; ENCODING_COUNT] = [
     [0.25, 0.30], // real_doubles
     [0.40, 0.35], // cascaded_dictionary
     [0.10, 0.15], // cascaded_run_length
+    [0.40, 0.35], // shared_dictionary (the same gather as cascaded_dictionary)
 ];
 
 /// Extra decode cost of run-length blocks per run (the table's figure is for runs of 100

@@ -6,6 +6,7 @@ use std::mem::MaybeUninit;
 use crate::bytes::ByteReader;
 use crate::error::{corrupt, Error, Result};
 use crate::layout::{self, BlockEntry, Metadata};
+use crate::scheme::shared_dictionary::SharedEntries;
 use crate::scheme::{self, Encoding};
 use crate::value::{ColumnValue, ValueType};
 
@@ -28,6 +29,17 @@ impl<B: AsRef<[u8]>> Column<B> {
     pub fn open(bytes: B) -> Result<Self> {
         let column = Self::open_without_block_checksums(bytes)?;
         let data = column.bytes.as_ref();
+        if let Some(shared) = &column.metadata.shared {
+            let computed = layout::checksum(&data[shared.start..shared.end]);
+            if computed != shared.checksum {
+                return Err(Error::Checksum {
+                    region: "shared dictionary",
+                    offset: shared.start,
+                    stored: shared.checksum,
+                    computed,
+                });
+            }
+        }
         for block in &column.metadata.blocks {
             let computed = layout::checksum(&data[block.start..block.end]);
             if computed != block.checksum {
@@ -144,8 +156,26 @@ impl<B: AsRef<[u8]>> Column<B> {
         )
     }
 
-    fn decode_block<T: ColumnValue>(&self, index: usize, out: &mut [T]) -> Result<()> {
-        scheme::decode(self.block_reader(&self.metadata.blocks[index]), out)
+    /// The column's shared dictionary (none for most columns), decoded on first use.
+    fn shared_entries<T: ColumnValue>(&self) -> Result<SharedEntries<'_, T>> {
+        match &self.metadata.shared {
+            None => Ok(SharedEntries::none()),
+            Some(place) => SharedEntries::parse(
+                &self.bytes.as_ref()[place.start..place.end],
+                place.start,
+                self.metadata.version,
+                place.entries,
+            ),
+        }
+    }
+
+    fn decode_block<T: ColumnValue>(
+        &self,
+        index: usize,
+        out: &mut [T],
+        shared: &mut SharedEntries<'_, T>,
+    ) -> Result<()> {
+        scheme::decode(self.block_reader(&self.metadata.blocks[index]), out, shared)
     }
 
     /// Decodes every value into `out` (`out.len()` must equal `len()`).
@@ -161,8 +191,9 @@ impl<B: AsRef<[u8]>> Column<B> {
                 self.len()
             )));
         }
+        let mut shared = self.shared_entries::<T>()?;
         for (index, chunk) in out.chunks_mut(self.block_size()).enumerate() {
-            self.decode_block(index, chunk)?;
+            self.decode_block(index, chunk, &mut shared)?;
         }
         Ok(())
     }
@@ -283,6 +314,7 @@ impl<B: AsRef<[u8]>> Column<B> {
     /// The take itself, for sorted indices below `len()`.
     fn take_sorted<T: ColumnValue>(&self, indices: &[usize], out: &mut [T]) -> Result<()> {
         let log2 = self.metadata.block_log2;
+        let mut shared = self.shared_entries::<T>()?;
         let mut scratch: Vec<T> = Vec::new();
         let mut positions: Vec<u32> = Vec::new();
         let mut start = 0;
@@ -305,10 +337,10 @@ impl<B: AsRef<[u8]>> Column<B> {
             let target = &mut out[start..end];
             let taken = (end - start) * GATHER_RATIO < count
                 && entry.encoding.random_access()
-                && scheme::take(self.block_reader(entry), count, &positions, target)?;
+                && scheme::take(self.block_reader(entry), count, &positions, target, &mut shared)?;
             if !taken {
                 scratch.resize(count, T::default());
-                self.decode_block(block, &mut scratch[..count])?;
+                self.decode_block(block, &mut scratch[..count], &mut shared)?;
                 for (slot, &p) in target.iter_mut().zip(&positions) {
                     *slot = scratch[p as usize];
                 }

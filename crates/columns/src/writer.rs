@@ -1,12 +1,14 @@
 //! Encoding a column: split into blocks, let the selection engine rank schemes per block,
 //! encode the winner (and, when the winner was priced from the sample, the runner-up if it
-//! might really be better), assemble the container.
+//! might really be better), offer the dictionary blocks one shared dictionary, assemble the
+//! container.
 
 use crate::bytes::pad8;
 use crate::error::{Error, Result};
 use crate::layout::{self, EncodedBlock, MAX_BLOCK_LOG2, MIN_BLOCK_LOG2};
 use crate::scheme::{
-    self, byte_packed, compressed, nested, BlockInput, Encoding, Nest, ENCODING_COUNT,
+    self, byte_packed, compressed, nested, shared_dictionary, BlockInput, Encoding, Nest,
+    ENCODING_COUNT,
 };
 use crate::selection::{self, Target};
 use crate::statistics::{BlockStats, Sample};
@@ -190,17 +192,12 @@ pub(crate) fn encode_vector<T: ColumnValue>(values: &[T], nest: &Nest) -> Encode
     encoded.swap_remove(position)
 }
 
-fn encode_block<T: ColumnValue>(values: &[T], options: &EncodeOptions) -> EncodedBlock {
-    let nest = Nest {
+fn top_level(options: &EncodeOptions) -> Nest {
+    Nest {
         target: options.target,
         allowed: options.allowed,
         zstd_level: options.zstd_level,
         level: 0,
-    };
-    let block = encode_vector(values, &nest);
-    EncodedBlock {
-        encoding: block.encoding,
-        bytes: block.bytes,
     }
 }
 
@@ -210,15 +207,29 @@ fn encode_block<T: ColumnValue>(values: &[T], options: &EncodeOptions) -> Encode
 /// `Error::InvalidOption` when the block size is not a power of two in 4096..=65536.
 pub fn encode<T: ColumnValue>(values: &[T], options: &EncodeOptions) -> Result<Vec<u8>> {
     let block_log2 = options.block_log2()?;
-    let blocks: Vec<EncodedBlock> = values
+    let nest = top_level(options);
+    let mut blocks: Vec<EncodedBlock> = values
         .chunks(options.block_size)
-        .map(|block| encode_block(block, options))
+        .map(|block| {
+            let block = encode_vector(block, &nest);
+            EncodedBlock {
+                encoding: block.encoding,
+                bytes: block.bytes,
+            }
+        })
         .collect();
+    // Dictionaries that repeat across blocks: one for the column, if that is smaller.
+    let shared = if options.allowed[Encoding::SharedDictionary.tag() as usize] {
+        shared_dictionary::share(values, options.block_size, &mut blocks, &nest)
+    } else {
+        None
+    };
     Ok(layout::assemble(
         T::VALUE_TYPE,
         block_log2,
         options.target.code(),
         values.len(),
+        shared.as_ref(),
         &blocks,
     ))
 }
@@ -252,6 +263,7 @@ pub fn encode_baseline<T: ColumnValue>(values: &[T]) -> Vec<u8> {
         BASELINE_BLOCK_SIZE.trailing_zeros() as u8,
         layout::BASELINE_TARGET,
         values.len(),
+        None,
         &blocks,
     )
 }

@@ -31,6 +31,26 @@ fn sample_columns() -> Vec<Vec<u8>> {
             out.push(encode(&skewed, &options).unwrap());
         }
     }
+    // Shared dictionaries (400 values recurring in every block, spread too widely for a frame
+    // of reference), with leaf and cascaded dictionaries offered per block.
+    let recurring: Vec<i64> = (0..n).map(|i| (i * 7919 % 400) * 1_000_003 - 7).collect();
+    let recurring_floats: Vec<f64> = (0..n).map(|i| (i * 7919 % 400) as f64 / 7.0).collect();
+    for dictionary in [Encoding::Dictionary, Encoding::CascadedDictionary] {
+        let options = EncodeOptions::new(Target::Smaller)
+            .with_block_size(4096)
+            .with_only(&[dictionary, Encoding::SharedDictionary]);
+        for column in [
+            encode(&recurring, &options).unwrap(),
+            encode(&recurring_floats, &options).unwrap(),
+        ] {
+            let composition = Column::open(&column[..]).unwrap().composition();
+            assert!(
+                composition.iter().any(|&(e, _)| e == Encoding::SharedDictionary),
+                "{composition:?}"
+            );
+            out.push(column);
+        }
+    }
     out
 }
 
@@ -112,10 +132,18 @@ fn wrong_type_and_bad_indices_are_errors() {
     ));
 }
 
-/// Byte offset where the blocks start (header 160 + 16 per block + 8).
+/// Byte offset where the column's data starts: the shared dictionary if any, else the
+/// blocks (header 160 + 16 per block + 16 bytes of trailer).
 fn data_start(bytes: &[u8]) -> usize {
     let blocks = u32::from_le_bytes(bytes[24..28].try_into().unwrap()) as usize;
-    160 + 16 * blocks + 8
+    160 + 16 * blocks + 16
+}
+
+/// Byte offset where the blocks start, after the shared dictionary.
+fn blocks_start(bytes: &[u8]) -> usize {
+    let trailer = data_start(bytes) - 16;
+    let shared = u64::from_le_bytes(bytes[trailer..trailer + 8].try_into().unwrap()) as usize;
+    data_start(bytes) + shared
 }
 
 proptest! {
@@ -137,7 +165,7 @@ proptest! {
     /// Hostile block contents behind a valid metadata checksum: every decoder must bound-check.
     #[test]
     fn hostile_blocks_never_panic(
-        which in 0usize..39,
+        which in 0usize..100,
         edits in prop::collection::vec((any::<prop::sample::Index>(), any::<u8>()), 1..8),
     ) {
         let columns = sample_columns();
@@ -169,7 +197,7 @@ fn chunked_column() -> (Vec<u8>, usize) {
         .with_block_size(4096)
         .with_only(&[Encoding::ChunkedBitPacked]);
     let bytes = encode(&values, &options).unwrap();
-    let start = data_start(&bytes);
+    let start = blocks_start(&bytes);
     assert_eq!(bytes[start], Encoding::ChunkedBitPacked.tag());
     (bytes, start)
 }

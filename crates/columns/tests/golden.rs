@@ -1,8 +1,9 @@
 //! Columns written by older writers (checked in under `tests/data/`: `v1_*` by the
 //! format-version-1 writer, one per encoding it could write; `v2_*` by the version-2 writer,
-//! whose chunked blocks had a header per chunk and no frame table, at the top level and as cascaded parts) still
-//! open, decode, `get` and `take` to the values they were written from (`golden_values.rs`)
-//! after the format moved on.
+//! whose chunked blocks had a header per chunk and no frame table, at the top level and as cascaded parts;
+//! `v3_*` by the version-3 writer, whose trailer had no shared dictionary fields) still open,
+//! decode, `get` and `take` to the values they were written from (`golden_values.rs`) after the
+//! format moved on.
 
 mod golden_values;
 
@@ -77,4 +78,12 @@ fn version_2_chunked_blocks_without_frame_table_still_read() {
         "cascaded_run_length",
         &golden_runs_i32(),
     );
+}
+
+#[test]
+fn version_3_columns_without_shared_dictionary_fields_still_read() {
+    check("v3_i32_balanced", "", &golden_mixed_i32());
+    for name in ["cascaded_dictionary", "real_doubles"] {
+        check(&format!("v3_f64_{name}"), name, &golden_f64(name));
+    }
 }

@@ -309,3 +309,56 @@ fn cascades_round_trip_and_pay_where_their_parts_compress() {
         check(&random, &EncodeOptions::new(target));
     }
 }
+
+/// A ratio of two small integer columns (distance / air time of flights): ~10,000 distinct
+/// doubles without decimal structure, each recurring in every block. One shared dictionary
+/// stores each once where per-block dictionaries store it once per block.
+#[test]
+fn shared_dictionary_stores_recurring_values_once() {
+    let mut state = 0x9e37_79b9_7f4a_7c15u64;
+    let mut next = move |bound: u64| {
+        state = state.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
+        (state >> 33) % bound
+    };
+    let distances: Vec<f64> = (0..200).map(|i| (100 + i * 13) as f64).collect();
+    let ratios: Vec<f64> = (0..300_000)
+        .map(|_| {
+            let distance = distances[next(200) as usize];
+            distance / (20 + next(60)) as f64
+        })
+        .collect();
+    let shared_options = EncodeOptions::new(Target::Balanced);
+    let shared = check(&ratios, &shared_options);
+    assert!(
+        shared
+            .composition()
+            .iter()
+            .any(|&(e, blocks)| e == Encoding::SharedDictionary && blocks >= 4),
+        "{:?}",
+        shared.composition()
+    );
+    let mut per_block_options = EncodeOptions::new(Target::Balanced);
+    per_block_options.allowed[Encoding::SharedDictionary.tag() as usize] = false;
+    let per_block = check(&ratios, &per_block_options);
+    assert!(
+        per_block
+            .composition()
+            .iter()
+            .all(|&(e, _)| e != Encoding::SharedDictionary),
+        "{:?}",
+        per_block.composition()
+    );
+    assert!(
+        shared.nbytes() * 10 < per_block.nbytes() * 9,
+        "shared {} vs per block {}",
+        shared.nbytes(),
+        per_block.nbytes()
+    );
+    // Sparse rows in every block read the codes, then only the entries they need.
+    let rows: Vec<usize> = (0..ratios.len()).step_by(1009).collect();
+    let taken = shared.take::<f64>(&rows).unwrap();
+    assert!(rows
+        .iter()
+        .zip(&taken)
+        .all(|(&r, v)| v.to_bits() == ratios[r].to_bits()));
+}

@@ -55,10 +55,10 @@ fn parse<'a>(reader: &mut ByteReader<'a>, count: usize, level: u8) -> Result<Par
     })
 }
 
-fn check_codes(codes: &[u32], parts: &Parts<'_>) -> Result<()> {
+fn check_codes(codes: &[u32], size: usize, codes_at: usize) -> Result<()> {
     let worst = codes.iter().copied().max().unwrap_or(0);
-    if worst as usize >= parts.size {
-        return Err(bad_code(parts.codes_at, worst as u64, parts.size));
+    if worst as usize >= size {
+        return Err(bad_code(codes_at, worst as u64, size));
     }
     Ok(())
 }
@@ -71,11 +71,23 @@ pub(crate) fn decode<T: ColumnValue>(
     let parts = parse(reader, out.len(), level)?;
     let mut entries = vec![T::default(); parts.size];
     parts.entries.decode(&mut entries)?;
-    let entries = as_lanes(&entries);
-    // The codes are decoded into the output itself, into its last `n` u32 words (all of it for
-    // 32-bit values), and replaced by entries front to back: entry `i` covers bytes
-    // [w·i, w·i + w) and code `i` sits at or after them, so every code is read before an entry
-    // overwrites it. This saves a scratch buffer as large as the block and its zeroing pass.
+    decode_codes_to_entries(&parts.codes, parts.codes_at, &entries, out)
+}
+
+/// Decodes the codes part of a dictionary block (at `codes_at` in the column) and replaces
+/// each code by its entry, into `out` (the block's values).
+///
+/// The codes are decoded into the output itself, into its last `n` u32 words (all of it for
+/// 32-bit values), and replaced by entries front to back: entry `i` covers bytes
+/// [w·i, w·i + w) and code `i` sits at or after them, so every code is read before an entry
+/// overwrites it. This saves a scratch buffer as large as the block and its zeroing pass.
+pub(crate) fn decode_codes_to_entries<T: ColumnValue>(
+    codes_part: &nested::View<'_>,
+    codes_at: usize,
+    entries: &[T],
+    out: &mut [T],
+) -> Result<()> {
+    let entries = as_lanes(entries);
     let count = out.len();
     let lanes = as_lanes_mut(out);
     let words = count * T::Lane::BYTES / 4;
@@ -84,8 +96,8 @@ pub(crate) fn decode<T: ColumnValue>(
     let codes: &mut [u32] =
         unsafe { std::slice::from_raw_parts_mut(lanes.as_mut_ptr().cast::<u32>(), words) };
     let first_code = words - count;
-    parts.codes.decode(&mut codes[first_code..])?;
-    check_codes(&codes[first_code..], &parts)?;
+    codes_part.decode(&mut codes[first_code..])?;
+    check_codes(&codes[first_code..], entries.len(), codes_at)?;
     let base = lanes.as_mut_ptr();
     let codes = base.cast::<u32>().cast_const();
     for i in 0..count {
@@ -107,27 +119,53 @@ pub(crate) fn take<T: ColumnValue>(
     level: u8,
 ) -> Result<()> {
     let parts = parse(reader, count, level)?;
-    let mut codes = vec![0u32; positions.len()];
-    parts.codes.take(positions, &mut codes)?;
-    check_codes(&codes, &parts)?;
+    let codes = take_codes(&parts.codes, parts.codes_at, parts.size, positions)?;
     if parts.size <= ENTRIES_PER_VALUE_TO_UNPACK * positions.len() {
         let mut entries = vec![T::default(); parts.size];
         parts.entries.decode(&mut entries)?;
-        for (slot, &code) in out.iter_mut().zip(&codes) {
-            *slot = entries[code as usize];
-        }
+        pick(&entries, &codes, out);
         return Ok(());
     }
-    // Only the entries asked for: read at the codes directly when the entries part allows,
-    // else the distinct codes in order, taken from the entries part, then each code's rank.
-    if parts.entries.take_in_any_order(&codes, out)? {
+    take_entries(&parts.entries, parts.size, &codes, out)
+}
+
+/// The codes at `positions`, each checked against a dictionary of `size` entries.
+pub(crate) fn take_codes(
+    codes_part: &nested::View<'_>,
+    codes_at: usize,
+    size: usize,
+    positions: &[u32],
+) -> Result<Vec<u32>> {
+    let mut codes = vec![0u32; positions.len()];
+    codes_part.take(positions, &mut codes)?;
+    check_codes(&codes, size, codes_at)?;
+    Ok(codes)
+}
+
+/// `out[i] = entries[codes[i]]` for codes checked against `entries.len()`.
+pub(crate) fn pick<T: ColumnValue>(entries: &[T], codes: &[u32], out: &mut [T]) {
+    for (slot, &code) in out.iter_mut().zip(codes) {
+        *slot = entries[code as usize];
+    }
+}
+
+/// Only the entries asked for (`codes`, checked against `size`), out of the entries part: read
+/// at the codes directly when the part allows, else the distinct codes in order, taken from
+/// the part, then each code's rank.
+pub(crate) fn take_entries<T: ColumnValue>(
+    entries: &nested::View<'_>,
+    size: usize,
+    codes: &[u32],
+    out: &mut [T],
+) -> Result<()> {
+    if entries.take_in_any_order(codes, out)? {
         return Ok(());
     }
-    let distinct = DistinctCodes::mark(&codes, parts.size);
+    let distinct = DistinctCodes::mark(codes, size);
     let wanted = distinct.in_order();
     let mut values = vec![T::default(); wanted.len()];
-    parts.entries.take(&wanted, &mut values)?;
-    for (slot, &code) in out.iter_mut().zip(&codes) {
+    entries.take(&wanted, &mut values)?;
+    for (slot, &code) in out.iter_mut().zip(codes) {
         *slot = values[distinct.rank(code)];
     }
     Ok(())

@@ -15,7 +15,9 @@
 //! Cascading schemes (`real_doubles`, `cascaded_dictionary`, `cascaded_run_length`) do not
 //! estimate: they split the block into parts (codes, entries, run values and ends, halves of
 //! floats), have the selection engine encode each part as a block of its own (`nested`), and
-//! report the real size and the parts' decode cost (`encode_cascade`).
+//! report the real size and the parts' decode cost (`encode_cascade`). `shared_dictionary`
+//! is chosen for the whole column by the writer, not per block: its blocks hold only codes
+//! into the column's one dictionary, so the reader passes that dictionary in.
 //!
 //! A block is `[tag u8][payload]`; structures holding bit-packed words start 8-byte aligned
 //! relative to the block start. Decoders check every length against the block's bytes and
@@ -42,6 +44,7 @@ pub(crate) mod patched;
 pub(crate) mod pco_entropy;
 pub(crate) mod real_doubles;
 pub(crate) mod run_length;
+pub(crate) mod shared_dictionary;
 pub(crate) mod unencoded;
 pub(crate) mod zero;
 
@@ -84,10 +87,12 @@ pub enum Encoding {
     CascadedDictionary = 15,
     /// Run values and run ends, each a nested vector.
     CascadedRunLength = 16,
+    /// Codes (a nested vector) into the column's one shared dictionary (format version 4).
+    SharedDictionary = 17,
 }
 
 /// Number of encodings (tags are `0..ENCODING_COUNT`).
-pub const ENCODING_COUNT: usize = 17;
+pub const ENCODING_COUNT: usize = 18;
 
 /// Encodings `0..LEAF_COUNT` store their values directly; the rest cascade (`nested`).
 pub(crate) const LEAF_COUNT: usize = 14;
@@ -112,6 +117,7 @@ impl Encoding {
         Encoding::RealDoubles,
         Encoding::CascadedDictionary,
         Encoding::CascadedRunLength,
+        Encoding::SharedDictionary,
     ];
 
     /// The encoding with tag `tag`, if any.
@@ -144,6 +150,7 @@ impl Encoding {
             Encoding::RealDoubles => "real_doubles",
             Encoding::CascadedDictionary => "cascaded_dictionary",
             Encoding::CascadedRunLength => "cascaded_run_length",
+            Encoding::SharedDictionary => "shared_dictionary",
         }
     }
 
@@ -170,6 +177,7 @@ impl Encoding {
                 | Encoding::RealDoubles
                 | Encoding::CascadedDictionary
                 | Encoding::CascadedRunLength
+                | Encoding::SharedDictionary
         )
     }
 }
@@ -276,9 +284,10 @@ pub(crate) fn estimate<T: ColumnValue>(
         Encoding::Alp => adaptive_lossless_float::estimate(input),
         Encoding::ChunkedBitPacked => chunked_frame_of_reference::estimate(input),
         Encoding::Lz4 | Encoding::Zstd => None, // priced per inner form by `compressed`
-        Encoding::RealDoubles | Encoding::CascadedDictionary | Encoding::CascadedRunLength => {
-            None // encoded, not estimated (`encode_cascade`)
-        }
+        Encoding::RealDoubles
+        | Encoding::CascadedDictionary
+        | Encoding::CascadedRunLength
+        | Encoding::SharedDictionary => None, // encoded, not estimated
     }
 }
 
@@ -308,7 +317,10 @@ pub(crate) fn encode<T: ColumnValue>(
         Encoding::Lz4 | Encoding::Zstd => {
             compressed::encode(encoding, inner.unwrap_or(Encoding::Unencoded), input, out)
         }
-        Encoding::RealDoubles | Encoding::CascadedDictionary | Encoding::CascadedRunLength => false,
+        Encoding::RealDoubles
+        | Encoding::CascadedDictionary
+        | Encoding::CascadedRunLength
+        | Encoding::SharedDictionary => false,
     };
     if !done {
         out.truncate(start);
@@ -322,8 +334,17 @@ fn read_tag(reader: &mut ByteReader<'_>) -> Result<Encoding> {
     Encoding::from_tag(tag).ok_or_else(|| corrupt(at, format!("unknown block encoding tag {tag}")))
 }
 
-/// Decodes a whole top-level block (`out.len()` values).
-pub(crate) fn decode<T: ColumnValue>(reader: ByteReader<'_>, out: &mut [T]) -> Result<()> {
+/// Decodes a whole top-level block (`out.len()` values); `shared` is the column's shared
+/// dictionary, which only top-level blocks refer to.
+pub(crate) fn decode<T: ColumnValue>(
+    mut reader: ByteReader<'_>,
+    out: &mut [T],
+    shared: &mut shared_dictionary::SharedEntries<'_, T>,
+) -> Result<()> {
+    if reader.peek_u8() == Some(Encoding::SharedDictionary.tag()) {
+        read_tag(&mut reader)?;
+        return shared_dictionary::decode(&mut reader, out, shared);
+    }
     decode_at(reader, out, 0)
 }
 
@@ -360,6 +381,7 @@ pub(crate) fn decode_payload<T: ColumnValue>(
         Encoding::RealDoubles => real_doubles::decode(reader, out, level),
         Encoding::CascadedDictionary => cascaded_dictionary::decode(reader, out, level),
         Encoding::CascadedRunLength => cascaded_run_length::decode(reader, out, level),
+        Encoding::SharedDictionary => Err(shared_dictionary::outside_the_column(reader)),
     }
 }
 
@@ -367,11 +389,17 @@ pub(crate) fn decode_payload<T: ColumnValue>(
 /// block into `out` (same length), reading only what those values need.
 /// Returns `Ok(false)` (nothing written) when the block's encoding has no random access.
 pub(crate) fn take<T: ColumnValue>(
-    reader: ByteReader<'_>,
+    mut reader: ByteReader<'_>,
     count: usize,
     positions: &[u32],
     out: &mut [T],
+    shared: &mut shared_dictionary::SharedEntries<'_, T>,
 ) -> Result<bool> {
+    if reader.peek_u8() == Some(Encoding::SharedDictionary.tag()) {
+        read_tag(&mut reader)?;
+        shared_dictionary::take(&mut reader, count, positions, out, shared)?;
+        return Ok(true);
+    }
     take_at(reader, count, positions, out, 0)
 }
 
@@ -400,6 +428,7 @@ pub(crate) fn take_at<T: ColumnValue>(
         Encoding::RealDoubles => real_doubles::take(r, count, positions, out, level)?,
         Encoding::CascadedDictionary => cascaded_dictionary::take(r, count, positions, out, level)?,
         Encoding::CascadedRunLength => cascaded_run_length::take(r, count, positions, out, level)?,
+        Encoding::SharedDictionary => return Err(shared_dictionary::outside_the_column(r)),
         Encoding::Delta | Encoding::Pco | Encoding::Lz4 | Encoding::Zstd => return Ok(false),
     }
     Ok(true)

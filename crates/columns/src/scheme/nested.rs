@@ -37,6 +37,10 @@ pub(crate) const LEAVES: [bool; ENCODING_COUNT] = set(&[]);
 /// Codes and small integers (dictionary codes, left halves of floats): runs of codes are
 /// common, so run-length with cascaded parts is allowed too.
 pub(crate) const SMALL_CODES: [bool; ENCODING_COUNT] = set(&[Encoding::CascadedRunLength]);
+/// Codes into a column's shared dictionary: a block uses part of it, so a dictionary of the
+/// codes (remapping them densely) may pay, beside what other codes may become.
+pub(crate) const SHARED_CODES: [bool; ENCODING_COUNT] =
+    set(&[Encoding::CascadedRunLength, Encoding::CascadedDictionary]);
 /// Values of the column's own type (dictionary entries, run values).
 pub(crate) const VALUES: [bool; ENCODING_COUNT] =
     set(&[Encoding::RealDoubles, Encoding::CascadedDictionary]);
@@ -100,6 +104,11 @@ impl<'a> View<'a> {
         })
     }
 
+    /// The part's encoding (its first byte), if known.
+    pub(crate) fn encoding(&self) -> Option<Encoding> {
+        self.bytes.first().copied().and_then(Encoding::from_tag)
+    }
+
     fn reader(&self) -> ByteReader<'a> {
         ByteReader::of_version(self.bytes, self.base, self.version)
     }
@@ -119,7 +128,7 @@ impl<'a> View<'a> {
         positions: &[u32],
         out: &mut [U],
     ) -> Result<bool> {
-        let independent = match self.bytes.first().copied().and_then(Encoding::from_tag) {
+        let independent = match self.encoding() {
             Some(
                 Encoding::BitPacked
                 | Encoding::BytePacked
