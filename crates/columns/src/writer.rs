@@ -208,15 +208,9 @@ fn top_level(options: &EncodeOptions) -> Nest {
 pub fn encode<T: ColumnValue>(values: &[T], options: &EncodeOptions) -> Result<Vec<u8>> {
     let block_log2 = options.block_log2()?;
     let nest = top_level(options);
-    let mut blocks: Vec<EncodedBlock> = values
+    let mut blocks: Vec<EncodedVector> = values
         .chunks(options.block_size)
-        .map(|block| {
-            let block = encode_vector(block, &nest);
-            EncodedBlock {
-                encoding: block.encoding,
-                bytes: block.bytes,
-            }
-        })
+        .map(|block| encode_vector(block, &nest))
         .collect();
     // Dictionaries that repeat across blocks: one for the column, if that is smaller.
     let shared = if options.allowed[Encoding::SharedDictionary.tag() as usize] {
@@ -230,7 +224,13 @@ pub fn encode<T: ColumnValue>(values: &[T], options: &EncodeOptions) -> Result<V
         options.target.code(),
         values.len(),
         shared.as_ref(),
-        &blocks,
+        &blocks
+            .into_iter()
+            .map(|block| EncodedBlock {
+                encoding: block.encoding,
+                bytes: block.bytes,
+            })
+            .collect::<Vec<_>>(),
     ))
 }
 

@@ -22,7 +22,8 @@ use super::dictionary::{ENTRIES_PER_VALUE_TO_UNPACK, MAX_ENTRIES};
 use super::{nested, Encoding, Nest};
 use crate::bytes::{pad8, ByteReader};
 use crate::error::{corrupt, Error, Result};
-use crate::layout::EncodedBlock;
+use crate::selection;
+use crate::writer::EncodedVector;
 use crate::value::{as_lanes, order_key, ColumnValue};
 use hashbrown::{HashMap, HashSet};
 
@@ -159,12 +160,16 @@ pub(crate) struct SharedSection {
 }
 
 /// Re-encodes the column's dictionary blocks (per-block or cascaded) as codes into one shared
-/// dictionary when the column gets smaller: `blocks` are the per-block choices for
-/// `values.chunks(block_size)`, replaced in place when the shared form is kept.
+/// dictionary where the target prefers that form, and keeps it when the column gets smaller:
+/// `blocks` are the per-block choices for `values.chunks(block_size)`, replaced in place.
+///
+/// Per block the target's rule (`selection::choose_encoded`) weighs the block as it is against
+/// its shared form, whose size and decode cost include its share of the dictionary's: under
+/// `faster`, codes that are smaller but slower to decode than a block's own dictionary lose.
 pub(crate) fn share<T: ColumnValue>(
     values: &[T],
     block_size: usize,
-    blocks: &mut [EncodedBlock],
+    blocks: &mut [EncodedVector],
     nest: &Nest,
 ) -> Option<SharedSection> {
     let chosen: Vec<usize> = blocks
@@ -203,29 +208,53 @@ pub(crate) fn share<T: ColumnValue>(
         .collect();
     let mut section = Vec::new();
     let entry_values: Vec<T> = entries.iter().map(|&lane| T::from_lane(lane)).collect();
-    nested::write(&mut section, &entry_values, &nest.child(nested::VALUES));
+    let written = nested::write(&mut section, &entry_values, &nest.child(nested::VALUES));
+    let section_share = section.len() / chosen.len();
+    let entries_ns_share = written.decode_ns / chosen.len() as f64;
+    let gather_ns = crate::cost_table::decode_ns_per_value(
+        Encoding::SharedDictionary,
+        <T::Lane as crate::value::Lane>::BITS,
+    );
     let mut rewritten = Vec::new();
     let mut saved = 0usize;
     for &index in &chosen {
-        let codes: Vec<u32> = block_values(index).iter().map(|l| code_of[l]).collect();
+        let lanes = block_values(index);
+        let codes: Vec<u32> = lanes.iter().map(|l| code_of[l]).collect();
         let mut bytes = vec![Encoding::SharedDictionary.tag(), 0, 0, 0];
         bytes.extend_from_slice(&(entries.len() as u32).to_le_bytes());
-        nested::write(&mut bytes, &codes, &nest.child(nested::SHARED_CODES));
+        let codes = nested::write(&mut bytes, &codes, &nest.child(nested::SHARED_CODES));
         pad8(&mut bytes);
-        let before = blocks[index].bytes.len();
-        if bytes.len() < before {
-            saved += before - bytes.len();
-            rewritten.push((index, bytes));
+        let before = &blocks[index];
+        let forms = [
+            selection::Encoded {
+                bytes: before.bytes.len(),
+                decode_ns: before.decode_ns,
+                random_access: before.random_access,
+            },
+            selection::Encoded {
+                bytes: bytes.len() + section_share,
+                decode_ns: codes.decode_ns + gather_ns * lanes.len() as f64 + entries_ns_share,
+                random_access: codes.random_access,
+            },
+        ];
+        let raw_bytes = std::mem::size_of_val(lanes);
+        if selection::choose_encoded(nest.target, raw_bytes, 0, &forms) == 1
+            && bytes.len() < before.bytes.len()
+        {
+            saved += before.bytes.len() - bytes.len();
+            rewritten.push((index, bytes, forms[1]));
         }
     }
-    // The section is paid once; only blocks that got smaller take part.
+    // The section is paid once; only blocks whose shared form won take part.
     if saved <= section.len() {
         return None;
     }
-    for (index, bytes) in rewritten {
-        blocks[index] = EncodedBlock {
+    for (index, bytes, form) in rewritten {
+        blocks[index] = EncodedVector {
             encoding: Encoding::SharedDictionary,
             bytes,
+            decode_ns: form.decode_ns,
+            random_access: form.random_access,
         };
     }
     Some(SharedSection {
