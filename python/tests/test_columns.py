@@ -70,8 +70,9 @@ def test_faster_reads_drifting_timestamps_by_chunk_frames():
 def test_skewed_prices_get_random_access_forms_under_balanced():
     prices = np.round(RNG.lognormal(3, 1, 200_000), 2)
     column = columns.Column(columns.encode(prices, target="balanced"))
-    # Patched ALP digits, or (the prices repeat) a dictionary whose parts cascade.
-    assert set(column.composition()) <= {"alp", "cascaded_dictionary"}
+    # Patched ALP digits, or (the prices repeat) a dictionary whose parts cascade, per block or
+    # shared by the blocks.
+    assert set(column.composition()) <= {"alp", "cascaded_dictionary", "shared_dictionary"}
     assert column.nbytes * 8 < prices.size * 16  # unpatched digits need ~18 bits
     decoded = column.to_numpy()
     assert decoded.view(np.uint64).tolist() == prices.view(np.uint64).tolist()

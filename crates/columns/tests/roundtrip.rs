@@ -354,6 +354,16 @@ fn shared_dictionary_stores_recurring_values_once() {
         shared.nbytes(),
         per_block.nbytes()
     );
+    // `faster` keeps each block's own dictionary (it stays in cache).
+    let faster = check(&ratios, &EncodeOptions::new(Target::Faster));
+    assert!(
+        faster
+            .composition()
+            .iter()
+            .all(|&(e, _)| e != Encoding::SharedDictionary),
+        "{:?}",
+        faster.composition()
+    );
     // Sparse rows in every block read the codes, then only the entries they need.
     let rows: Vec<usize> = (0..ratios.len()).step_by(1009).collect();
     let taken = shared.take::<f64>(&rows).unwrap();
