@@ -116,7 +116,11 @@ pub(crate) fn assemble(
         out.extend_from_slice(&[0; 3]);
     }
     out.extend_from_slice(&(shared_bytes.len() as u64).to_le_bytes());
-    let shared_checksum = if shared_bytes.is_empty() { 0 } else { checksum(shared_bytes) };
+    let shared_checksum = if shared_bytes.is_empty() {
+        0
+    } else {
+        checksum(shared_bytes)
+    };
     out.extend_from_slice(&shared_checksum.to_le_bytes());
     let metadata_checksum = checksum(&out);
     out.extend_from_slice(&metadata_checksum.to_le_bytes());
@@ -206,7 +210,11 @@ pub(crate) fn parse(bytes: &[u8]) -> Result<Metadata> {
     }
     let block_count = block_count as usize; // < 2^32, and the table must fit in the buffer
     let table_length = ENTRY_SIZE * block_count;
-    let trailer_length = if version >= SHARED_DICTIONARY_VERSION { 16 } else { 8 };
+    let trailer_length = if version >= SHARED_DICTIONARY_VERSION {
+        16
+    } else {
+        8
+    };
     if bytes.len() < header_size + table_length + trailer_length {
         return Err(Error::Truncated {
             offset: bytes.len(),

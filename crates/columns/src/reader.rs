@@ -337,7 +337,13 @@ impl<B: AsRef<[u8]>> Column<B> {
             let target = &mut out[start..end];
             let taken = (end - start) * GATHER_RATIO < count
                 && entry.encoding.random_access()
-                && scheme::take(self.block_reader(entry), count, &positions, target, &mut shared)?;
+                && scheme::take(
+                    self.block_reader(entry),
+                    count,
+                    &positions,
+                    target,
+                    &mut shared,
+                )?;
             if !taken {
                 scratch.resize(count, T::default());
                 self.decode_block(block, &mut scratch[..count], &mut shared)?;

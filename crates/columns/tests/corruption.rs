@@ -45,7 +45,9 @@ fn sample_columns() -> Vec<Vec<u8>> {
         ] {
             let composition = Column::open(&column[..]).unwrap().composition();
             assert!(
-                composition.iter().any(|&(e, _)| e == Encoding::SharedDictionary),
+                composition
+                    .iter()
+                    .any(|&(e, _)| e == Encoding::SharedDictionary),
                 "{composition:?}"
             );
             out.push(column);

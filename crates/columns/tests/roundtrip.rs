@@ -317,7 +317,9 @@ fn cascades_round_trip_and_pay_where_their_parts_compress() {
 fn shared_dictionary_stores_recurring_values_once() {
     let mut state = 0x9e37_79b9_7f4a_7c15u64;
     let mut next = move |bound: u64| {
-        state = state.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
+        state = state
+            .wrapping_mul(6_364_136_223_846_793_005)
+            .wrapping_add(1);
         (state >> 33) % bound
     };
     let distances: Vec<f64> = (0..200).map(|i| (100 + i * 13) as f64).collect();

@@ -21,10 +21,12 @@ use datafusion::arrow::datatypes::SchemaRef;
 use datafusion::datasource::MemTable;
 use datafusion::execution::context::SessionContext;
 use datafusion::execution::options::ArrowReadOptions;
+use datafusion::execution::SessionStateBuilder;
 use datafusion::prelude::{CsvReadOptions, JsonReadOptions, ParquetReadOptions, SessionConfig};
 use shapeshift_formats::registry::FormatKind;
 use shapeshift_types::TableSchema;
 
+mod few_groups;
 mod mapped_files;
 mod output;
 mod row_table;
@@ -87,7 +89,12 @@ impl Engine {
             .map_err(|e| EngineError::Query(format!("starting the query runtime: {e}")))?;
         // DataFusion's defaults: Parquet strings read as views; our tables give views too.
         let config = SessionConfig::new();
-        let context = SessionContext::new_with_config(config);
+        let state = SessionStateBuilder::new()
+            .with_config(config)
+            .with_default_features()
+            .with_physical_optimizer_rule(Arc::new(few_groups::FewGroupsCount))
+            .build();
+        let context = SessionContext::new_with_state(state);
         context.register_udf(spark_hash_udf());
         Ok(Engine { context, runtime })
     }

@@ -23,8 +23,8 @@ use super::{nested, Encoding, Nest};
 use crate::bytes::{pad8, ByteReader};
 use crate::error::{corrupt, Error, Result};
 use crate::selection;
-use crate::writer::EncodedVector;
 use crate::value::{as_lanes, order_key, ColumnValue};
+use crate::writer::EncodedVector;
 use hashbrown::{HashMap, HashSet};
 
 /// The column's shared dictionary as the blocks see it: none, or its entries part, decoded
@@ -106,7 +106,9 @@ fn parse<'a>(
     if size != shared_size {
         return Err(corrupt(
             at,
-            format!("block refers to {size} entries, the column's shared dictionary has {shared_size}"),
+            format!(
+                "block refers to {size} entries, the column's shared dictionary has {shared_size}"
+            ),
         ));
     }
     let codes_at = reader.offset();
