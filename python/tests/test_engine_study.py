@@ -45,7 +45,23 @@ def test_workers_agree_on_both_queries(tmp_path, engine):
     assert _digests(engine, tmp_path) == reference
 
 
-def _digests(engine: str, data_dir) -> dict:
+def test_our_formats_read_into_the_engine_as_parquet_does(tmp_path):
+    """Every row and column of the Skiff and Arrow-row copies (the `read` query's checksum of
+    every column) and both queries agree with Parquet's in shapeshift's engine."""
+    from shapeshift.lab.studies.engine import stream_seconds
+
+    paths = data.generate(tmp_path / "parquet", 20_000, files=2)
+    copies = {f: data.copy_as(paths, f, tmp_path / f) for f in ("skiff", "arrow")}
+    queries = ("q1", "q2", "read")
+    reference = _digests("shapeshift", tmp_path, queries)
+    assert reference["read"][1] == 1  # one checksum row
+    for name in ("shapeshift-skiff", "shapeshift-arrow"):
+        assert _digests(name, tmp_path, queries) == reference, name
+    assert _digests("duckdb", tmp_path)["q1"] == reference["q1"]
+    assert 0 < stream_seconds(copies["skiff"], repeat=2) < 5
+
+
+def _digests(engine: str, data_dir, queries=("q1", "q2")) -> dict:
     worker = subprocess.Popen(
         [sys.executable, "-m", "shapeshift.lab.engines.worker", engine, str(data_dir)],
         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
@@ -53,7 +69,7 @@ def _digests(engine: str, data_dir) -> dict:
     try:
         assert json.loads(worker.stdout.readline())["ready"]
         out = {}
-        for query in ("q1", "q2"):
+        for query in queries:
             worker.stdin.write(json.dumps({"op": "check", "query": query}) + "\n")
             worker.stdin.flush()
             answer = json.loads(worker.stdout.readline())
