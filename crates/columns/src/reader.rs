@@ -29,27 +29,28 @@ impl<B: AsRef<[u8]>> Column<B> {
     pub fn open(bytes: B) -> Result<Self> {
         let column = Self::open_without_block_checksums(bytes)?;
         let data = column.bytes.as_ref();
-        if let Some(shared) = &column.metadata.shared {
-            let computed = layout::checksum(&data[shared.start..shared.end]);
-            if computed != shared.checksum {
+        let verify = |region: &'static str, start: usize, end: usize, stored: u32| {
+            let computed = layout::checksum(&data[start..end]);
+            if computed != stored {
                 return Err(Error::Checksum {
-                    region: "shared dictionary",
-                    offset: shared.start,
-                    stored: shared.checksum,
+                    region,
+                    offset: start,
+                    stored,
                     computed,
                 });
             }
+            Ok(())
+        };
+        if let Some(shared) = &column.metadata.shared {
+            verify(
+                "shared dictionary",
+                shared.start,
+                shared.end,
+                shared.checksum,
+            )?;
         }
         for block in &column.metadata.blocks {
-            let computed = layout::checksum(&data[block.start..block.end]);
-            if computed != block.checksum {
-                return Err(Error::Checksum {
-                    region: "block",
-                    offset: block.start,
-                    stored: block.checksum,
-                    computed,
-                });
-            }
+            verify("block", block.start, block.end, block.checksum)?;
         }
         Ok(column)
     }

@@ -18,14 +18,13 @@
 //! random access.
 
 use super::cascaded_dictionary::{decode_codes_to_entries, pick, take_codes, take_entries};
-use super::dictionary::{ENTRIES_PER_VALUE_TO_UNPACK, MAX_ENTRIES};
+use super::dictionary::{build, ENTRIES_PER_VALUE_TO_UNPACK, MAX_ENTRIES};
 use super::{nested, Encoding, Nest};
 use crate::bytes::{pad8, ByteReader};
 use crate::error::{corrupt, Error, Result};
 use crate::selection;
-use crate::value::{as_lanes, order_key, ColumnValue};
+use crate::value::{as_lanes, ColumnValue};
 use crate::writer::EncodedVector;
-use hashbrown::{HashMap, HashSet};
 
 /// The column's shared dictionary as the blocks see it: none, or its entries part, decoded
 /// on first use.
@@ -193,21 +192,14 @@ pub(crate) fn share<T: ColumnValue>(
         let start = index * block_size;
         as_lanes(&values[start..(start + block_size).min(values.len())])
     };
-    let mut distinct = HashSet::new();
-    for &index in &chosen {
-        for &lane in block_values(index) {
-            if distinct.insert(lane) && distinct.len() > MAX_ENTRIES {
-                return None;
-            }
-        }
-    }
-    let mut entries: Vec<T::Lane> = distinct.into_iter().collect();
-    entries.sort_unstable_by_key(|&lane| order_key::<T>(lane));
-    let code_of: HashMap<T::Lane, u32> = entries
+    // One dictionary over the chosen blocks' values, in block order, then split by block.
+    let chosen_lanes: Vec<T::Lane> = chosen
         .iter()
-        .enumerate()
-        .map(|(code, &lane)| (lane, code as u32))
+        .flat_map(|&i| block_values(i))
+        .copied()
         .collect();
+    let (entries, all_codes) = build::<T>(&chosen_lanes, MAX_ENTRIES)?;
+    let mut block_codes = all_codes.chunks(block_size);
     let mut section = Vec::new();
     let entry_values: Vec<T> = entries.iter().map(|&lane| T::from_lane(lane)).collect();
     let written = nested::write(&mut section, &entry_values, &nest.child(nested::VALUES));
@@ -221,10 +213,10 @@ pub(crate) fn share<T: ColumnValue>(
     let mut saved = 0usize;
     for &index in &chosen {
         let lanes = block_values(index);
-        let codes: Vec<u32> = lanes.iter().map(|l| code_of[l]).collect();
+        let codes = block_codes.next().unwrap_or_default();
         let mut bytes = vec![Encoding::SharedDictionary.tag(), 0, 0, 0];
         bytes.extend_from_slice(&(entries.len() as u32).to_le_bytes());
-        let codes = nested::write(&mut bytes, &codes, &nest.child(nested::SHARED_CODES));
+        let codes = nested::write(&mut bytes, codes, &nest.child(nested::SHARED_CODES));
         pad8(&mut bytes);
         let before = &blocks[index];
         let forms = [
