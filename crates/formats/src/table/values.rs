@@ -421,7 +421,9 @@ pub(crate) fn unsigned_bound(ty: &Type) -> u64 {
 
 /// Bounds found per type, shared by every thread; at most [`BoundsCache::LIMIT`] types are
 /// kept (beyond that they are found again each time), so hostile schemas cannot grow it.
-struct BoundsCache<B>(std::sync::Mutex<Option<std::collections::HashMap<Type, B>>>);
+/// Looked up each time a sink or source compiles its schema (every one-row `dumps`), hence
+/// hashbrown's hasher rather than SipHash over the whole type tree.
+struct BoundsCache<B>(std::sync::Mutex<Option<hashbrown::HashMap<Type, B>>>);
 
 impl<B: Copy> BoundsCache<B> {
     const LIMIT: usize = 1024;
@@ -430,7 +432,7 @@ impl<B: Copy> BoundsCache<B> {
         BoundsCache(std::sync::Mutex::new(None))
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, Option<std::collections::HashMap<Type, B>>> {
+    fn lock(&self) -> std::sync::MutexGuard<'_, Option<hashbrown::HashMap<Type, B>>> {
         // A panic elsewhere cannot leave a half-written entry: inserts are single calls.
         self.0
             .lock()

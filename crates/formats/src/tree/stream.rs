@@ -1,7 +1,7 @@
 //! The format's own readers of a stream held in memory: rows as owned values
 //! ([`RowReader`]) and items with no schema ([`ItemReader`]).
 
-use std::collections::HashMap;
+use hashbrown::HashMap;
 use std::marker::PhantomData;
 
 use shapeshift_types::{check_value, PrimitiveType, TableSchema, Type, Value};
