@@ -191,7 +191,10 @@ pub(crate) fn parse(bytes: &[u8]) -> Result<Metadata> {
     let value_count = reader.u64("value count")?;
     let block_count = reader.u32("block count")? as u64;
     let shared_entries = reader.u32("shared dictionary entries")? as u64;
-    if shared_entries > 0 && (version < SHARED_DICTIONARY_VERSION || shared_entries > value_count) {
+    // The writer keeps a shared dictionary to `MAX_ENTRIES`; a reader decodes it whole, so a
+    // larger count is refused before anything is allocated.
+    let entry_limit = value_count.min(crate::scheme::dictionary::MAX_ENTRIES as u64);
+    if shared_entries > 0 && (version < SHARED_DICTIONARY_VERSION || shared_entries > entry_limit) {
         return Err(corrupt(
             28,
             format!("a shared dictionary of {shared_entries} entries in a version-{version} column of {value_count} values"),

@@ -232,3 +232,29 @@ fn chunked_frame_table_is_checked() {
         assert_reports_offset(&error, bytes.len());
     }
 }
+
+/// A shared dictionary's entry count beyond what a writer makes (2^16, or the value count) is
+/// refused by the header check, with a valid metadata checksum, before anything is allocated.
+#[test]
+fn oversized_shared_dictionary_is_refused() {
+    let values: Vec<i64> = (0..9000)
+        .map(|i| (i * 7919 % 400) * 1_000_003 - 7)
+        .collect();
+    let options = EncodeOptions::new(Target::Smaller)
+        .with_block_size(4096)
+        .with_only(&[Encoding::Dictionary, Encoding::SharedDictionary]);
+    let bytes = encode(&values, &options).unwrap();
+    Column::open(&bytes[..]).unwrap();
+    let checksum_at = data_start(&bytes) - 4;
+    for entries in [u32::MAX, 1 << 16 | 1, 9001] {
+        let mut hostile = bytes.clone();
+        hostile[28..32].copy_from_slice(&entries.to_le_bytes());
+        let checksum = twox_hash::XxHash3_64::oneshot(&hostile[..checksum_at]) as u32;
+        hostile[checksum_at..checksum_at + 4].copy_from_slice(&checksum.to_le_bytes());
+        let error = Column::open(hostile).unwrap_err();
+        assert!(
+            error.to_string().contains("shared dictionary of"),
+            "{entries}: {error}"
+        );
+    }
+}
