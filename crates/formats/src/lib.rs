@@ -19,6 +19,7 @@ pub mod cbor;
 pub mod json;
 pub mod msgpack;
 pub mod protobuf;
+mod read_buffer;
 pub mod skiff;
 pub mod thrift;
 mod tree;

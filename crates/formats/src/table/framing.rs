@@ -27,6 +27,7 @@
 use std::io::{self, Read, Write};
 use std::ops::Range;
 
+use crate::read_buffer;
 use crate::table::{FormatError, RowPosition};
 
 const TABLE_INDEX: u32 = 0xFFFF_FFFF;
@@ -38,11 +39,9 @@ const END_OF_STREAM: u32 = 0xFFFF_FFFB;
 /// The largest row message accepted (YT's own limit on a row is 128 MiB).
 pub(crate) const MAX_MESSAGE_LEN: u32 = 128 << 20;
 
-/// Input is read, and output written, in chunks of this size.
+/// Input is read, and output written, in chunks of this size (the input buffer starts smaller
+/// and grows by `table::read_buffer`'s rule).
 const CHUNK: usize = 64 << 10;
-/// The input buffer starts at this size and doubles while reads fill it, up to `CHUNK`
-/// (growing zeroes it: a one-row `loads` of Thrift paid for zeroing 64 KiB).
-const FIRST_CHUNK: usize = 4 << 10;
 
 /// Reads frames: the next row message and its position.
 pub(crate) struct FrameReader {
@@ -55,8 +54,6 @@ pub(crate) struct FrameReader {
     /// The input offset of `buf[0]`.
     base: u64,
     input_done: bool,
-    /// The last read filled the buffer: more input is likely waiting.
-    filled_up: bool,
     rows: u64,
     table_count: usize,
     position: RowPosition,
@@ -77,7 +74,6 @@ impl FrameReader {
             end: 0,
             base: 0,
             input_done: false,
-            filled_up: false,
             rows: 0,
             table_count,
             position: RowPosition::default(),
@@ -115,6 +111,7 @@ impl FrameReader {
             if self.input_done {
                 return Ok(false);
             }
+            let read_full = self.end == self.buf.len() && !self.buf.is_empty();
             if self.start == self.end || self.buf.len() - self.start < n {
                 // Move the unconsumed bytes to the front (nothing borrows them now).
                 self.buf.copy_within(self.start..self.end, 0);
@@ -122,20 +119,24 @@ impl FrameReader {
                 self.end -= self.start;
                 self.start = 0;
             }
-            let full = self.end == self.buf.len();
-            if full || (self.filled_up && self.buf.len() < CHUNK) {
-                // Double (from `FIRST_CHUNK`): when the held bytes fill the buffer (bounded by
-                // the input), or while reads fill it, up to `CHUNK`.
-                let grow = self.buf.len().max(FIRST_CHUNK);
-                self.buf.resize(self.buf.len() + grow, 0);
-                self.filled_up = false;
+            if self.buf.is_empty() {
+                self.buf.resize(read_buffer::start_len(CHUNK), 0);
+            }
+            // No limit of its own when the held bytes fill it: they are input that arrived,
+            // so the buffer stays within about twice the real input.
+            let grown = read_buffer::grown_len(
+                self.buf.len(),
+                self.end == self.buf.len(),
+                read_full,
+                CHUNK,
+                usize::MAX,
+            );
+            if grown > self.buf.len() {
+                self.buf.resize(grown, 0);
             }
             match self.input.read(&mut self.buf[self.end..]) {
                 Ok(0) => self.input_done = true,
-                Ok(read) => {
-                    self.end += read;
-                    self.filled_up = self.end == self.buf.len();
-                }
+                Ok(read) => self.end += read,
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
                 Err(e) => return Err(self.error(self.base + self.end as u64, format!("read: {e}"))),
             }

@@ -9,6 +9,7 @@ use super::decode::{type_name, Record, TreeDecoder};
 use super::encode::{encode_control, encode_value};
 use super::stream::{ScalarPlan, TreeStream, TreeTable};
 use super::{Dialect, Item, TreeError};
+use crate::read_buffer;
 use crate::table::other_columns;
 use crate::table::position::PositionWriter;
 use crate::table::row_refs::RefsBuffer;
@@ -20,11 +21,8 @@ use crate::table::{FormatError, RowBlock, RowPosition, RowRef, RowSink, RowSourc
 /// may take: the read buffer grows to hold a record larger than itself, up to this.
 pub(crate) const MAX_RECORD_BYTES: usize = 1 << 30;
 
-/// The read buffer of a streaming tree-format source: it starts at the first size and
-/// doubles while reads fill it, up to the second. A buffer is zeroed when it grows, and a
-/// message of a few hundred bytes (an RPC value, a `loads` of one row) paid for zeroing
-/// 256 KiB: 28% of a MediaContent `loads` in CBOR.
-const FIRST_READ_BUFFER_BYTES: usize = 4 << 10;
+/// The read buffer a streaming tree-format source prefers (it starts smaller and grows by
+/// `table::read_buffer`'s rule).
 const READ_BUFFER_BYTES: usize = 256 << 10;
 
 /// The input of a streaming source: a window of the stream in a buffer that rows are decoded
@@ -32,8 +30,8 @@ const READ_BUFFER_BYTES: usize = 256 << 10;
 ///
 /// `buffer[consumed..filled]` is the part not decoded yet; `buffer[0]` is byte `base` of the
 /// stream. Refilling moves the undecoded tail to the front, doubles the buffer when that
-/// tail fills it (a record larger than the buffer, up to [`MAX_RECORD_BYTES`]) or while the
-/// last refill's reads filled it (a long stream, up to `READ_BUFFER_BYTES`), and reads
+/// tail fills it (a record larger than the buffer, up to [`MAX_RECORD_BYTES`]) or while
+/// reads fill it (a long stream, up to `READ_BUFFER_BYTES`; `table::read_buffer`), and reads
 /// until the tail has at least doubled: a record that needs `k` refills is decoded `k + 1`
 /// times over a geometric series of lengths, so decoding stays linear in the input even for
 /// a reader that returns a few bytes at a time.
@@ -44,8 +42,6 @@ struct InputWindow {
     filled: usize,
     base: u64,
     eof: bool,
-    /// The last refill's reads filled the buffer: more input is likely waiting.
-    filled_up: bool,
 }
 
 impl InputWindow {
@@ -57,7 +53,6 @@ impl InputWindow {
             filled: 0,
             base: 0,
             eof: false,
-            filled_up: false,
         }
     }
 
@@ -67,6 +62,7 @@ impl InputWindow {
     /// On I/O failure, or when the record would outgrow [`MAX_RECORD_BYTES`].
     #[cold]
     fn refill(&mut self, format: &'static str) -> Result<(), FormatError> {
+        let read_full = self.filled == self.buffer.len() && !self.buffer.is_empty();
         if self.consumed > 0 {
             self.buffer.copy_within(self.consumed..self.filled, 0);
             self.filled -= self.consumed;
@@ -74,18 +70,26 @@ impl InputWindow {
             self.consumed = 0;
         }
         let pending = self.filled;
-        let streaming = self.filled_up && self.buffer.len() < READ_BUFFER_BYTES;
-        if pending == self.buffer.len() || streaming {
-            if self.buffer.len() >= MAX_RECORD_BYTES {
-                return Err(FormatError::new(
-                    format,
-                    format!(
-                        "a record is larger than {MAX_RECORD_BYTES} bytes (the reader's limit)"
-                    ),
-                )
-                .at(self.base));
-            }
-            let grown = (self.buffer.len() * 2).clamp(FIRST_READ_BUFFER_BYTES, MAX_RECORD_BYTES);
+        if self.buffer.is_empty() {
+            self.buffer
+                .resize(read_buffer::start_len(READ_BUFFER_BYTES), 0);
+        }
+        let full = pending == self.buffer.len();
+        if full && self.buffer.len() >= MAX_RECORD_BYTES {
+            return Err(FormatError::new(
+                format,
+                format!("a record is larger than {MAX_RECORD_BYTES} bytes (the reader's limit)"),
+            )
+            .at(self.base));
+        }
+        let grown = read_buffer::grown_len(
+            self.buffer.len(),
+            full,
+            read_full,
+            READ_BUFFER_BYTES,
+            MAX_RECORD_BYTES,
+        );
+        if grown > self.buffer.len() {
             self.buffer.resize(grown, 0);
         }
         let target = (pending * 2).clamp(pending + 1, self.buffer.len());
@@ -102,7 +106,6 @@ impl InputWindow {
                 }
             }
         }
-        self.filled_up = self.filled == self.buffer.len();
         Ok(())
     }
 }

@@ -15,6 +15,7 @@
 use std::io::Read;
 
 use super::error::YsonError;
+use crate::read_buffer;
 
 mod sealed {
     pub trait Sealed {}
@@ -101,14 +102,10 @@ pub struct ReadSource<R> {
     pin: Option<usize>,
     /// The size the buffer may grow to.
     max_size: usize,
-    /// The size asked for: the buffer starts at most `START_SIZE` and doubles towards this
-    /// once the input proves longer than the buffer, so a short input does not pay for
-    /// zeroing a large buffer (1 MiB per call was most of a one-row read).
+    /// The size asked for: the buffer starts small and doubles towards this while reads fill
+    /// it (`table::read_buffer`).
     preferred: usize,
 }
-
-/// The first buffer of a [`ReadSource`] asked for more.
-const START_SIZE: usize = 16 * 1024;
 
 impl<R: Read> ReadSource<R> {
     pub(crate) fn new(reader: R) -> ReadSource<R> {
@@ -121,7 +118,7 @@ impl<R: Read> ReadSource<R> {
         let initial = initial.max(1);
         ReadSource {
             reader,
-            buffer: vec![0; initial.min(START_SIZE)],
+            buffer: vec![0; read_buffer::start_len(initial)],
             start: 0,
             end: 0,
             base: 0,
@@ -229,6 +226,7 @@ impl<R: Read> Source for ReadSource<R> {
         if self.exhausted {
             return Ok(false);
         }
+        let read_full = self.end == self.buffer.len();
         let keep_from = self.pin.map_or(self.start, |pin| pin.min(self.start));
         if keep_from > 0 {
             self.buffer.copy_within(keep_from..self.end, 0);
@@ -237,23 +235,26 @@ impl<R: Read> Source for ReadSource<R> {
             self.start -= keep_from;
             self.pin = self.pin.map(|pin| pin - keep_from);
         }
-        if self.end == self.buffer.len() {
-            if self.buffer.len() >= self.max_size {
-                // Report rather than spin: the bytes to keep fill the largest buffer allowed.
-                let from = self.base + self.pin.unwrap_or(self.start) as u64;
-                return Err(YsonError::new(
-                    from,
-                    format!(
-                        "a row (or token) from byte {from} is longer than the read buffer's limit of {} bytes",
-                        self.max_size
-                    ),
-                ));
-            }
-            let grown = self.buffer.len().saturating_mul(2).min(self.max_size);
-            self.buffer.resize(grown, 0);
-        } else if self.buffer.len() < self.preferred && self.base > 0 {
-            // The input outlasted a whole buffer: a stream, so grow towards the size asked for.
-            let grown = self.buffer.len().saturating_mul(2).min(self.preferred);
+        let full = self.end == self.buffer.len();
+        if full && self.buffer.len() >= self.max_size {
+            // Report rather than spin: the bytes to keep fill the largest buffer allowed.
+            let from = self.base + self.pin.unwrap_or(self.start) as u64;
+            return Err(YsonError::new(
+                from,
+                format!(
+                    "a row (or token) from byte {from} is longer than the read buffer's limit of {} bytes",
+                    self.max_size
+                ),
+            ));
+        }
+        let grown = read_buffer::grown_len(
+            self.buffer.len(),
+            full,
+            read_full,
+            self.preferred,
+            self.max_size,
+        );
+        if grown > self.buffer.len() {
             self.buffer.resize(grown, 0);
         }
         self.read_more()
