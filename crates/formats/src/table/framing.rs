@@ -40,7 +40,7 @@ const END_OF_STREAM: u32 = 0xFFFF_FFFB;
 pub(crate) const MAX_MESSAGE_LEN: u32 = 128 << 20;
 
 /// Input is read, and output written, in chunks of this size (the input buffer starts smaller
-/// and grows by `table::read_buffer`'s rule).
+/// and grows by `crate::read_buffer`'s rule).
 const CHUNK: usize = 64 << 10;
 
 /// Reads frames: the next row message and its position.
@@ -111,7 +111,6 @@ impl FrameReader {
             if self.input_done {
                 return Ok(false);
             }
-            let read_full = self.end == self.buf.len() && !self.buf.is_empty();
             if self.start == self.end || self.buf.len() - self.start < n {
                 // Move the unconsumed bytes to the front (nothing borrows them now).
                 self.buf.copy_within(self.start..self.end, 0);
@@ -127,7 +126,7 @@ impl FrameReader {
             let grown = read_buffer::grown_len(
                 self.buf.len(),
                 self.end == self.buf.len(),
-                read_full,
+                self.base > 0,
                 CHUNK,
                 usize::MAX,
             );

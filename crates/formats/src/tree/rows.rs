@@ -22,7 +22,7 @@ use crate::table::{FormatError, RowBlock, RowPosition, RowRef, RowSink, RowSourc
 pub(crate) const MAX_RECORD_BYTES: usize = 1 << 30;
 
 /// The read buffer a streaming tree-format source prefers (it starts smaller and grows by
-/// `table::read_buffer`'s rule).
+/// `crate::read_buffer`'s rule).
 const READ_BUFFER_BYTES: usize = 256 << 10;
 
 /// The input of a streaming source: a window of the stream in a buffer that rows are decoded
@@ -31,7 +31,7 @@ const READ_BUFFER_BYTES: usize = 256 << 10;
 /// `buffer[consumed..filled]` is the part not decoded yet; `buffer[0]` is byte `base` of the
 /// stream. Refilling moves the undecoded tail to the front, doubles the buffer when that
 /// tail fills it (a record larger than the buffer, up to [`MAX_RECORD_BYTES`]) or while
-/// reads fill it (a long stream, up to `READ_BUFFER_BYTES`; `table::read_buffer`), and reads
+/// the input outlasts it (a stream, up to `READ_BUFFER_BYTES`; `crate::read_buffer`), and reads
 /// until the tail has at least doubled: a record that needs `k` refills is decoded `k + 1`
 /// times over a geometric series of lengths, so decoding stays linear in the input even for
 /// a reader that returns a few bytes at a time.
@@ -62,7 +62,6 @@ impl InputWindow {
     /// On I/O failure, or when the record would outgrow [`MAX_RECORD_BYTES`].
     #[cold]
     fn refill(&mut self, format: &'static str) -> Result<(), FormatError> {
-        let read_full = self.filled == self.buffer.len() && !self.buffer.is_empty();
         if self.consumed > 0 {
             self.buffer.copy_within(self.consumed..self.filled, 0);
             self.filled -= self.consumed;
@@ -85,7 +84,7 @@ impl InputWindow {
         let grown = read_buffer::grown_len(
             self.buffer.len(),
             full,
-            read_full,
+            self.base > 0,
             READ_BUFFER_BYTES,
             MAX_RECORD_BYTES,
         );

@@ -102,8 +102,8 @@ pub struct ReadSource<R> {
     pin: Option<usize>,
     /// The size the buffer may grow to.
     max_size: usize,
-    /// The size asked for: the buffer starts small and doubles towards this while reads fill
-    /// it (`table::read_buffer`).
+    /// The size asked for: the buffer starts small and doubles towards this once the input
+    /// outlasts it (`crate::read_buffer`).
     preferred: usize,
 }
 
@@ -226,7 +226,6 @@ impl<R: Read> Source for ReadSource<R> {
         if self.exhausted {
             return Ok(false);
         }
-        let read_full = self.end == self.buffer.len();
         let keep_from = self.pin.map_or(self.start, |pin| pin.min(self.start));
         if keep_from > 0 {
             self.buffer.copy_within(keep_from..self.end, 0);
@@ -250,7 +249,7 @@ impl<R: Read> Source for ReadSource<R> {
         let grown = read_buffer::grown_len(
             self.buffer.len(),
             full,
-            read_full,
+            self.base > 0,
             self.preferred,
             self.max_size,
         );
