@@ -9,7 +9,7 @@
 //! reader's limit when the bytes it must keep fill it (a record longer than the buffer).
 
 /// The first length of a streaming reader's buffer (or the preferred size, if smaller).
-pub(crate) const START_BYTES: usize = 4 << 10;
+pub(crate) const START_BYTES: usize = 16 << 10;
 
 /// The buffer's first length for a reader that prefers `preferred` bytes.
 pub(crate) fn start_len(preferred: usize) -> usize {
