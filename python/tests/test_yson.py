@@ -328,11 +328,13 @@ def test_loads_leaves_the_garbage_collector_as_it_found_it():
         assert not gc.isenabled()
     finally:
         gc.enable()
-    # A program's own frozen objects stay frozen.
+    # A program's own frozen objects stay frozen (not unfrozen wholesale). Frozen objects can
+    # still be freed by reference counting meanwhile (a thread an earlier test left finishing:
+    # one CI run saw 447,049 -> 447,046), so the count is compared loosely.
     gc.freeze()
     try:
         frozen = gc.get_freeze_count()
         yson.loads(b"[{a=1}]")
-        assert gc.get_freeze_count() == frozen
+        assert gc.get_freeze_count() > frozen // 2
     finally:
         gc.unfreeze()
