@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use clap::Args;
 use shapeshift_formats::registry::FormatKind;
+use shapeshift_lab::rpc::grpc_peer::{self, GrpcServer};
 use shapeshift_lab::rpc::load::Workload;
 use shapeshift_lab::rpc::messages::{ValueKind, STUDY_FORMATS};
 use shapeshift_lab::rpc::process::{run_grid, GridConfig, ServerSpec, LISTENING};
@@ -19,7 +20,8 @@ pub struct RpcServerArgs {
     #[arg(long, required_unless_present = "peer")]
     codec: Option<String>,
     /// A peer server instead of ours: thrift-server or thrift-server-compact (Apache
-    /// Thrift's TServer, binary or compact protocol; it serves both value kinds).
+    /// Thrift's TServer, binary or compact protocol), or grpc-tonic (tonic's gRPC server);
+    /// each serves both value kinds.
     #[arg(long, conflicts_with = "codec")]
     peer: Option<String>,
     /// What the store holds: tiny (16-byte strings) or media (MediaContent).
@@ -44,8 +46,8 @@ pub struct RpcArgs {
     /// Codecs of our server to measure (default: every format of the study).
     #[arg(long = "codec")]
     codecs: Vec<String>,
-    /// Peer servers to measure in the same run: thrift-server, thrift-server-compact
-    /// (default: both; `--peer none` for none).
+    /// Peer servers to measure in the same run: thrift-server, thrift-server-compact,
+    /// grpc-tonic (default: all three; `--peer none` for none).
     #[arg(long = "peer")]
     peers: Vec<String>,
     /// Value kinds (default: tiny and media).
@@ -90,16 +92,31 @@ fn parse_all<T>(
         .collect()
 }
 
+fn peer_spec(name: &str) -> Option<ServerSpec> {
+    if name == grpc_peer::PEER_NAME {
+        Some(ServerSpec::Grpc)
+    } else {
+        ThriftWire::from_peer_name(name).map(ServerSpec::Thrift)
+    }
+}
+
 /// Serves until standard input ends.
 ///
 /// # Errors
 /// A message for an unknown codec or value kind, or when the port cannot be bound.
 pub fn run_server(args: RpcServerArgs) -> Result<(), String> {
-    let (addr, ours) = match (&args.codec, &args.peer) {
+    let (addr, running) = match (&args.codec, &args.peer) {
+        (_, Some(peer)) if peer == grpc_peer::PEER_NAME => {
+            let server = GrpcServer::start(args.workers)?;
+            (server.addr, Running::Grpc(server))
+        }
         (_, Some(peer)) => {
             let wire =
                 ThriftWire::from_peer_name(peer).ok_or_else(|| format!("unknown peer '{peer}'"))?;
-            (thrift_peer::start_server(wire, args.max_connections)?, None)
+            (
+                thrift_peer::start_server(wire, args.max_connections)?,
+                Running::Thrift,
+            )
         }
         (Some(codec), None) => {
             let format =
@@ -112,7 +129,7 @@ pub fn run_server(args: RpcServerArgs) -> Result<(), String> {
             config.max_connections = args.max_connections;
             let server =
                 RunningServer::start(config, args.port).map_err(|e| format!("rpc server: {e}"))?;
-            (server.addr, Some(server))
+            (server.addr, Running::Ours(server))
         }
         (None, None) => return Err("give --codec or --peer".into()),
     };
@@ -120,10 +137,20 @@ pub fn run_server(args: RpcServerArgs) -> Result<(), String> {
     // The parent closes our standard input to stop us (Thrift's server stops with the process).
     let mut sink = Vec::new();
     let _ = std::io::stdin().read_to_end(&mut sink);
-    if let Some(server) = ours {
-        server.stop();
+    match running {
+        Running::Ours(server) => server.stop(),
+        Running::Grpc(server) => server.stop(),
+        Running::Thrift => {}
     }
     Ok(())
+}
+
+/// The server a `bench rpc-server` process runs.
+enum Running {
+    Ours(RunningServer),
+    Grpc(GrpcServer),
+    /// Thrift's server stops with the process.
+    Thrift,
 }
 
 /// Runs the grid against server processes of this executable; JSON on standard output.
@@ -137,12 +164,16 @@ pub fn run(args: RpcArgs) -> Result<(), String> {
         parse_all(&args.codecs, "codec", FormatKind::from_name)?
     };
     let peers = match args.peers.as_slice() {
-        [] => vec![ThriftWire::Binary, ThriftWire::Compact],
+        [] => vec![
+            ServerSpec::Thrift(ThriftWire::Binary),
+            ServerSpec::Thrift(ThriftWire::Compact),
+            ServerSpec::Grpc,
+        ],
         [none] if none == "none" => Vec::new(),
-        names => parse_all(names, "peer", ThriftWire::from_peer_name)?,
+        names => parse_all(names, "peer", peer_spec)?,
     };
     let mut servers: Vec<ServerSpec> = formats.into_iter().map(ServerSpec::Ours).collect();
-    servers.extend(peers.into_iter().map(ServerSpec::Thrift));
+    servers.extend(peers);
     let kinds = if args.values.is_empty() {
         ValueKind::ALL.to_vec()
     } else {
@@ -192,6 +223,7 @@ pub fn run(args: RpcArgs) -> Result<(), String> {
             match spec {
                 ServerSpec::Ours(format) => command.args(["--codec", format.name()]),
                 ServerSpec::Thrift(wire) => command.args(["--peer", wire.peer_name()]),
+                ServerSpec::Grpc => command.args(["--peer", grpc_peer::PEER_NAME]),
             };
             command
         },

@@ -1,11 +1,14 @@
 //! The closed-loop load generator: `clients` connections, each sending its next request as
 //! soon as the previous answer is in, random keys, random reads, random writes or a 90/10
 //! mix, bounded by a request count and a time limit. Every request's latency is kept (exact
-//! percentiles from the sorted samples), with the bytes on the wire both ways.
+//! percentiles from the sorted samples), with the bytes on the wire both ways. A client is a
+//! [`Caller`]: a connection in the study's framing (our server, Thrift's), or a gRPC channel
+//! (tonic, in [`grpc_peer`](super::grpc_peer)).
 //!
 //! The server's CPU is read from its process ([`process_cpu_ns`]) around the measured run,
 //! and our server's own codec time through [`OP_CODEC_NS`].
 
+use std::future::Future;
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
@@ -204,6 +207,58 @@ impl Connection {
     }
 }
 
+/// One client's connection to a server under load, in the server's protocol.
+pub trait Caller: Send + 'static {
+    /// One request for `key` (a put when `write`, else a get), its answer checked.
+    fn call(&mut self, key: i64, write: bool) -> impl Future<Output = Result<(), String>> + Send;
+
+    /// Bytes this connection has sent and received so far, as the wire carries them.
+    fn wire_bytes(&self) -> (u64, u64);
+}
+
+/// A connection in the study's framing (our server and Thrift's): a 4-byte length and a
+/// message of `protocol`.
+pub struct FramedCaller {
+    conn: Connection,
+    protocol: Arc<dyn WireProtocol>,
+    sent: u64,
+    received: u64,
+}
+
+impl FramedCaller {
+    /// # Errors
+    /// The connection's error.
+    pub async fn open(
+        addr: SocketAddr,
+        protocol: Arc<dyn WireProtocol>,
+    ) -> Result<FramedCaller, String> {
+        Ok(FramedCaller {
+            conn: Connection::open(addr).await?,
+            protocol,
+            sent: 0,
+            received: 0,
+        })
+    }
+}
+
+impl Caller for FramedCaller {
+    async fn call(&mut self, key: i64, write: bool) -> Result<(), String> {
+        let request = if write {
+            self.protocol.put(key)
+        } else {
+            self.protocol.get(key)
+        };
+        let response = self.conn.call(&request).await?;
+        self.sent += (request.len() + HEADER_BYTES) as u64;
+        self.received += (response.len() + HEADER_BYTES) as u64;
+        self.protocol.check(response, write)
+    }
+
+    fn wire_bytes(&self) -> (u64, u64) {
+        (self.sent, self.received)
+    }
+}
+
 /// Asks our server for a statistics counter (`op` = [`OP_CODEC_NS`] or [`OP_REQUESTS`]).
 async fn server_counter(
     conn: &mut Connection,
@@ -223,7 +278,8 @@ async fn server_counter(
     Ok(response.result)
 }
 
-/// Runs one measured load against `target` (connections opened and warmed first).
+/// Runs one measured load against `target` over framed connections speaking `protocol`
+/// (connections opened and warmed first).
 ///
 /// # Errors
 /// A message when a connection fails or a response is wrong.
@@ -232,20 +288,44 @@ pub async fn run(
     protocol: Arc<dyn WireProtocol>,
     config: &LoadConfig,
 ) -> Result<LoadResult, String> {
+    let addr = target.addr;
+    run_with(
+        target,
+        || FramedCaller::open(addr, Arc::clone(&protocol)),
+        config,
+    )
+    .await
+}
+
+/// Runs one measured load against `target`, each client a connection from `open`.
+///
+/// # Errors
+/// A message when a connection fails or a response is wrong.
+pub async fn run_with<C, Open, Opening>(
+    target: &Target<'_>,
+    open: Open,
+    config: &LoadConfig,
+) -> Result<LoadResult, String>
+where
+    C: Caller,
+    Open: Fn() -> Opening,
+    Opening: Future<Output = Result<C, String>>,
+{
     let clients = config.clients.max(1);
-    let mut connections = Vec::with_capacity(clients);
+    let mut callers = Vec::with_capacity(clients);
     for _ in 0..clients {
-        connections.push(Connection::open(target.addr).await?);
+        callers.push(open().await?);
     }
     let mut stats = match target.stats {
         Some(codec) => Some((Connection::open(target.addr).await?, codec)),
         None => None,
     };
     // Warm-up: every connection (and the server's task for it) has served requests.
-    for (i, conn) in connections.iter_mut().enumerate() {
+    for (i, caller) in callers.iter_mut().enumerate() {
         let mut rng = ChaCha8Rng::seed_from_u64(config.seed ^ (i as u64 + 1) << 32);
         for _ in 0..config.warmup_per_client {
-            exchange(conn, protocol.as_ref(), config.workload, &mut rng).await?;
+            let (key, write) = next_request(config.workload, &mut rng);
+            caller.call(key, write).await?;
         }
     }
     let codec_before = match &mut stats {
@@ -257,26 +337,27 @@ pub async fn run(
     let started = Instant::now();
     let deadline = started + config.max_duration;
     let mut tasks = Vec::with_capacity(clients);
-    for (i, mut conn) in connections.into_iter().enumerate() {
-        let protocol = Arc::clone(&protocol);
+    for (i, mut caller) in callers.into_iter().enumerate() {
         let issued = Arc::clone(&issued);
         let config = *config;
         tasks.push(tokio::spawn(async move {
             let mut rng = ChaCha8Rng::seed_from_u64(config.seed.wrapping_add(i as u64));
             let mut tally = ClientTally::default();
+            let (sent_before, received_before) = caller.wire_bytes();
             // The time limit is checked after each request, so every client completes at
             // least one even when the runtime starts it late (a loaded machine).
             while issued.fetch_add(1, Ordering::Relaxed) < config.max_requests {
                 let begun = Instant::now();
-                let (sent, received) =
-                    exchange(&mut conn, protocol.as_ref(), config.workload, &mut rng).await?;
+                let (key, write) = next_request(config.workload, &mut rng);
+                caller.call(key, write).await?;
                 tally.latencies_ns.push(begun.elapsed().as_nanos() as u64);
-                tally.request_bytes += sent;
-                tally.response_bytes += received;
                 if Instant::now() >= deadline {
                     break;
                 }
             }
+            let (sent, received) = caller.wire_bytes();
+            tally.request_bytes = sent - sent_before;
+            tally.response_bytes = received - received_before;
             Ok::<ClientTally, String>(tally)
         }));
     }
@@ -326,22 +407,8 @@ pub async fn run(
     })
 }
 
-/// One request and its checked answer: the frame bytes sent and received.
-async fn exchange(
-    conn: &mut Connection,
-    protocol: &dyn WireProtocol,
-    workload: Workload,
-    rng: &mut ChaCha8Rng,
-) -> Result<(u64, u64), String> {
+/// The next request of a client: a random key, a put or a get.
+fn next_request(workload: Workload, rng: &mut ChaCha8Rng) -> (i64, bool) {
     let key = rng.random_range(0..ITEMS as i64);
-    let write = workload.is_write(rng);
-    let request = if write {
-        protocol.put(key)
-    } else {
-        protocol.get(key)
-    };
-    let response = conn.call(&request).await?;
-    let received = (response.len() + HEADER_BYTES) as u64;
-    protocol.check(response, write)?;
-    Ok(((request.len() + HEADER_BYTES) as u64, received))
+    (key, workload.is_write(rng))
 }

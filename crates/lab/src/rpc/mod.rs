@@ -8,11 +8,13 @@
 //! - [`cpu`]: a server process's CPU time;
 //! - [`codec_cost`]: the CPU time of the codec calls our server makes per request;
 //! - [`process`]: a server in its own process, and the grid of measured runs;
-//! - [`thrift_peer`]: the same store behind Apache Thrift's own server.
+//! - [`thrift_peer`]: the same store behind Apache Thrift's own server;
+//! - [`grpc_peer`]: the same store behind tonic's gRPC server.
 
 pub mod codec_cost;
 pub mod cpu;
 pub mod framing;
+pub mod grpc_peer;
 pub mod load;
 pub mod messages;
 pub mod process;

@@ -12,6 +12,7 @@ use serde::Serialize;
 use shapeshift_formats::registry::FormatKind;
 
 use super::codec_cost::codec_cpu_ns_per_request;
+use super::grpc_peer::GrpcCaller;
 use super::load::{self, LoadConfig, LoadResult, OurProtocol, Target, WireProtocol, Workload};
 use super::messages::{MessageCodec, ValueKind};
 use super::thrift_peer::{ThriftProtocol, ThriftWire};
@@ -92,6 +93,8 @@ impl Drop for ServerProcess {
 pub enum ServerSpec {
     Ours(FormatKind),
     Thrift(ThriftWire),
+    /// tonic's gRPC server (prost messages).
+    Grpc,
 }
 
 impl ServerSpec {
@@ -100,6 +103,7 @@ impl ServerSpec {
         match self {
             ServerSpec::Ours(_) => "shapeshift",
             ServerSpec::Thrift(_) => "apache-thrift",
+            ServerSpec::Grpc => "tonic",
         }
     }
 
@@ -109,6 +113,7 @@ impl ServerSpec {
             ServerSpec::Ours(format) => format.name(),
             ServerSpec::Thrift(ThriftWire::Binary) => FormatKind::Thrift.name(),
             ServerSpec::Thrift(ThriftWire::Compact) => FormatKind::ThriftCompact.name(),
+            ServerSpec::Grpc => FormatKind::Protobuf.name(),
         }
     }
 }
@@ -168,13 +173,19 @@ pub fn run_grid(
         };
         for &spec in &config.servers {
             let server = ServerProcess::spawn(server_command(spec, kind))?;
-            let (codec, protocol): (Option<MessageCodec>, Arc<dyn WireProtocol>) = match spec {
-                ServerSpec::Ours(format) => {
-                    let codec = MessageCodec::new(format, kind);
-                    (Some(codec.clone()), Arc::new(OurProtocol::new(codec, kind)))
-                }
-                ServerSpec::Thrift(wire) => (None, Arc::new(ThriftProtocol::new(wire, kind))),
-            };
+            // The framed servers' protocol (none for gRPC, whose clients are tonic's).
+            let (codec, protocol): (Option<MessageCodec>, Option<Arc<dyn WireProtocol>>) =
+                match spec {
+                    ServerSpec::Ours(format) => {
+                        let codec = MessageCodec::new(format, kind);
+                        let protocol = Arc::new(OurProtocol::new(codec.clone(), kind));
+                        (Some(codec), Some(protocol))
+                    }
+                    ServerSpec::Thrift(wire) => {
+                        (None, Some(Arc::new(ThriftProtocol::new(wire, kind))))
+                    }
+                    ServerSpec::Grpc => (None, None),
+                };
             let target = Target {
                 addr: server.addr,
                 pid: server.pid(),
@@ -201,11 +212,19 @@ pub fn run_grid(
                         warmup_per_client: config.warmup_per_client,
                         seed: config.seed,
                     };
-                    let result = runtime
-                        .block_on(load::run(&target, protocol.clone(), &load_config))
-                        .map_err(|e| {
-                            format!("{label} {} {} x{count}: {e}", kind.name(), workload.name())
-                        })?;
+                    let result = match &protocol {
+                        Some(protocol) => {
+                            runtime.block_on(load::run(&target, Arc::clone(protocol), &load_config))
+                        }
+                        None => runtime.block_on(load::run_with(
+                            &target,
+                            || GrpcCaller::connect(target.addr, kind),
+                            &load_config,
+                        )),
+                    }
+                    .map_err(|e| {
+                        format!("{label} {} {} x{count}: {e}", kind.name(), workload.name())
+                    })?;
                     progress(&format!(
                         "{label} {} {} x{count}: {:.0} req/s, p99 {:.0} us, {:.0} ns CPU/req",
                         kind.name(),

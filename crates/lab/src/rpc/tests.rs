@@ -335,3 +335,57 @@ fn the_thrift_peer_serves_gets_and_puts_in_both_protocols() {
         }
     }
 }
+
+#[test]
+fn the_grpc_peer_serves_gets_and_puts_and_counts_its_bytes() {
+    use super::grpc_peer::{GrpcCaller, GrpcServer};
+    use super::load::Caller;
+    let server = GrpcServer::start(2).unwrap();
+    let target = Target {
+        addr: server.addr,
+        pid: std::process::id(),
+        stats: None,
+    };
+    let runtime = runtime();
+    for kind in ValueKind::ALL {
+        for workload in Workload::ALL {
+            let config = LoadConfig {
+                workload,
+                clients: 3,
+                max_requests: 60,
+                max_duration: Duration::from_secs(20),
+                warmup_per_client: 2,
+                seed: 3,
+            };
+            let result = runtime
+                .block_on(load::run_with(
+                    &target,
+                    || GrpcCaller::connect(server.addr, kind),
+                    &config,
+                ))
+                .unwrap();
+            assert_eq!(result.requests, 60, "{kind:?} {workload:?}");
+            // HTTP/2 frames around a message: more bytes than the message, both ways.
+            assert!(result.request_bytes > 9.0 && result.response_bytes > 9.0);
+        }
+    }
+    // A MediaContent read carries the value back; a tiny one does not.
+    runtime.block_on(async {
+        let mut tiny = GrpcCaller::connect(server.addr, ValueKind::Tiny)
+            .await
+            .unwrap();
+        let mut media = GrpcCaller::connect(server.addr, ValueKind::Media)
+            .await
+            .unwrap();
+        tiny.call(5, false).await.unwrap();
+        media.call(5, false).await.unwrap();
+        let (tiny_bytes, media_bytes) = (tiny.wire_bytes().1, media.wire_bytes().1);
+        assert!(media_bytes > tiny_bytes + 150, "{tiny_bytes} {media_bytes}");
+        // A key outside the store is the service's NOT_FOUND, which the call reports.
+        let err = tiny.call(100, false).await.unwrap_err();
+        assert!(err.contains("NotFound"), "{err}");
+        let err = media.call(-1, true).await.unwrap_err();
+        assert!(err.contains("NotFound"), "{err}");
+    });
+    server.stop();
+}

@@ -5,7 +5,8 @@ writes; in CASSANDRA-1765 the project lead found "no significant advantage". Her
 (Rust, tokio, on 127.0.0.1, ``shapeshift bench rpc-server``) holds 100 items, tiny 16-byte values
 or jvm-serializers' MediaContent, and answers get/put requests framed by a 4-byte length, the
 messages in any of our formats; only the format changes between runs. Apache Thrift's own
-server (its ``TServer``, binary and compact protocols) runs the same store in the same run.
+server (its ``TServer``, binary and compact protocols) and tonic's gRPC server (HTTP/2, prost
+messages) run the same store in the same run.
 
 ``shapeshift bench rpc`` drives each server with a closed-loop load generator (C concurrent
 clients, random keys, random reads, random writes, a 90/10 mix) bounded in requests and time,
@@ -26,7 +27,7 @@ from shapeshift.lab.studies import rpc_report as report
 TITLE = "RPC: does the wire format change throughput (CASSANDRA-1735 vs 1765)?"
 
 OUR_CODECS = ["msgpack", "thrift", "thrift-compact", "protobuf", "json", "yson", "cbor", "avro"]
-PEERS = ["thrift-server", "thrift-server-compact"]
+PEERS = ["thrift-server", "thrift-server-compact", "grpc-tonic"]
 WORKLOADS = ["read", "write", "mixed"]
 CLIENTS = [1, 4, 16, 64, 100]
 # MediaContent at three client counts (the low, middle and high end) keeps the study near 90 s.
