@@ -100,11 +100,23 @@ fn peer_spec(name: &str) -> Option<ServerSpec> {
     }
 }
 
+/// Sockets, not pipes: a peer that closes its connection must be a write error
+/// (`EPIPE`) to the task writing to it, not the end of the process. `main` restores SIGPIPE's
+/// default for pipelines, and hyper writes with `writev`, which has no `MSG_NOSIGNAL`: a tonic
+/// connection writing after its server had stopped killed the load generator.
+fn ignore_sigpipe() {
+    // SAFETY: called before this command starts any thread; SIG_IGN has no handler to race.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_IGN);
+    }
+}
+
 /// Serves until standard input ends.
 ///
 /// # Errors
 /// A message for an unknown codec or value kind, or when the port cannot be bound.
 pub fn run_server(args: RpcServerArgs) -> Result<(), String> {
+    ignore_sigpipe();
     let (addr, running) = match (&args.codec, &args.peer) {
         (_, Some(peer)) if peer == grpc_peer::PEER_NAME => {
             let server = GrpcServer::start(args.workers)?;
@@ -158,6 +170,7 @@ enum Running {
 /// # Errors
 /// A message for an unknown name, or when a server or run fails.
 pub fn run(args: RpcArgs) -> Result<(), String> {
+    ignore_sigpipe();
     let formats = if args.codecs.is_empty() {
         STUDY_FORMATS.to_vec()
     } else {
