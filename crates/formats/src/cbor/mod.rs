@@ -19,6 +19,7 @@ use minicbor::Encoder;
 use shapeshift_types::{TableSchema, Value};
 
 use crate::table::FormatError;
+pub use crate::tree::serde_format::SerdeError;
 pub use crate::tree::Item;
 use crate::tree::{self, Dialect, TreeError};
 
@@ -52,6 +53,9 @@ impl Dialect for Cbor {
     }
     fn double(out: &mut Vec<u8>, v: f64) {
         let _ = Encoder::new(out).f64(v);
+    }
+    fn single(out: &mut Vec<u8>, v: f32) {
+        let _ = Encoder::new(out).f32(v);
     }
     fn bytes(out: &mut Vec<u8>, v: &[u8]) {
         let _ = Encoder::new(out).bytes(v);
@@ -114,6 +118,7 @@ impl Dialect for Cbor {
                 SIMPLE_FALSE => Item::Bool(false),
                 SIMPLE_TRUE => Item::Bool(true),
                 SIMPLE_NULL => Item::Nil,
+                FLOAT16 => Item::Double(half_to_f64(argument as u16)),
                 FLOAT32 => Item::Double(f64::from(f32::from_bits(argument as u32))),
                 FLOAT64 => Item::Double(f64::from_bits(argument)),
                 _ => return Err(unsupported(start, major, info)),
@@ -136,7 +141,27 @@ const MAJOR_SIMPLE: u8 = 7;
 const SIMPLE_FALSE: u8 = 20;
 const SIMPLE_TRUE: u8 = 21;
 const SIMPLE_NULL: u8 = 22;
+const FLOAT16: u8 = 25;
 const FLOAT32: u8 = 26;
+
+/// An IEEE 754 half-precision float (CBOR's shortest float, which serde CBOR crates write when
+/// a value fits) as the double it is exactly.
+#[cold]
+fn half_to_f64(bits: u16) -> f64 {
+    let exponent = i32::from((bits >> 10) & 0x1f);
+    let mantissa = f64::from(bits & 0x3ff);
+    let magnitude = match exponent {
+        0 => mantissa * 2f64.powi(-24),
+        31 if mantissa == 0.0 => f64::INFINITY,
+        31 => f64::NAN,
+        _ => (mantissa + 1024.0) * 2f64.powi(exponent - 25),
+    };
+    if bits & 0x8000 != 0 {
+        -magnitude
+    } else {
+        magnitude
+    }
+}
 const FLOAT64: u8 = 27;
 
 /// The head of the data item at `start` (RFC 8949 section 3): its major type, additional
@@ -201,7 +226,7 @@ fn truncated(input: &[u8], start: usize, from: usize, n: impl std::fmt::Display)
 }
 
 /// The error of an item this mapping does not use: indefinite lengths, reserved heads,
-/// simple values other than booleans and null, half floats, `undefined`.
+/// simple values other than booleans and null, `undefined`.
 #[cold]
 fn unsupported(start: usize, major: u8, info: u8) -> TreeError {
     let what = match (major, info) {
@@ -209,13 +234,12 @@ fn unsupported(start: usize, major: u8, info: u8) -> TreeError {
         (MAJOR_SIMPLE, 31) => "a break code outside an indefinite-length item".to_owned(),
         (_, 31) => format!("an indefinite-length item of major type {major}"),
         (MAJOR_SIMPLE, 23) => "undefined".to_owned(),
-        (MAJOR_SIMPLE, 25) => "a half-precision float".to_owned(),
         (MAJOR_SIMPLE, _) => format!("a simple value (additional information {info})"),
         _ => format!("an item of major type {major} with additional information {info}"),
     };
     TreeError::new(
         start,
-        format!("unexpected CBOR item: {what} (indefinite lengths, simple values, half floats and undefined are not used)"),
+        format!("unexpected CBOR item: {what} (indefinite lengths, simple values and undefined are not used)"),
     )
 }
 
@@ -284,3 +308,24 @@ pub type RowReader<'a> = tree::RowReader<'a, Cbor>;
 
 /// Reads a CBOR stream item by item with no schema (the lowest level).
 pub type ItemReader<'a> = tree::ItemReader<'a, Cbor>;
+
+/// A serde value as CBOR (structs as arrays of their fields, enums by index; the mapping of
+/// [`crate::msgpack::to_vec`], docs/formats/msgpack.md, "serde").
+///
+/// # Errors
+/// A value the mapping cannot carry without loss (`Some(None)`, a skipped struct field), or
+/// the value's own `Serialize` error.
+pub fn to_vec<T: serde::Serialize + ?Sized>(value: &T) -> Result<Vec<u8>, SerdeError> {
+    let mut out = Vec::with_capacity(128);
+    tree::serde_format::to_vec_into::<Cbor, T>(value, &mut out)?;
+    Ok(out)
+}
+
+/// A serde value from CBOR bytes holding exactly one item (definite lengths).
+///
+/// # Errors
+/// Bytes that are not CBOR, an item that does not fit `T`, or bytes after it; the error gives
+/// the byte offset.
+pub fn from_slice<'de, T: serde::Deserialize<'de>>(input: &'de [u8]) -> Result<T, SerdeError> {
+    tree::serde_format::from_slice::<Cbor, T>(input)
+}

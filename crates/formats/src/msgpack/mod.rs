@@ -12,6 +12,8 @@
 //! marker byte itself (one inlined match; `rmp`'s marker table for the rare extension items)
 //! and checks every length against the bytes that remain.
 //!
+//! - [`to_vec`] / [`from_slice`]: a program's own serde types as MessagePack, no row in
+//!   between (the typed fast path; the mapping in [`crate::tree::serde_format`]).
 //! - [`encode_row`]: one row into a buffer, the fast path for writing.
 //! - [`ItemReader`]: the lowest-level reader, item by item with no schema.
 //! - [`RowReader`]: rows of a stream in memory, as owned values.
@@ -21,6 +23,7 @@ use rmp::Marker;
 use shapeshift_types::{TableSchema, Value};
 
 use crate::table::FormatError;
+pub use crate::tree::serde_format::SerdeError;
 pub use crate::tree::Item;
 use crate::tree::{self, Dialect, TreeError};
 
@@ -53,6 +56,9 @@ impl Dialect for MsgPack {
     }
     fn double(out: &mut Vec<u8>, v: f64) {
         let _ = rmp::encode::write_f64(out, v);
+    }
+    fn single(out: &mut Vec<u8>, v: f32) {
+        let _ = rmp::encode::write_f32(out, v);
     }
     fn bytes(out: &mut Vec<u8>, v: &[u8]) {
         let _ = rmp::encode::write_bin(out, v);
@@ -264,3 +270,24 @@ pub type RowReader<'a> = tree::RowReader<'a, MsgPack>;
 /// Reads a MessagePack stream item by item with no schema (the lowest level):
 /// `ItemReader::new(input)`, then `next_item()` until `None`.
 pub type ItemReader<'a> = tree::ItemReader<'a, MsgPack>;
+
+/// A serde value as MessagePack (structs as arrays of their fields, enums by index; see
+/// docs/formats/msgpack.md, "serde").
+///
+/// # Errors
+/// A value the mapping cannot carry without loss (`Some(None)`, a skipped struct field), or
+/// the value's own `Serialize` error.
+pub fn to_vec<T: serde::Serialize + ?Sized>(value: &T) -> Result<Vec<u8>, SerdeError> {
+    let mut out = Vec::with_capacity(128);
+    tree::serde_format::to_vec_into::<MsgPack, T>(value, &mut out)?;
+    Ok(out)
+}
+
+/// A serde value from MessagePack bytes holding exactly one item.
+///
+/// # Errors
+/// Bytes that are not MessagePack, an item that does not fit `T`, or bytes after it; the
+/// error gives the byte offset.
+pub fn from_slice<'de, T: serde::Deserialize<'de>>(input: &'de [u8]) -> Result<T, SerdeError> {
+    tree::serde_format::from_slice::<MsgPack, T>(input)
+}

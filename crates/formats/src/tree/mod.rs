@@ -35,6 +35,7 @@ use shapeshift_types::{PrimitiveType, Type, Value};
 mod decode;
 mod encode;
 pub(crate) mod rows;
+pub mod serde_format;
 mod stream;
 
 pub(crate) use encode::encode_row;
@@ -120,6 +121,8 @@ pub trait Dialect {
     fn int(out: &mut Vec<u8>, v: i64);
     fn uint(out: &mut Vec<u8>, v: u64);
     fn double(out: &mut Vec<u8>, v: f64);
+    /// A float32 item (serde's `f32`; the row mapping writes every float as float64).
+    fn single(out: &mut Vec<u8>, v: f32);
     fn bytes(out: &mut Vec<u8>, v: &[u8]);
     /// A text string; the caller has checked that `v` is UTF-8.
     fn text(out: &mut Vec<u8>, v: &[u8]);

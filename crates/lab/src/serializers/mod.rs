@@ -32,6 +32,8 @@ pub enum Side {
     OursInterface,
     /// One of our formats through its own one-message codec.
     OursCodec,
+    /// One of our formats as a serde data format, on the program's own structs.
+    OursSerde,
     /// A crate users pick instead.
     Crate,
 }
@@ -39,7 +41,8 @@ pub enum Side {
 /// A contender as the report names it.
 #[derive(Clone, Debug, Serialize)]
 pub struct ContenderInfo {
-    /// Unique: `ours <format>`, `ours <format> codec`, or the crate's name.
+    /// Unique: `ours <format>`, `ours <format> codec`, `ours <format> serde`, or the crate's
+    /// name.
     pub name: String,
     /// The wire format family, for comparisons within a format (`json`, `msgpack`, `cbor`,
     /// `protobuf`, `avro`, `thrift`, `thrift-compact`, `arrow`, ...).
@@ -107,7 +110,8 @@ fn family(kind: FormatKind) -> &'static str {
     }
 }
 
-/// Every contender: our formats through the interface and their codecs, then the crates.
+/// Every contender: our formats through the interface, their codecs and their serde path,
+/// then the crates.
 ///
 /// # Errors
 /// A peer's schema that does not parse (a bug).
@@ -129,6 +133,16 @@ pub fn contenders() -> Result<Vec<(ContenderInfo, Box<dyn Runner>)>, String> {
         all.push((
             info(format!("ours {name} codec"), format, Side::OursCodec),
             Box::new(codec),
+        ));
+    }
+    let typed: [(&'static str, Box<dyn Runner>); 2] = [
+        ("msgpack", Box::new(peers_serde::OursMsgpack)),
+        ("cbor", Box::new(peers_serde::OursCbor)),
+    ];
+    for (format, runner) in typed {
+        all.push((
+            info(format!("ours {format} serde"), format, Side::OursSerde),
+            runner,
         ));
     }
     let crates: Vec<(&str, &'static str, Box<dyn Runner>)> = vec![

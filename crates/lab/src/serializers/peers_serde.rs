@@ -1,6 +1,7 @@
-//! The crates that serialize the MediaContent structs as they are (serde derive, bitcode's
-//! derive): no forward step (the reference object is what they write) and no reverse step
-//! (they decode straight into the structs), as jvm-serializers' databinding libraries.
+//! The contenders that serialize the MediaContent structs as they are (serde derive, bitcode's
+//! derive): the crates, and our MessagePack and CBOR as serde data formats. No forward step
+//! (the reference object is what they write) and no reverse step (they decode straight into
+//! the structs), as jvm-serializers' databinding libraries.
 
 use super::contender::Contender;
 use super::media::{Media, MediaContent};
@@ -69,6 +70,20 @@ serde_peer!(
         Ok(out)
     },
     |b| ciborium::from_reader(b).map_err(|e| e.to_string())
+);
+
+serde_peer!(
+    /// Our MessagePack as a serde data format: structs as arrays, enums by index.
+    OursMsgpack,
+    |v| shapeshift_formats::msgpack::to_vec(v).map_err(|e| e.to_string()),
+    |b| shapeshift_formats::msgpack::from_slice(b).map_err(|e| e.to_string())
+);
+
+serde_peer!(
+    /// Our CBOR as a serde data format: structs as arrays, enums by index.
+    OursCbor,
+    |v| shapeshift_formats::cbor::to_vec(v).map_err(|e| e.to_string()),
+    |b| shapeshift_formats::cbor::from_slice(b).map_err(|e| e.to_string())
 );
 
 serde_peer!(

@@ -40,13 +40,15 @@ pub trait DataCodec<T> {
     fn deserialize(&self, bytes: &[u8]) -> Result<T, String>;
 }
 
-/// The serde crates (and bitcode), on the dataset's structs.
+/// The serde crates and our serde path, on the dataset's structs.
 #[derive(Clone, Copy)]
 pub enum SerdeCrate {
     SerdeJson,
     SonicRs,
     RmpSerde,
     Ciborium,
+    OursMsgpack,
+    OursCbor,
 }
 
 impl<T: Serialize + DeserializeOwned> DataCodec<T> for SerdeCrate {
@@ -60,6 +62,12 @@ impl<T: Serialize + DeserializeOwned> DataCodec<T> for SerdeCrate {
                 ciborium::into_writer(data, &mut out).map_err(|e| e.to_string())?;
                 Ok(out)
             }
+            SerdeCrate::OursMsgpack => {
+                shapeshift_formats::msgpack::to_vec(data).map_err(|e| e.to_string())
+            }
+            SerdeCrate::OursCbor => {
+                shapeshift_formats::cbor::to_vec(data).map_err(|e| e.to_string())
+            }
         }
     }
 
@@ -69,6 +77,12 @@ impl<T: Serialize + DeserializeOwned> DataCodec<T> for SerdeCrate {
             SerdeCrate::SonicRs => sonic_rs::from_slice(bytes).map_err(|e| e.to_string()),
             SerdeCrate::RmpSerde => rmp_serde::from_slice(bytes).map_err(|e| e.to_string()),
             SerdeCrate::Ciborium => ciborium::from_reader(bytes).map_err(|e| e.to_string()),
+            SerdeCrate::OursMsgpack => {
+                shapeshift_formats::msgpack::from_slice(bytes).map_err(|e| e.to_string())
+            }
+            SerdeCrate::OursCbor => {
+                shapeshift_formats::cbor::from_slice(bytes).map_err(|e| e.to_string())
+            }
         }
     }
 }
@@ -209,6 +223,9 @@ where
                     .1;
                 Box::new(OursTable::Codec(codec))
             }
+            (Side::OursSerde, "ours msgpack serde") => Box::new(SerdeCrate::OursMsgpack),
+            (Side::OursSerde, "ours cbor serde") => Box::new(SerdeCrate::OursCbor),
+            (Side::OursSerde, other) => return Err(format!("no dataset codec for {other}")),
             (Side::Crate, "serde_json") => Box::new(SerdeCrate::SerdeJson),
             (Side::Crate, "sonic-rs") => Box::new(SerdeCrate::SonicRs),
             (Side::Crate, "rmp-serde") => Box::new(SerdeCrate::RmpSerde),
