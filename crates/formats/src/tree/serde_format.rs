@@ -41,20 +41,54 @@ use super::{Dialect, Item};
 pub const DEPTH_LIMIT: usize = 256;
 
 /// A failure to write a value or to read one: what went wrong and, when reading, where.
+/// (Boxed: a result's error stays one pointer wide on the decoder's hot path.)
 #[derive(Debug, Clone, PartialEq)]
-pub struct SerdeError {
+pub struct SerdeError(Box<ErrorDetail>);
+
+#[derive(Debug, Clone, PartialEq)]
+struct ErrorDetail {
+    format: &'static str,
+    offset: Option<usize>,
+    message: String,
+}
+
+impl SerdeError {
+    fn new(format: &'static str, offset: Option<usize>, message: String) -> SerdeError {
+        SerdeError(Box::new(ErrorDetail {
+            format,
+            offset,
+            message,
+        }))
+    }
+
     /// The format's name.
-    pub format: &'static str,
+    pub fn format(&self) -> &'static str {
+        self.0.format
+    }
+
     /// Byte offset in the input of the item that failed (reading only).
-    pub offset: Option<usize>,
-    pub message: String,
+    pub fn offset(&self) -> Option<usize> {
+        self.0.offset
+    }
+
+    /// What went wrong.
+    pub fn message(&self) -> &str {
+        &self.0.message
+    }
+
+    /// The same error in `format`, at `at` unless it has an offset already.
+    fn located(mut self, format: &'static str, at: Option<usize>) -> SerdeError {
+        self.0.format = format;
+        self.0.offset = self.0.offset.or(at);
+        self
+    }
 }
 
 impl fmt::Display for SerdeError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self.offset {
-            Some(offset) => write!(f, "{}: at byte {offset}: {}", self.format, self.message),
-            None => write!(f, "{}: {}", self.format, self.message),
+        match self.0.offset {
+            Some(offset) => write!(f, "{}: at byte {offset}: {}", self.0.format, self.0.message),
+            None => write!(f, "{}: {}", self.0.format, self.0.message),
         }
     }
 }
@@ -62,27 +96,22 @@ impl fmt::Display for SerdeError {
 impl std::error::Error for SerdeError {}
 
 impl ser::Error for SerdeError {
+    #[cold]
     fn custom<T: fmt::Display>(message: T) -> SerdeError {
-        SerdeError {
-            format: "",
-            offset: None,
-            message: message.to_string(),
-        }
+        SerdeError::new("", None, message.to_string())
     }
 }
 
 impl de::Error for SerdeError {
+    #[cold]
     fn custom<T: fmt::Display>(message: T) -> SerdeError {
-        <SerdeError as ser::Error>::custom(message)
+        SerdeError::new("", None, message.to_string())
     }
 }
 
+#[cold]
 fn error(message: impl Into<String>) -> SerdeError {
-    SerdeError {
-        format: "",
-        offset: None,
-        message: message.into(),
-    }
+    SerdeError::new("", None, message.into())
 }
 
 /// Appends `value` to `out` in format `D`. On error `out` holds what was written before it.
@@ -98,10 +127,9 @@ pub fn to_vec_into<D: Dialect, T: Serialize + ?Sized>(
         out,
         dialect: PhantomData,
     };
-    value.serialize(&mut serializer).map_err(|e| SerdeError {
-        format: D::NAME,
-        ..e
-    })
+    value
+        .serialize(&mut serializer)
+        .map_err(|e| e.located(D::NAME, None))
 }
 
 /// Reads one value of `T` from `input`, which must hold exactly that value.
@@ -119,21 +147,11 @@ pub fn from_slice<'de, D: Dialect, T: de::Deserialize<'de>>(
         depth: 0,
         dialect: PhantomData,
     };
-    let located = |e: SerdeError, at: usize| SerdeError {
-        format: D::NAME,
-        offset: e.offset.or(Some(at)),
-        message: e.message,
-    };
-    let value =
-        T::deserialize(&mut deserializer).map_err(|e| located(e, deserializer.item_start))?;
+    let value = T::deserialize(&mut deserializer)
+        .map_err(|e| e.located(D::NAME, Some(deserializer.item_start)))?;
     if deserializer.pos != input.len() {
-        return Err(located(
-            error(format!(
-                "{} bytes after the value",
-                input.len() - deserializer.pos
-            )),
-            deserializer.pos,
-        ));
+        let message = format!("{} bytes after the value", input.len() - deserializer.pos);
+        return Err(error(message).located(D::NAME, Some(deserializer.pos)));
     }
     Ok(value)
 }
@@ -480,20 +498,14 @@ impl<'de, D: Dialect> Deserializer<'de, D> {
     #[inline(always)]
     fn next(&mut self) -> Result<Item<'de>, SerdeError> {
         self.item_start = self.pos;
-        D::read(self.input, &mut self.pos).map_err(|e| SerdeError {
-            format: D::NAME,
-            offset: Some(e.offset),
-            message: e.message,
-        })
+        D::read(self.input, &mut self.pos)
+            .map_err(|e| SerdeError::new(D::NAME, Some(e.offset), e.message))
     }
 
     fn peek(&self) -> Result<Item<'de>, SerdeError> {
         let mut pos = self.pos;
-        D::read(self.input, &mut pos).map_err(|e| SerdeError {
-            format: D::NAME,
-            offset: Some(self.pos),
-            message: e.message,
-        })
+        D::read(self.input, &mut pos)
+            .map_err(|e| SerdeError::new(D::NAME, Some(e.offset), e.message))
     }
 
     /// Entries an array or map header announces, checked against the bytes that remain (each
@@ -521,6 +533,25 @@ impl<'de, D: Dialect> Deserializer<'de, D> {
         result
     }
 
+    /// Gives `item` (just read) to `visitor` as what it is.
+    fn any_item<V: Visitor<'de>>(
+        &mut self,
+        item: Item<'de>,
+        visitor: V,
+    ) -> Result<V::Value, SerdeError> {
+        match item {
+            Item::Nil => visitor.visit_unit(),
+            Item::Bool(v) => visitor.visit_bool(v),
+            Item::Int(v) => visitor.visit_i64(v),
+            Item::Uint(v) => visitor.visit_u64(v),
+            Item::Double(v) => visitor.visit_f64(v),
+            Item::Bytes(v) | Item::Yson(v) => visitor.visit_borrowed_bytes(v),
+            Item::Text(v) => visitor.visit_borrowed_str(text(v)?),
+            Item::Array(n) => self.seq(visitor, n),
+            Item::Map(n) => self.map(visitor, n),
+        }
+    }
+
     fn seq<V: Visitor<'de>>(&mut self, visitor: V, count: u64) -> Result<V::Value, SerdeError> {
         let left = self.entries(count, 1)?;
         self.nested(|de| {
@@ -540,6 +571,25 @@ impl<'de, D: Dialect> Deserializer<'de, D> {
     }
 }
 
+/// `deserialize_<int>`: an integer item in the target's range, else the visitor's own error.
+macro_rules! integer {
+    ($method:ident, $visit:ident, $ty:ty) => {
+        #[inline]
+        fn $method<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, SerdeError> {
+            let item = self.next()?;
+            let fits = match item {
+                Item::Int(v) => <$ty>::try_from(v).ok(),
+                Item::Uint(v) => <$ty>::try_from(v).ok(),
+                _ => None,
+            };
+            match fits {
+                Some(v) => visitor.$visit(v),
+                None => self.any_item(item, visitor),
+            }
+        }
+    };
+}
+
 fn text(bytes: &[u8]) -> Result<&str, SerdeError> {
     std::str::from_utf8(bytes).map_err(|e| error(format!("a text string that is not UTF-8: {e}")))
 }
@@ -548,17 +598,8 @@ impl<'de, D: Dialect> de::Deserializer<'de> for &mut Deserializer<'de, D> {
     type Error = SerdeError;
 
     fn deserialize_any<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, SerdeError> {
-        match self.next()? {
-            Item::Nil => visitor.visit_unit(),
-            Item::Bool(v) => visitor.visit_bool(v),
-            Item::Int(v) => visitor.visit_i64(v),
-            Item::Uint(v) => visitor.visit_u64(v),
-            Item::Double(v) => visitor.visit_f64(v),
-            Item::Bytes(v) | Item::Yson(v) => visitor.visit_borrowed_bytes(v),
-            Item::Text(v) => visitor.visit_borrowed_str(text(v)?),
-            Item::Array(n) => self.seq(visitor, n),
-            Item::Map(n) => self.map(visitor, n),
-        }
+        let item = self.next()?;
+        self.any_item(item, visitor)
     }
 
     fn deserialize_option<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, SerdeError> {
@@ -621,9 +662,57 @@ impl<'de, D: Dialect> de::Deserializer<'de> for &mut Deserializer<'de, D> {
         }
     }
 
+    // The shapes derived code asks for most, read without the detour through
+    // `deserialize_any` and the visitor's conversions.
+    integer!(deserialize_i8, visit_i8, i8);
+    integer!(deserialize_i16, visit_i16, i16);
+    integer!(deserialize_i32, visit_i32, i32);
+    integer!(deserialize_i64, visit_i64, i64);
+    integer!(deserialize_u8, visit_u8, u8);
+    integer!(deserialize_u16, visit_u16, u16);
+    integer!(deserialize_u32, visit_u32, u32);
+    integer!(deserialize_u64, visit_u64, u64);
+
+    fn deserialize_f32<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, SerdeError> {
+        match self.next()? {
+            // A float32 item widened to f64 narrows back exactly.
+            Item::Double(v) => visitor.visit_f32(v as f32),
+            other => self.any_item(other, visitor),
+        }
+    }
+
+    fn deserialize_str<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, SerdeError> {
+        match self.next()? {
+            Item::Text(v) => visitor.visit_borrowed_str(text(v)?),
+            other => self.any_item(other, visitor),
+        }
+    }
+
+    fn deserialize_string<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, SerdeError> {
+        self.deserialize_str(visitor)
+    }
+
+    fn deserialize_struct<V: Visitor<'de>>(
+        self,
+        _name: &'static str,
+        _fields: &'static [&'static str],
+        visitor: V,
+    ) -> Result<V::Value, SerdeError> {
+        match self.next()? {
+            Item::Array(n) => self.seq(visitor, n),
+            other => self.any_item(other, visitor),
+        }
+    }
+
+    fn deserialize_seq<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, SerdeError> {
+        match self.next()? {
+            Item::Array(n) => self.seq(visitor, n),
+            other => self.any_item(other, visitor),
+        }
+    }
+
     serde::forward_to_deserialize_any! {
-        bool i8 i16 i32 i64 i128 u8 u16 u32 u64 u128 f32 f64 char str string bytes byte_buf
-        seq tuple tuple_struct map struct identifier ignored_any
+        bool i128 u128 f64 char bytes byte_buf tuple tuple_struct map identifier ignored_any
     }
 }
 

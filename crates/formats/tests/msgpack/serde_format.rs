@@ -296,26 +296,26 @@ fn bad_input_is_an_error_that_says_where() {
     assert_eq!(bytes[at], 0xd0, "int8 -100");
     bytes.splice(at..at + 2, [0xcd, 0x01, 0x2c]);
     let err = msgpack::from_slice::<Zoo>(&bytes).unwrap_err();
-    assert_eq!(err.offset, Some(at), "{err}");
-    assert!(err.message.contains("300"), "{err}");
+    assert_eq!(err.offset(), Some(at), "{err}");
+    assert!(err.message().contains("300"), "{err}");
     // Text that is not UTF-8.
     let err = msgpack::from_slice::<String>(&[0xa2, 0xff, 0xfe]).unwrap_err();
-    assert!(err.message.contains("not UTF-8"), "{err}");
+    assert!(err.message().contains("not UTF-8"), "{err}");
 }
 
 #[test]
 fn hostile_lengths_and_nesting_are_bounded() {
     // An array announcing 2^32 - 1 entries in 5 bytes: refused before any allocation.
     let err = msgpack::from_slice::<Vec<u8>>(&[0xdd, 0xff, 0xff, 0xff, 0xff]).unwrap_err();
-    assert!(err.message.contains("entries announced"), "{err}");
+    assert!(err.message().contains("entries announced"), "{err}");
     let err =
         cbor::from_slice::<BTreeMap<String, u8>>(&[0xbb, 0, 0, 0, 1, 0, 0, 0, 0]).unwrap_err();
-    assert!(err.message.contains("entries announced"), "{err}");
+    assert!(err.message().contains("entries announced"), "{err}");
     // 100,000 nested one-item arrays, read into a self-describing value.
     let mut deep = vec![0x91; 100_000];
     deep.push(0xc0);
     let err = msgpack::from_slice::<serde_json::Value>(&deep).unwrap_err();
-    assert!(err.message.contains("nested deeper than"), "{err}");
+    assert!(err.message().contains("nested deeper than"), "{err}");
     let mut deep = vec![0x81; 1000];
     deep.extend([0xf6]);
     assert!(cbor::from_slice::<serde_json::Value>(&deep).is_err());
