@@ -8,9 +8,10 @@
 //! maps with keys of their own type, `optional<T>` of a nullable `T` is `nil` or `[value]`,
 //! and `yson` values are extension type [`YSON_EXT_TYPE`] holding binary YSON.
 //!
-//! Encoding goes through the `rmp` crate's writers (shortest forms); decoding matches the
-//! marker byte itself (one inlined match; `rmp`'s marker table for the rare extension items)
-//! and checks every length against the bytes that remain.
+//! Encoding writes the shortest forms straight into the buffer (the `rmp` crate's writer for
+//! the rare extension item); decoding matches the marker byte itself (one inlined match;
+//! `rmp`'s marker table for the rare extension items) and checks every length against the
+//! bytes that remain.
 //!
 //! - [`to_vec`] / [`from_slice`]: a program's own serde types as MessagePack, no row in
 //!   between (the typed fast path; the mapping in [`crate::tree::serde_format`]).
@@ -41,38 +42,85 @@ pub struct MsgPack;
 impl Dialect for MsgPack {
     const NAME: &'static str = FORMAT;
 
-    // Writing into a Vec cannot fail; rmp's results carry only the sink's error.
+    // The shortest forms, written straight into the Vec: through `rmp`'s writers (a `Write`
+    // call per marker and per argument) the serde path spent a third of its serialize time in
+    // `uint`, `text` and `write_marker` (perf, rust_serialization_benchmark's log). The bytes
+    // are the same (the golden and peer tests check them).
+    #[inline]
     fn nil(out: &mut Vec<u8>) {
-        let _ = rmp::encode::write_nil(out);
+        out.push(0xc0);
     }
+    #[inline]
     fn boolean(out: &mut Vec<u8>, v: bool) {
-        let _ = rmp::encode::write_bool(out, v);
+        out.push(if v { 0xc3 } else { 0xc2 });
     }
+    #[inline]
     fn int(out: &mut Vec<u8>, v: i64) {
-        let _ = rmp::encode::write_sint(out, v);
+        if v >= 0 {
+            Self::uint(out, v as u64);
+        } else if v >= -32 {
+            out.push(v as u8);
+        } else if v >= i64::from(i8::MIN) {
+            out.extend_from_slice(&[0xd0, v as u8]);
+        } else if v >= i64::from(i16::MIN) {
+            out.push(0xd1);
+            out.extend_from_slice(&(v as i16).to_be_bytes());
+        } else if v >= i64::from(i32::MIN) {
+            out.push(0xd2);
+            out.extend_from_slice(&(v as i32).to_be_bytes());
+        } else {
+            out.push(0xd3);
+            out.extend_from_slice(&v.to_be_bytes());
+        }
     }
+    #[inline]
     fn uint(out: &mut Vec<u8>, v: u64) {
-        let _ = rmp::encode::write_uint(out, v);
+        if v < 0x80 {
+            out.push(v as u8);
+        } else if v <= u64::from(u8::MAX) {
+            out.extend_from_slice(&[0xcc, v as u8]);
+        } else if v <= u64::from(u16::MAX) {
+            out.push(0xcd);
+            out.extend_from_slice(&(v as u16).to_be_bytes());
+        } else if v <= u64::from(u32::MAX) {
+            out.push(0xce);
+            out.extend_from_slice(&(v as u32).to_be_bytes());
+        } else {
+            out.push(0xcf);
+            out.extend_from_slice(&v.to_be_bytes());
+        }
     }
+    #[inline]
     fn double(out: &mut Vec<u8>, v: f64) {
-        let _ = rmp::encode::write_f64(out, v);
+        out.push(0xcb);
+        out.extend_from_slice(&v.to_bits().to_be_bytes());
     }
+    #[inline]
     fn single(out: &mut Vec<u8>, v: f32) {
-        let _ = rmp::encode::write_f32(out, v);
+        out.push(0xca);
+        out.extend_from_slice(&v.to_bits().to_be_bytes());
     }
+    #[inline]
     fn bytes(out: &mut Vec<u8>, v: &[u8]) {
-        let _ = rmp::encode::write_bin(out, v);
-    }
-    fn text(out: &mut Vec<u8>, v: &[u8]) {
-        // rmp's `write_str` wants a `&str`; the caller has checked the UTF-8 already.
-        let _ = rmp::encode::write_str_len(&mut *out, v.len() as u32);
+        length_head(out, v.len(), [None, Some(0xc4), Some(0xc5), Some(0xc6)]);
         out.extend_from_slice(v);
     }
-    fn array(out: &mut Vec<u8>, len: usize) {
-        let _ = rmp::encode::write_array_len(out, len as u32);
+    #[inline]
+    fn text(out: &mut Vec<u8>, v: &[u8]) {
+        length_head(
+            out,
+            v.len(),
+            [Some(0xa0), Some(0xd9), Some(0xda), Some(0xdb)],
+        );
+        out.extend_from_slice(v);
     }
+    #[inline]
+    fn array(out: &mut Vec<u8>, len: usize) {
+        length_head(out, len, [Some(0x90), None, Some(0xdc), Some(0xdd)]);
+    }
+    #[inline]
     fn map(out: &mut Vec<u8>, len: usize) {
-        let _ = rmp::encode::write_map_len(out, len as u32);
+        length_head(out, len, [Some(0x80), None, Some(0xde), Some(0xdf)]);
     }
     fn yson(out: &mut Vec<u8>, binary_yson: &[u8]) {
         let _ = rmp::encode::write_ext_meta(out, binary_yson.len() as u32, YSON_EXT_TYPE);
@@ -179,6 +227,31 @@ impl Dialect for MsgPack {
         };
         *pos = end;
         Ok(item)
+    }
+}
+
+/// The head of a length-prefixed item in its shortest form: the markers for a fixed form
+/// (length in the low bits; up to 31 for `str`, 15 for arrays and maps), an 8-, 16- and
+/// 32-bit length, each `None` where the item has no such form. MessagePack has no length past
+/// 32 bits: the serde path refuses such items before writing them; the row writers' lengths
+/// were cut to 32 bits here, as through `rmp`'s `u32` length arguments before.
+#[inline(always)]
+fn length_head(out: &mut Vec<u8>, len: usize, markers: [Option<u8>; 4]) {
+    let fixed_limit = if markers[1].is_some() { 32 } else { 16 };
+    match (markers, len) {
+        ([Some(fixed), ..], n) if n < fixed_limit => out.push(fixed | n as u8),
+        ([_, Some(m8), ..], n) if n <= usize::from(u8::MAX) => {
+            out.extend_from_slice(&[m8, n as u8])
+        }
+        ([_, _, Some(m16), _], n) if n <= usize::from(u16::MAX) => {
+            out.push(m16);
+            out.extend_from_slice(&(n as u16).to_be_bytes());
+        }
+        ([_, _, _, Some(m32)], n) => {
+            out.push(m32);
+            out.extend_from_slice(&(n as u32).to_be_bytes());
+        }
+        _ => unreachable!("every item has a 32-bit length form"),
     }
 }
 

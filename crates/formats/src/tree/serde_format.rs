@@ -171,8 +171,10 @@ struct Compound<'s, 'o, D> {
 }
 
 impl<'o, D: Dialect> Serializer<'o, D> {
+    #[inline]
     fn compound<'s>(&'s mut self, len: Option<usize>, map: bool) -> Compound<'s, 'o, D> {
         let pending = match len {
+            Some(n) if n > u32::MAX as usize => Some((self.out.len(), 0)),
             Some(n) if map => {
                 D::map(self.out, n);
                 None
@@ -204,8 +206,10 @@ impl<D: Dialect> Compound<'_, '_, D> {
         value.serialize(&mut *self.ser)
     }
 
+    #[inline]
     fn end(self) -> Result<(), SerdeError> {
         if let Some((start, count)) = self.pending {
+            spellable(count)?;
             let mut header = Vec::with_capacity(9);
             let entries = if self.map { count / 2 } else { count };
             if self.map {
@@ -283,10 +287,12 @@ impl<'s, 'o, D: Dialect> ser::Serializer for &'s mut Serializer<'o, D> {
         self.serialize_str(v.encode_utf8(&mut [0; 4]))
     }
     fn serialize_str(self, v: &str) -> Result<(), SerdeError> {
+        spellable(v.len())?;
         D::text(self.out, v.as_bytes());
         Ok(())
     }
     fn serialize_bytes(self, v: &[u8]) -> Result<(), SerdeError> {
+        spellable(v.len())?;
         D::bytes(self.out, v);
         Ok(())
     }
@@ -439,6 +445,15 @@ impl<D: Dialect> ser::SerializeMap for Compound<'_, '_, D> {
     fn end(self) -> Result<(), SerdeError> {
         Compound::end(self)
     }
+}
+
+/// A length both formats can spell (MessagePack has none past 32 bits).
+#[inline]
+fn spellable(len: usize) -> Result<(), SerdeError> {
+    if len > u32::MAX as usize {
+        return Err(error(format!("a length of {len} is past 32 bits")));
+    }
+    Ok(())
 }
 
 /// Structs are positional: a skipped field would move every field after it.
