@@ -37,6 +37,7 @@ pub struct Cbor;
 
 impl Dialect for Cbor {
     const NAME: &'static str = FORMAT;
+    const NIL: u8 = 0xf6;
 
     // Encoding into a Vec cannot fail: its error type is `Infallible`.
     fn nil(out: &mut Vec<u8>) {

@@ -41,6 +41,7 @@ pub struct MsgPack;
 
 impl Dialect for MsgPack {
     const NAME: &'static str = FORMAT;
+    const NIL: u8 = 0xc0;
 
     // The shortest forms, written straight into the Vec: through `rmp`'s writers (a `Write`
     // call per marker and per argument) the serde path spent a third of its serialize time in
@@ -48,7 +49,7 @@ impl Dialect for MsgPack {
     // are the same (the golden and peer tests check them).
     #[inline]
     fn nil(out: &mut Vec<u8>) {
-        out.push(0xc0);
+        out.push(Self::NIL);
     }
     #[inline]
     fn boolean(out: &mut Vec<u8>, v: bool) {

@@ -116,6 +116,8 @@ impl TreeError {
 pub trait Dialect {
     /// The format's name in errors.
     const NAME: &'static str;
+    /// The one byte of a nil item (a null in CBOR).
+    const NIL: u8;
     fn nil(out: &mut Vec<u8>);
     fn boolean(out: &mut Vec<u8>, v: bool);
     fn int(out: &mut Vec<u8>, v: i64);

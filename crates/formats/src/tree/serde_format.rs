@@ -304,9 +304,7 @@ impl<'s, 'o, D: Dialect> ser::Serializer for &'s mut Serializer<'o, D> {
         let start = self.out.len();
         value.serialize(&mut *self)?;
         // One nil item: the reader could not tell it from `None`.
-        if self.out.len() == start + 1
-            && matches!(D::read(&self.out[start..], &mut 0), Ok(Item::Nil))
-        {
+        if self.out.len() == start + 1 && self.out[start] == D::NIL {
             return Err(error(
                 "Some of a nil-valued item (Some(None), Some(())) would read back as None",
             ));
@@ -618,8 +616,10 @@ impl<'de, D: Dialect> de::Deserializer<'de> for &mut Deserializer<'de, D> {
     }
 
     fn deserialize_option<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, SerdeError> {
-        if let Item::Nil = self.peek()? {
-            self.next()?;
+        // One byte tells: nil is a single byte in both formats.
+        if self.input.get(self.pos) == Some(&D::NIL) {
+            self.item_start = self.pos;
+            self.pos += 1;
             visitor.visit_none()
         } else {
             visitor.visit_some(self)
