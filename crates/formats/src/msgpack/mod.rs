@@ -157,70 +157,74 @@ impl Dialect for MsgPack {
             0xc2 => (Item::Bool(false), at),
             0xc3 => (Item::Bool(true), at),
             0xc4 | 0xd9 => {
-                let n = usize::from(take(0, 1)?[0]);
+                let n = usize::from(fixed::<1>(input, start, at)?[0]);
                 let bytes = take(1, n)?;
                 (string_item(marker, bytes), at + 1 + n)
             }
             0xc5 | 0xda => {
-                let n = usize::from(u16::from_be_bytes(
-                    take(0, 2)?.try_into().unwrap_or_default(),
-                ));
+                let n = usize::from(u16::from_be_bytes(fixed::<2>(input, start, at)?));
                 let bytes = take(2, n)?;
                 (string_item(marker, bytes), at + 2 + n)
             }
             0xc6 | 0xdb => {
-                let n = u32::from_be_bytes(take(0, 4)?.try_into().unwrap_or_default()) as usize;
+                let n = u32::from_be_bytes(fixed::<4>(input, start, at)?) as usize;
                 let bytes = take(4, n)?;
                 (string_item(marker, bytes), at + 4 + n)
             }
             0xca => {
-                let bits = u32::from_be_bytes(take(0, 4)?.try_into().unwrap_or_default());
+                let bits = u32::from_be_bytes(fixed::<4>(input, start, at)?);
                 (Item::Double(f64::from(f32::from_bits(bits))), at + 4)
             }
             0xcb => {
-                let bits = u64::from_be_bytes(take(0, 8)?.try_into().unwrap_or_default());
+                let bits = u64::from_be_bytes(fixed::<8>(input, start, at)?);
                 (Item::Double(f64::from_bits(bits)), at + 8)
             }
-            0xcc => (Item::Uint(u64::from(take(0, 1)?[0])), at + 1),
+            0xcc => (
+                Item::Uint(u64::from(fixed::<1>(input, start, at)?[0])),
+                at + 1,
+            ),
             0xcd => {
-                let v = u16::from_be_bytes(take(0, 2)?.try_into().unwrap_or_default());
+                let v = u16::from_be_bytes(fixed::<2>(input, start, at)?);
                 (Item::Uint(u64::from(v)), at + 2)
             }
             0xce => {
-                let v = u32::from_be_bytes(take(0, 4)?.try_into().unwrap_or_default());
+                let v = u32::from_be_bytes(fixed::<4>(input, start, at)?);
                 (Item::Uint(u64::from(v)), at + 4)
             }
             0xcf => {
-                let v = u64::from_be_bytes(take(0, 8)?.try_into().unwrap_or_default());
+                let v = u64::from_be_bytes(fixed::<8>(input, start, at)?);
                 (Item::Uint(v), at + 8)
             }
-            0xd0 => (Item::Int(i64::from(take(0, 1)?[0] as i8)), at + 1),
+            0xd0 => (
+                Item::Int(i64::from(fixed::<1>(input, start, at)?[0] as i8)),
+                at + 1,
+            ),
             0xd1 => {
-                let v = i16::from_be_bytes(take(0, 2)?.try_into().unwrap_or_default());
+                let v = i16::from_be_bytes(fixed::<2>(input, start, at)?);
                 (Item::Int(i64::from(v)), at + 2)
             }
             0xd2 => {
-                let v = i32::from_be_bytes(take(0, 4)?.try_into().unwrap_or_default());
+                let v = i32::from_be_bytes(fixed::<4>(input, start, at)?);
                 (Item::Int(i64::from(v)), at + 4)
             }
             0xd3 => {
-                let v = i64::from_be_bytes(take(0, 8)?.try_into().unwrap_or_default());
+                let v = i64::from_be_bytes(fixed::<8>(input, start, at)?);
                 (Item::Int(v), at + 8)
             }
             0xdc => {
-                let v = u16::from_be_bytes(take(0, 2)?.try_into().unwrap_or_default());
+                let v = u16::from_be_bytes(fixed::<2>(input, start, at)?);
                 (Item::Array(u64::from(v)), at + 2)
             }
             0xdd => {
-                let v = u32::from_be_bytes(take(0, 4)?.try_into().unwrap_or_default());
+                let v = u32::from_be_bytes(fixed::<4>(input, start, at)?);
                 (Item::Array(u64::from(v)), at + 4)
             }
             0xde => {
-                let v = u16::from_be_bytes(take(0, 2)?.try_into().unwrap_or_default());
+                let v = u16::from_be_bytes(fixed::<2>(input, start, at)?);
                 (Item::Map(u64::from(v)), at + 2)
             }
             0xdf => {
-                let v = u32::from_be_bytes(take(0, 4)?.try_into().unwrap_or_default());
+                let v = u32::from_be_bytes(fixed::<4>(input, start, at)?);
                 (Item::Map(u64::from(v)), at + 4)
             }
             0xe0..=0xff => (Item::Int(i64::from(marker as i8)), at),
@@ -263,6 +267,16 @@ fn string_item(marker: u8, bytes: &[u8]) -> Item<'_> {
         Item::Text(bytes)
     } else {
         Item::Bytes(bytes)
+    }
+}
+
+/// The `N` bytes at `at` (a fixed-width argument of the item at `start`).
+#[inline(always)]
+fn fixed<const N: usize>(input: &[u8], start: usize, at: usize) -> Result<[u8; N], TreeError> {
+    // `at` is at most one past the input's end, so `at + N` does not overflow.
+    match input.get(at..at + N) {
+        Some(bytes) => Ok(bytes.try_into().unwrap_or([0; N])),
+        None => Err(truncated(input, start, at, N)),
     }
 }
 
