@@ -169,3 +169,19 @@ def test_rust_targets_compare_ours_with_the_most_used_and_the_fastest_crate(ours
     assert targets[0].measured == pytest.approx(most_used / ours, rel=1e-3)
     assert targets[1].measured == pytest.approx(min(most_used, fastest) / ours, rel=1e-3)
     assert {d["peer"] for d in data if d["kind"] == "most used"} == {"serde_json"}
+
+
+def test_the_rust_target_judges_the_serde_path_before_the_codec_and_the_interface():
+    raw = _raw_rust(100, 200, 140)
+    slow, fast = dict(raw["results"][0]), dict(raw["results"][0])
+    raw["contenders"] = [{"name": "ours msgpack", "format": "msgpack", "side": "ours-interface"},
+                         {"name": "ours msgpack serde", "format": "msgpack", "side": "ours-serde"},
+                         {"name": "rmp-serde", "format": "msgpack", "side": "crate"}]
+    slow["contender"], fast["contender"] = "ours msgpack", "ours msgpack serde"
+    peer = dict(raw["results"][1], contender="rmp-serde")
+    for column in ("ser", "+deep"):
+        slow[column] = {**slow[column], "trials_ns": [x * 20 for x in slow[column]["trials_ns"]]}
+    raw["results"] = [slow, fast, peer]
+    targets, _, data = serializers_rust.targets(serializers_rust.summarize(raw))
+    assert {d["ours"] for d in data} == {"ours msgpack serde"}
+    assert targets[0].met and "ours msgpack serde" in targets[0].name
