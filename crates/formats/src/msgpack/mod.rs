@@ -64,14 +64,11 @@ impl Dialect for MsgPack {
         } else if v >= i64::from(i8::MIN) {
             out.extend_from_slice(&[0xd0, v as u8]);
         } else if v >= i64::from(i16::MIN) {
-            out.push(0xd1);
-            out.extend_from_slice(&(v as i16).to_be_bytes());
+            head(out, 0xd1, (v as i16).to_be_bytes());
         } else if v >= i64::from(i32::MIN) {
-            out.push(0xd2);
-            out.extend_from_slice(&(v as i32).to_be_bytes());
+            head(out, 0xd2, (v as i32).to_be_bytes());
         } else {
-            out.push(0xd3);
-            out.extend_from_slice(&v.to_be_bytes());
+            head(out, 0xd3, v.to_be_bytes());
         }
     }
     #[inline]
@@ -81,33 +78,30 @@ impl Dialect for MsgPack {
         } else if v <= u64::from(u8::MAX) {
             out.extend_from_slice(&[0xcc, v as u8]);
         } else if v <= u64::from(u16::MAX) {
-            out.push(0xcd);
-            out.extend_from_slice(&(v as u16).to_be_bytes());
+            head(out, 0xcd, (v as u16).to_be_bytes());
         } else if v <= u64::from(u32::MAX) {
-            out.push(0xce);
-            out.extend_from_slice(&(v as u32).to_be_bytes());
+            head(out, 0xce, (v as u32).to_be_bytes());
         } else {
-            out.push(0xcf);
-            out.extend_from_slice(&v.to_be_bytes());
+            head(out, 0xcf, v.to_be_bytes());
         }
     }
     #[inline]
     fn double(out: &mut Vec<u8>, v: f64) {
-        out.push(0xcb);
-        out.extend_from_slice(&v.to_bits().to_be_bytes());
+        head(out, 0xcb, v.to_bits().to_be_bytes());
     }
     #[inline]
     fn single(out: &mut Vec<u8>, v: f32) {
-        out.push(0xca);
-        out.extend_from_slice(&v.to_bits().to_be_bytes());
+        head(out, 0xca, v.to_bits().to_be_bytes());
     }
     #[inline]
     fn bytes(out: &mut Vec<u8>, v: &[u8]) {
+        out.reserve(v.len() + 5);
         length_head(out, v.len(), [None, Some(0xc4), Some(0xc5), Some(0xc6)]);
         out.extend_from_slice(v);
     }
     #[inline]
     fn text(out: &mut Vec<u8>, v: &[u8]) {
+        out.reserve(v.len() + 5);
         length_head(
             out,
             v.len(),
@@ -235,6 +229,14 @@ impl Dialect for MsgPack {
     }
 }
 
+/// A marker and its big-endian argument, written with one capacity check.
+#[inline(always)]
+fn head<const N: usize>(out: &mut Vec<u8>, marker: u8, argument: [u8; N]) {
+    out.reserve(N + 1);
+    out.push(marker);
+    out.extend_from_slice(&argument);
+}
+
 /// The head of a length-prefixed item in its shortest form: the markers for a fixed form
 /// (length in the low bits; up to 31 for `str`, 15 for arrays and maps), an 8-, 16- and
 /// 32-bit length, each `None` where the item has no such form. MessagePack has no length past
@@ -249,12 +251,10 @@ fn length_head(out: &mut Vec<u8>, len: usize, markers: [Option<u8>; 4]) {
             out.extend_from_slice(&[m8, n as u8])
         }
         ([_, _, Some(m16), _], n) if n <= usize::from(u16::MAX) => {
-            out.push(m16);
-            out.extend_from_slice(&(n as u16).to_be_bytes());
+            head(out, m16, (n as u16).to_be_bytes());
         }
         ([_, _, _, Some(m32)], n) => {
-            out.push(m32);
-            out.extend_from_slice(&(n as u32).to_be_bytes());
+            head(out, m32, (n as u32).to_be_bytes());
         }
         _ => unreachable!("every item has a 32-bit length form"),
     }

@@ -57,6 +57,11 @@ pub enum ValueKind {
     Media,
 }
 
+/// The tiny value at `key`: 16 bytes, `value-0000000042`.
+pub fn tiny_value(key: i64) -> Vec<u8> {
+    format!("value-{key:010}").into_bytes()
+}
+
 impl ValueKind {
     pub const ALL: [ValueKind; 2] = [ValueKind::Tiny, ValueKind::Media];
 
@@ -89,7 +94,7 @@ impl ValueKind {
     /// MediaContent item is media.1).
     pub fn initial_item(self, key: i64) -> Item {
         match self {
-            ValueKind::Tiny => Item(vec![Field::String(format!("value-{key:010}").into_bytes())]),
+            ValueKind::Tiny => Item(vec![Field::String(tiny_value(key))]),
             ValueKind::Media => {
                 let schema = TableSchema::new(ValueKind::Media.value_columns());
                 let values = media1();

@@ -8,6 +8,7 @@
 //! - [`cpu`]: a server process's CPU time;
 //! - [`codec_cost`]: the CPU time of the codec calls our server makes per request;
 //! - [`process`]: a server in its own process, and the grid of measured runs;
+//! - [`peer_store`]: the store's items as the peer servers hold them;
 //! - [`thrift_peer`]: the same store behind Apache Thrift's own server;
 //! - [`grpc_peer`]: the same store behind tonic's gRPC server.
 
@@ -17,6 +18,7 @@ pub mod framing;
 pub mod grpc_peer;
 pub mod load;
 pub mod messages;
+pub mod peer_store;
 pub mod process;
 pub mod server;
 pub mod thrift_peer;

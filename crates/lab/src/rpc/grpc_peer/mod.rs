@@ -13,7 +13,7 @@ use std::io;
 use std::net::SocketAddr;
 use std::pin::Pin;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::task::{Context, Poll};
 
 use hyper_util::rt::TokioIo;
@@ -25,8 +25,8 @@ use tonic::transport::{Channel, Endpoint, Server, Uri};
 use tonic::{Request, Response, Status};
 
 use super::load::Caller;
-use super::messages::ValueKind;
-use super::server::ITEMS;
+use super::messages::{tiny_value, ValueKind};
+use super::peer_store::PeerStore;
 
 #[allow(clippy::all)]
 mod store;
@@ -78,28 +78,18 @@ pub fn media1() -> MediaContent {
     }
 }
 
-/// The tiny value at `key`: the same 16 bytes as our server's.
-fn tiny(key: i64) -> Vec<u8> {
-    format!("value-{key:010}").into_bytes()
-}
+/// The store, and a key outside it as gRPC's NOT_FOUND.
+struct Handler(PeerStore<MediaContent>);
 
-/// The store: both value kinds, 100 items each.
-struct Handler {
-    tiny: Vec<Mutex<Vec<u8>>>,
-    media: Vec<Mutex<MediaContent>>,
-}
-
-fn slot<T>(items: &[Mutex<T>], key: i32) -> Result<&Mutex<T>, Status> {
-    usize::try_from(key)
-        .ok()
-        .and_then(|k| items.get(k))
-        .ok_or_else(|| Status::not_found(format!("no item {key}")))
+fn not_found(key: i32) -> Status {
+    Status::not_found(format!("no item {key}"))
 }
 
 #[tonic::async_trait]
 impl Store for Handler {
     async fn get_tiny(&self, request: Request<Key>) -> Result<Response<Tiny>, Status> {
-        let value = slot(&self.tiny, request.into_inner().key)?
+        let key = request.into_inner().key;
+        let value = (self.0.tiny(key).ok_or_else(|| not_found(key)))?
             .lock()
             .expect("store lock")
             .clone();
@@ -108,12 +98,18 @@ impl Store for Handler {
 
     async fn put_tiny(&self, request: Request<PutTinyRequest>) -> Result<Response<Done>, Status> {
         let PutTinyRequest { key, value } = request.into_inner();
-        *slot(&self.tiny, key)?.lock().expect("store lock") = value;
+        *self
+            .0
+            .tiny(key)
+            .ok_or_else(|| not_found(key))?
+            .lock()
+            .expect("store lock") = value;
         Ok(Response::new(Done {}))
     }
 
     async fn get_media(&self, request: Request<Key>) -> Result<Response<MediaContent>, Status> {
-        let value = slot(&self.media, request.into_inner().key)?
+        let key = request.into_inner().key;
+        let value = (self.0.media(key).ok_or_else(|| not_found(key)))?
             .lock()
             .expect("store lock")
             .clone();
@@ -122,7 +118,12 @@ impl Store for Handler {
 
     async fn put_media(&self, request: Request<PutMediaRequest>) -> Result<Response<Done>, Status> {
         let PutMediaRequest { key, value } = request.into_inner();
-        *slot(&self.media, key)?.lock().expect("store lock") = value;
+        *self
+            .0
+            .media(key)
+            .ok_or_else(|| not_found(key))?
+            .lock()
+            .expect("store lock") = value;
         Ok(Response::new(Done {}))
     }
 }
@@ -146,10 +147,7 @@ impl GrpcServer {
             .enable_all()
             .build()
             .map_err(|e| format!("grpc server runtime: {e}"))?;
-        let handler = Handler {
-            tiny: (0..ITEMS as i64).map(|k| Mutex::new(tiny(k))).collect(),
-            media: (0..ITEMS).map(|_| Mutex::new(media1())).collect(),
-        };
+        let handler = Handler(PeerStore::new(media1));
         let incoming = runtime
             .block_on(async { TcpIncoming::bind(SocketAddr::from(([127, 0, 0, 1], 0))) })
             .map_err(|e| format!("grpc server bind: {e}"))?
@@ -316,7 +314,7 @@ impl Caller for GrpcCaller {
                 reply.map_err(call_error)?.into_inner().value.len() == 16
             }
             (ValueKind::Tiny, true) => {
-                let value = tiny(key.into());
+                let value = tiny_value(key.into());
                 let reply = self.client.put_tiny(PutTinyRequest { key, value }).await;
                 reply.map(|_| true).map_err(call_error)?
             }

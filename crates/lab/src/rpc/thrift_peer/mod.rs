@@ -16,7 +16,6 @@
 
 use std::io::{BufReader, BufWriter, Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
-use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use thrift::protocol::{
@@ -34,7 +33,7 @@ use thrift::transport::{
 
 use super::load::WireProtocol;
 use super::messages::ValueKind;
-use super::server::ITEMS;
+use super::peer_store::PeerStore;
 
 #[allow(dead_code, clippy::all)]
 mod store;
@@ -94,40 +93,51 @@ pub fn media1() -> MediaContent {
     }
 }
 
-/// The tiny value at `key`: the same 16 bytes as our server's.
-fn tiny(key: i64) -> Vec<u8> {
-    format!("value-{key:010}").into_bytes()
-}
+/// The store, and a key outside it as the service's NotFound.
+struct Handler(PeerStore<MediaContent>);
 
-/// The store: both value kinds, 100 items each.
-struct Handler {
-    tiny: Vec<Mutex<Vec<u8>>>,
-    media: Vec<Mutex<MediaContent>>,
-}
-
-fn slot<T>(items: &[Mutex<T>], key: i32) -> thrift::Result<&Mutex<T>> {
-    usize::try_from(key)
-        .ok()
-        .and_then(|k| items.get(k))
-        .ok_or_else(|| store::NotFound { key: Some(key) }.into())
+fn not_found(key: i32) -> thrift::Error {
+    store::NotFound { key: Some(key) }.into()
 }
 
 impl store::StoreSyncHandler for Handler {
     fn handle_get_tiny(&self, key: i32) -> thrift::Result<Vec<u8>> {
-        Ok(slot(&self.tiny, key)?.lock().expect("store lock").clone())
+        Ok(self
+            .0
+            .tiny(key)
+            .ok_or_else(|| not_found(key))?
+            .lock()
+            .expect("store lock")
+            .clone())
     }
 
     fn handle_put_tiny(&self, key: i32, value: Vec<u8>) -> thrift::Result<()> {
-        *slot(&self.tiny, key)?.lock().expect("store lock") = value;
+        *self
+            .0
+            .tiny(key)
+            .ok_or_else(|| not_found(key))?
+            .lock()
+            .expect("store lock") = value;
         Ok(())
     }
 
     fn handle_get_media(&self, key: i32) -> thrift::Result<MediaContent> {
-        Ok(slot(&self.media, key)?.lock().expect("store lock").clone())
+        Ok(self
+            .0
+            .media(key)
+            .ok_or_else(|| not_found(key))?
+            .lock()
+            .expect("store lock")
+            .clone())
     }
 
     fn handle_put_media(&self, key: i32, value: MediaContent) -> thrift::Result<()> {
-        *slot(&self.media, key)?.lock().expect("store lock") = value;
+        *self
+            .0
+            .media(key)
+            .ok_or_else(|| not_found(key))?
+            .lock()
+            .expect("store lock") = value;
         Ok(())
     }
 }
@@ -161,10 +171,7 @@ pub fn start_server(wire: ThriftWire, workers: usize) -> Result<SocketAddr, Stri
     let addr = TcpListener::bind("127.0.0.1:0")
         .and_then(|l| l.local_addr())
         .map_err(|e| format!("free port: {e}"))?;
-    let handler = Handler {
-        tiny: (0..ITEMS as i64).map(|k| Mutex::new(tiny(k))).collect(),
-        media: (0..ITEMS).map(|_| Mutex::new(media1())).collect(),
-    };
+    let handler = Handler(PeerStore::new(media1));
     let processor = store::StoreSyncProcessor::new(handler);
     std::thread::Builder::new()
         .name("thrift-server".into())
