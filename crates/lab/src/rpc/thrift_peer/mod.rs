@@ -32,7 +32,7 @@ use thrift::transport::{
 };
 
 use super::load::WireProtocol;
-use super::messages::ValueKind;
+use super::messages::{tiny_value, ValueKind};
 use super::peer_store::PeerStore;
 
 #[allow(dead_code, clippy::all)]
@@ -327,7 +327,7 @@ impl WireProtocol for ThriftProtocol {
             match self.kind {
                 ValueKind::Tiny => {
                     o.write_field_begin(&TFieldIdentifier::new("value", TType::String, 2))?;
-                    o.write_bytes(&tiny(key))?;
+                    o.write_bytes(&tiny_value(key))?;
                 }
                 ValueKind::Media => {
                     o.write_field_begin(&TFieldIdentifier::new("value", TType::Struct, 2))?;
