@@ -124,12 +124,12 @@ pub fn to_vec_into<D: Dialect, T: Serialize + ?Sized>(
     out: &mut Vec<u8>,
 ) -> Result<(), SerdeError> {
     let mut serializer = Serializer::<D> {
-        out,
+        out: std::mem::take(out),
         dialect: PhantomData,
     };
-    value
-        .serialize(&mut serializer)
-        .map_err(|e| e.located(D::NAME, None))
+    let written = value.serialize(&mut serializer);
+    *out = serializer.out;
+    written.map_err(|e| e.located(D::NAME, None))
 }
 
 /// Reads one value of `T` from `input`, which must hold exactly that value.
@@ -156,31 +156,32 @@ pub fn from_slice<'de, D: Dialect, T: de::Deserialize<'de>>(
     Ok(value)
 }
 
-struct Serializer<'o, D> {
-    out: &'o mut Vec<u8>,
+/// Owns its buffer while it writes (one indirection from a compound to the bytes, not two).
+struct Serializer<D> {
+    out: Vec<u8>,
     dialect: PhantomData<D>,
 }
 
 /// A sequence or map being written: its header goes in front once the count is known, when
 /// serde did not give it first.
-struct Compound<'s, 'o, D> {
-    ser: &'s mut Serializer<'o, D>,
+struct Compound<'s, D> {
+    ser: &'s mut Serializer<D>,
     /// Where the items start and how many were written, for a header written at the end.
     pending: Option<(usize, usize)>,
     map: bool,
 }
 
-impl<'o, D: Dialect> Serializer<'o, D> {
+impl<D: Dialect> Serializer<D> {
     #[inline]
-    fn compound<'s>(&'s mut self, len: Option<usize>, map: bool) -> Compound<'s, 'o, D> {
+    fn compound<'s>(&'s mut self, len: Option<usize>, map: bool) -> Compound<'s, D> {
         let pending = match len {
             Some(n) if n > u32::MAX as usize => Some((self.out.len(), 0)),
             Some(n) if map => {
-                D::map(self.out, n);
+                D::map(&mut self.out, n);
                 None
             }
             Some(n) => {
-                D::array(self.out, n);
+                D::array(&mut self.out, n);
                 None
             }
             None => Some((self.out.len(), 0)),
@@ -193,12 +194,12 @@ impl<'o, D: Dialect> Serializer<'o, D> {
     }
 
     fn variant_header(&mut self, index: u32) {
-        D::array(self.out, 2);
-        D::uint(self.out, u64::from(index));
+        D::array(&mut self.out, 2);
+        D::uint(&mut self.out, u64::from(index));
     }
 }
 
-impl<D: Dialect> Compound<'_, '_, D> {
+impl<D: Dialect> Compound<'_, D> {
     fn element<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<(), SerdeError> {
         if let Some((_, count)) = &mut self.pending {
             *count += 1;
@@ -223,19 +224,19 @@ impl<D: Dialect> Compound<'_, '_, D> {
     }
 }
 
-impl<'s, 'o, D: Dialect> ser::Serializer for &'s mut Serializer<'o, D> {
+impl<'s, D: Dialect> ser::Serializer for &'s mut Serializer<D> {
     type Ok = ();
     type Error = SerdeError;
-    type SerializeSeq = Compound<'s, 'o, D>;
-    type SerializeTuple = Compound<'s, 'o, D>;
-    type SerializeTupleStruct = Compound<'s, 'o, D>;
-    type SerializeTupleVariant = Compound<'s, 'o, D>;
-    type SerializeMap = Compound<'s, 'o, D>;
-    type SerializeStruct = Compound<'s, 'o, D>;
-    type SerializeStructVariant = Compound<'s, 'o, D>;
+    type SerializeSeq = Compound<'s, D>;
+    type SerializeTuple = Compound<'s, D>;
+    type SerializeTupleStruct = Compound<'s, D>;
+    type SerializeTupleVariant = Compound<'s, D>;
+    type SerializeMap = Compound<'s, D>;
+    type SerializeStruct = Compound<'s, D>;
+    type SerializeStructVariant = Compound<'s, D>;
 
     fn serialize_bool(self, v: bool) -> Result<(), SerdeError> {
-        D::boolean(self.out, v);
+        D::boolean(&mut self.out, v);
         Ok(())
     }
     fn serialize_i8(self, v: i8) -> Result<(), SerdeError> {
@@ -248,7 +249,7 @@ impl<'s, 'o, D: Dialect> ser::Serializer for &'s mut Serializer<'o, D> {
         self.serialize_i64(v.into())
     }
     fn serialize_i64(self, v: i64) -> Result<(), SerdeError> {
-        D::int(self.out, v);
+        D::int(&mut self.out, v);
         Ok(())
     }
     fn serialize_i128(self, v: i128) -> Result<(), SerdeError> {
@@ -268,7 +269,7 @@ impl<'s, 'o, D: Dialect> ser::Serializer for &'s mut Serializer<'o, D> {
         self.serialize_u64(v.into())
     }
     fn serialize_u64(self, v: u64) -> Result<(), SerdeError> {
-        D::uint(self.out, v);
+        D::uint(&mut self.out, v);
         Ok(())
     }
     fn serialize_u128(self, v: u128) -> Result<(), SerdeError> {
@@ -276,11 +277,11 @@ impl<'s, 'o, D: Dialect> ser::Serializer for &'s mut Serializer<'o, D> {
         self.serialize_u64(v)
     }
     fn serialize_f32(self, v: f32) -> Result<(), SerdeError> {
-        D::single(self.out, v);
+        D::single(&mut self.out, v);
         Ok(())
     }
     fn serialize_f64(self, v: f64) -> Result<(), SerdeError> {
-        D::double(self.out, v);
+        D::double(&mut self.out, v);
         Ok(())
     }
     fn serialize_char(self, v: char) -> Result<(), SerdeError> {
@@ -288,16 +289,16 @@ impl<'s, 'o, D: Dialect> ser::Serializer for &'s mut Serializer<'o, D> {
     }
     fn serialize_str(self, v: &str) -> Result<(), SerdeError> {
         spellable(v.len())?;
-        D::text(self.out, v.as_bytes());
+        D::text(&mut self.out, v.as_bytes());
         Ok(())
     }
     fn serialize_bytes(self, v: &[u8]) -> Result<(), SerdeError> {
         spellable(v.len())?;
-        D::bytes(self.out, v);
+        D::bytes(&mut self.out, v);
         Ok(())
     }
     fn serialize_none(self) -> Result<(), SerdeError> {
-        D::nil(self.out);
+        D::nil(&mut self.out);
         Ok(())
     }
     fn serialize_some<T: Serialize + ?Sized>(self, value: &T) -> Result<(), SerdeError> {
@@ -390,7 +391,7 @@ impl<'s, 'o, D: Dialect> ser::Serializer for &'s mut Serializer<'o, D> {
 /// serde's four sequence-like traits: each element is the next item.
 macro_rules! sequence_like {
     ($($trait:ident :: $method:ident),*) => {$(
-        impl<D: Dialect> ser::$trait for Compound<'_, '_, D> {
+        impl<D: Dialect> ser::$trait for Compound<'_, D> {
             type Ok = ();
             type Error = SerdeError;
             fn $method<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<(), SerdeError> {
@@ -410,7 +411,7 @@ sequence_like!(
     SerializeTupleVariant::serialize_field
 );
 
-impl<D: Dialect> ser::SerializeMap for Compound<'_, '_, D> {
+impl<D: Dialect> ser::SerializeMap for Compound<'_, D> {
     type Ok = ();
     type Error = SerdeError;
     fn serialize_key<T: Serialize + ?Sized>(&mut self, key: &T) -> Result<(), SerdeError> {
@@ -444,7 +445,7 @@ fn skipped(key: &'static str) -> SerdeError {
 /// serde's two struct-like traits: fields by position, none skipped.
 macro_rules! struct_like {
     ($($trait:ident),*) => {$(
-        impl<D: Dialect> ser::$trait for Compound<'_, '_, D> {
+        impl<D: Dialect> ser::$trait for Compound<'_, D> {
             type Ok = ();
             type Error = SerdeError;
             fn serialize_field<T: Serialize + ?Sized>(
