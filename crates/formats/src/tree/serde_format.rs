@@ -200,6 +200,7 @@ impl<D: Dialect> Serializer<D> {
 }
 
 impl<D: Dialect> Compound<'_, D> {
+    #[inline]
     fn element<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<(), SerdeError> {
         if let Some((_, count)) = &mut self.pending {
             *count += 1;
@@ -369,12 +370,19 @@ impl<'s, D: Dialect> ser::Serializer for &'s mut Serializer<D> {
     fn serialize_map(self, len: Option<usize>) -> Result<Self::SerializeMap, SerdeError> {
         Ok(self.compound(len, true))
     }
+    #[inline]
     fn serialize_struct(
         self,
         _name: &'static str,
         len: usize,
     ) -> Result<Self::SerializeStruct, SerdeError> {
-        Ok(self.compound(Some(len), false))
+        // A struct's field count is known and small: its header goes first, unchecked.
+        D::array(&mut self.out, len);
+        Ok(Compound {
+            ser: self,
+            pending: None,
+            map: false,
+        })
     }
     fn serialize_struct_variant(
         self,
