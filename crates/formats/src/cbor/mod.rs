@@ -95,6 +95,17 @@ impl Dialect for Cbor {
             .and_then(|e| e.bytes(binary_yson));
     }
 
+    #[inline(always)]
+    fn read_single(input: &[u8], pos: &mut usize) -> Option<f32> {
+        match input.get(*pos..*pos + 5) {
+            Some(&[0xfa, a, b, c, d]) => {
+                *pos += 5;
+                Some(f32::from_be_bytes([a, b, c, d]))
+            }
+            _ => None,
+        }
+    }
+
     // The hot path of every reader, inlined into the row decoders: the initial byte's
     // major type and additional information, then the argument (see `header`).
     #[inline(always)]

@@ -122,6 +122,17 @@ impl Dialect for MsgPack {
         out.extend_from_slice(binary_yson);
     }
 
+    #[inline(always)]
+    fn read_single(input: &[u8], pos: &mut usize) -> Option<f32> {
+        match input.get(*pos..*pos + 5) {
+            Some(&[0xca, a, b, c, d]) => {
+                *pos += 5;
+                Some(f32::from_be_bytes([a, b, c, d]))
+            }
+            _ => None,
+        }
+    }
+
     // The hot path of every reader: inlined into the row decoders, one match on the marker
     // byte; the rare items (extensions, errors) are out of line.
     #[inline(always)]

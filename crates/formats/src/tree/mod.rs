@@ -138,6 +138,14 @@ pub trait Dialect {
     /// # Errors
     /// For truncated input, a reserved or unsupported byte, or a length past the end.
     fn read<'a>(input: &'a [u8], pos: &mut usize) -> Result<Item<'a>, TreeError>;
+
+    /// The float32 item at `*pos`, moving past it; `None` (nothing moved) for any other item.
+    /// The serde path's `f32` reads take it first: no `Item` through memory per float.
+    #[inline(always)]
+    fn read_single(input: &[u8], pos: &mut usize) -> Option<f32> {
+        let _ = (input, pos);
+        None
+    }
 }
 
 pub(super) fn mismatch(value: &Value, ty: &Type) -> String {

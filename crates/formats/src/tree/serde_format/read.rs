@@ -218,6 +218,11 @@ impl<'de, D: Dialect> de::Deserializer<'de> for &mut Deserializer<'de, D> {
     integer!(deserialize_u64, visit_u64, u64);
 
     fn deserialize_f32<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, SerdeError> {
+        let start = self.pos;
+        if let Some(v) = D::read_single(self.input, &mut self.pos) {
+            self.item_start = start;
+            return visitor.visit_f32(v);
+        }
         match self.next()? {
             // A float32 item widened to f64 narrows back exactly.
             Item::Double(v) => visitor.visit_f32(v as f32),
