@@ -295,6 +295,18 @@ fn the_load_generator_measures_a_bounded_run() {
     }
 }
 
+/// A short run against a peer: 3 clients, 60 requests.
+fn peer_run(workload: Workload) -> LoadConfig {
+    LoadConfig {
+        workload,
+        clients: 3,
+        max_requests: 60,
+        max_duration: Duration::from_secs(20),
+        warmup_per_client: 2,
+        seed: 3,
+    }
+}
+
 #[test]
 fn the_thrift_peer_serves_gets_and_puts_in_both_protocols() {
     use super::thrift_peer::{start_server, ThriftProtocol, ThriftWire};
@@ -308,14 +320,7 @@ fn the_thrift_peer_serves_gets_and_puts_in_both_protocols() {
                 stats: None,
             };
             for workload in Workload::ALL {
-                let config = LoadConfig {
-                    workload,
-                    clients: 3,
-                    max_requests: 60,
-                    max_duration: Duration::from_secs(20),
-                    warmup_per_client: 2,
-                    seed: 3,
-                };
+                let config = peer_run(workload);
                 let result = runtime()
                     .block_on(load::run(&target, protocol.clone(), &config))
                     .unwrap();
@@ -349,14 +354,7 @@ fn the_grpc_peer_serves_gets_and_puts_and_counts_its_bytes() {
     let runtime = runtime();
     for kind in ValueKind::ALL {
         for workload in Workload::ALL {
-            let config = LoadConfig {
-                workload,
-                clients: 3,
-                max_requests: 60,
-                max_duration: Duration::from_secs(20),
-                warmup_per_client: 2,
-                seed: 3,
-            };
+            let config = peer_run(workload);
             let result = runtime
                 .block_on(load::run_with(
                     &target,
