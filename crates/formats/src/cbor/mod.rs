@@ -96,6 +96,17 @@ impl Dialect for Cbor {
     }
 
     #[inline(always)]
+    fn read_tiny_uint(input: &[u8], pos: &mut usize) -> Option<u8> {
+        match input.get(*pos) {
+            Some(&byte) if byte <= 0x17 => {
+                *pos += 1;
+                Some(byte)
+            }
+            _ => None,
+        }
+    }
+
+    #[inline(always)]
     fn read_single(input: &[u8], pos: &mut usize) -> Option<f32> {
         match input.get(*pos..*pos + 5) {
             Some(&[0xfa, a, b, c, d]) => {

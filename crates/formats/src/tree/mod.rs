@@ -139,6 +139,15 @@ pub trait Dialect {
     /// For truncated input, a reserved or unsupported byte, or a length past the end.
     fn read<'a>(input: &'a [u8], pos: &mut usize) -> Result<Item<'a>, TreeError>;
 
+    /// The one-byte unsigned integer item at `*pos` (MessagePack's positive fixint, CBOR's
+    /// 0-23), moving past it; `None` (nothing moved) for any other item. The serde path's
+    /// enums take it first: a unit variant's index, decoded once.
+    #[inline(always)]
+    fn read_tiny_uint(input: &[u8], pos: &mut usize) -> Option<u8> {
+        let _ = (input, pos);
+        None
+    }
+
     /// The float32 item at `*pos`, moving past it; `None` (nothing moved) for any other item.
     /// The serde path's `f32` reads take it first: no `Item` through memory per float.
     #[inline(always)]

@@ -298,6 +298,15 @@ fn bad_input_is_an_error_that_says_where() {
     let err = msgpack::from_slice::<Zoo>(&bytes).unwrap_err();
     assert_eq!(err.offset(), Some(at), "{err}");
     assert!(err.message().contains("300"), "{err}");
+    // A unit variant is its index; a variant with data given as an index alone is an error.
+    assert_eq!(msgpack::from_slice::<Shape>(&[0x00]).unwrap(), Shape::Dot);
+    assert_eq!(cbor::from_slice::<Shape>(&[0x00]).unwrap(), Shape::Dot);
+    assert!(msgpack::from_slice::<Shape>(&[0x01]).is_err());
+    assert!(cbor::from_slice::<Shape>(&[0x01]).is_err());
+    assert!(
+        msgpack::from_slice::<Shape>(&[0x07]).is_err(),
+        "no variant 7"
+    );
     // Text that is not UTF-8.
     let err = msgpack::from_slice::<String>(&[0xa2, 0xff, 0xfe]).unwrap_err();
     assert!(err.message().contains("not UTF-8"), "{err}");

@@ -188,6 +188,12 @@ impl<'de, D: Dialect> de::Deserializer<'de> for &mut Deserializer<'de, D> {
         _variants: &'static [&'static str],
         visitor: V,
     ) -> Result<V::Value, SerdeError> {
+        let start = self.pos;
+        if let Some(index) = D::read_tiny_uint(self.input, &mut self.pos) {
+            // The common unit variant: its index, read once.
+            self.item_start = start;
+            return visitor.visit_enum(u32::from(index).into_deserializer());
+        }
         match self.peek()? {
             // A unit variant, by index or by name.
             Item::Uint(_) | Item::Int(_) | Item::Text(_) => visitor.visit_enum(Variant {
