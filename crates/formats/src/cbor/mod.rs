@@ -38,6 +38,8 @@ pub struct Cbor;
 impl Dialect for Cbor {
     const NAME: &'static str = FORMAT;
     const NIL: u8 = 0xf6;
+    const TINY_UINT_MAX: u8 = 0x17;
+    const FLOAT32_HEAD: u8 = 0xfa;
 
     // Encoding into a Vec cannot fail: its error type is `Infallible`.
     fn nil(out: &mut Vec<u8>) {
@@ -93,28 +95,6 @@ impl Dialect for Cbor {
         let _ = Encoder::new(out)
             .tag(Tag::new(YSON_TAG))
             .and_then(|e| e.bytes(binary_yson));
-    }
-
-    #[inline(always)]
-    fn read_tiny_uint(input: &[u8], pos: &mut usize) -> Option<u8> {
-        match input.get(*pos) {
-            Some(&byte) if byte <= 0x17 => {
-                *pos += 1;
-                Some(byte)
-            }
-            _ => None,
-        }
-    }
-
-    #[inline(always)]
-    fn read_single(input: &[u8], pos: &mut usize) -> Option<f32> {
-        match input.get(*pos..*pos + 5) {
-            Some(&[0xfa, a, b, c, d]) => {
-                *pos += 5;
-                Some(f32::from_be_bytes([a, b, c, d]))
-            }
-            _ => None,
-        }
     }
 
     // The hot path of every reader, inlined into the row decoders: the initial byte's

@@ -42,6 +42,8 @@ pub struct MsgPack;
 impl Dialect for MsgPack {
     const NAME: &'static str = FORMAT;
     const NIL: u8 = 0xc0;
+    const TINY_UINT_MAX: u8 = 0x7f;
+    const FLOAT32_HEAD: u8 = 0xca;
 
     // The shortest forms, written straight into the Vec: through `rmp`'s writers (a `Write`
     // call per marker and per argument) the serde path spent a third of its serialize time in
@@ -91,7 +93,7 @@ impl Dialect for MsgPack {
     }
     #[inline]
     fn single(out: &mut Vec<u8>, v: f32) {
-        head(out, 0xca, v.to_bits().to_be_bytes());
+        head(out, Self::FLOAT32_HEAD, v.to_bits().to_be_bytes());
     }
     #[inline]
     fn bytes(out: &mut Vec<u8>, v: &[u8]) {
@@ -120,28 +122,6 @@ impl Dialect for MsgPack {
     fn yson(out: &mut Vec<u8>, binary_yson: &[u8]) {
         let _ = rmp::encode::write_ext_meta(out, binary_yson.len() as u32, YSON_EXT_TYPE);
         out.extend_from_slice(binary_yson);
-    }
-
-    #[inline(always)]
-    fn read_tiny_uint(input: &[u8], pos: &mut usize) -> Option<u8> {
-        match input.get(*pos) {
-            Some(&byte) if byte <= 0x7f => {
-                *pos += 1;
-                Some(byte)
-            }
-            _ => None,
-        }
-    }
-
-    #[inline(always)]
-    fn read_single(input: &[u8], pos: &mut usize) -> Option<f32> {
-        match input.get(*pos..*pos + 5) {
-            Some(&[0xca, a, b, c, d]) => {
-                *pos += 5;
-                Some(f32::from_be_bytes([a, b, c, d]))
-            }
-            _ => None,
-        }
     }
 
     // The hot path of every reader: inlined into the row decoders, one match on the marker

@@ -118,6 +118,11 @@ pub trait Dialect {
     const NAME: &'static str;
     /// The one byte of a nil item (a null in CBOR).
     const NIL: u8;
+    /// The largest unsigned integer held in an item's first byte (MessagePack's positive
+    /// fixint, CBOR's 0-23): such an item is that one byte.
+    const TINY_UINT_MAX: u8;
+    /// The first byte of a float32 item; its four big-endian bytes follow.
+    const FLOAT32_HEAD: u8;
     fn nil(out: &mut Vec<u8>);
     fn boolean(out: &mut Vec<u8>, v: bool);
     fn int(out: &mut Vec<u8>, v: i64);
@@ -139,21 +144,31 @@ pub trait Dialect {
     /// For truncated input, a reserved or unsupported byte, or a length past the end.
     fn read<'a>(input: &'a [u8], pos: &mut usize) -> Result<Item<'a>, TreeError>;
 
-    /// The one-byte unsigned integer item at `*pos` (MessagePack's positive fixint, CBOR's
-    /// 0-23), moving past it; `None` (nothing moved) for any other item. The serde path's
-    /// enums take it first: a unit variant's index, decoded once.
+    /// The one-byte unsigned integer item at `*pos`, moving past it; `None` (nothing moved)
+    /// for any other item. The serde path's enums take it first: a unit variant's index,
+    /// decoded once.
     #[inline(always)]
     fn read_tiny_uint(input: &[u8], pos: &mut usize) -> Option<u8> {
-        let _ = (input, pos);
-        None
+        match input.get(*pos) {
+            Some(&byte) if byte <= Self::TINY_UINT_MAX => {
+                *pos += 1;
+                Some(byte)
+            }
+            _ => None,
+        }
     }
 
     /// The float32 item at `*pos`, moving past it; `None` (nothing moved) for any other item.
     /// The serde path's `f32` reads take it first: no `Item` through memory per float.
     #[inline(always)]
     fn read_single(input: &[u8], pos: &mut usize) -> Option<f32> {
-        let _ = (input, pos);
-        None
+        match input.get(*pos..*pos + 5) {
+            Some(&[marker, a, b, c, d]) if marker == Self::FLOAT32_HEAD => {
+                *pos += 5;
+                Some(f32::from_be_bytes([a, b, c, d]))
+            }
+            _ => None,
+        }
     }
 }
 

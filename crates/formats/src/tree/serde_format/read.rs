@@ -277,7 +277,19 @@ pub(super) struct Entries<'a, 'de, D> {
     left: usize,
 }
 
-impl<D> Entries<'_, '_, D> {
+impl<'de, D: Dialect> Entries<'_, 'de, D> {
+    /// The next entry (an element, or a map's key), `None` once every one was taken.
+    fn next_entry<T: DeserializeSeed<'de>>(
+        &mut self,
+        seed: T,
+    ) -> Result<Option<T::Value>, SerdeError> {
+        if self.left == 0 {
+            return Ok(None);
+        }
+        self.left -= 1;
+        seed.deserialize(&mut *self.de).map(Some)
+    }
+
     /// The visitor must have taken every entry: one left over is data the type has no place for.
     fn finish<T>(&self, value: T) -> Result<T, SerdeError> {
         match self.left {
@@ -294,11 +306,7 @@ impl<'de, D: Dialect> de::SeqAccess<'de> for Entries<'_, 'de, D> {
         &mut self,
         seed: T,
     ) -> Result<Option<T::Value>, SerdeError> {
-        if self.left == 0 {
-            return Ok(None);
-        }
-        self.left -= 1;
-        seed.deserialize(&mut *self.de).map(Some)
+        self.next_entry(seed)
     }
 
     fn size_hint(&self) -> Option<usize> {
@@ -313,11 +321,7 @@ impl<'de, D: Dialect> de::MapAccess<'de> for Entries<'_, 'de, D> {
         &mut self,
         seed: K,
     ) -> Result<Option<K::Value>, SerdeError> {
-        if self.left == 0 {
-            return Ok(None);
-        }
-        self.left -= 1;
-        seed.deserialize(&mut *self.de).map(Some)
+        self.next_entry(seed)
     }
 
     fn next_value_seed<V: DeserializeSeed<'de>>(

@@ -119,7 +119,7 @@ impl<'s, D: Dialect> ser::Serializer for &'s mut Serializer<D> {
         match (i64::try_from(v), u64::try_from(v)) {
             (Ok(v), _) => self.serialize_i64(v),
             (_, Ok(v)) => self.serialize_u64(v),
-            _ => Err(error(format!("{v} is beyond 64-bit integers"))),
+            _ => Err(beyond_64_bits(v)),
         }
     }
     fn serialize_u8(self, v: u8) -> Result<(), SerdeError> {
@@ -136,7 +136,7 @@ impl<'s, D: Dialect> ser::Serializer for &'s mut Serializer<D> {
         Ok(())
     }
     fn serialize_u128(self, v: u128) -> Result<(), SerdeError> {
-        let v = u64::try_from(v).map_err(|_| error(format!("{v} is beyond 64-bit integers")))?;
+        let v = u64::try_from(v).map_err(|_| beyond_64_bits(v))?;
         self.serialize_u64(v)
     }
     fn serialize_f32(self, v: f32) -> Result<(), SerdeError> {
@@ -293,6 +293,11 @@ impl<D: Dialect> ser::SerializeMap for Compound<'_, D> {
     fn end(self) -> Result<(), SerdeError> {
         Compound::end(self)
     }
+}
+
+/// A 128-bit integer neither format can hold.
+fn beyond_64_bits(v: impl std::fmt::Display) -> SerdeError {
+    error(format!("{v} is beyond 64-bit integers"))
 }
 
 /// A length both formats can spell (MessagePack has none past 32 bits).
