@@ -4,7 +4,6 @@
 use pyo3::prelude::*;
 
 mod columns;
-mod composite;
 mod formats;
 mod records;
 mod skiff;

@@ -1,4 +1,4 @@
-//! Composite column values (binary YSON) straight to Python objects, for `formats.rs`.
+//! Composite column values (binary YSON) straight to Python objects.
 //!
 //! One walk of the value's YSON events guided by the column type, with no `Node` or `Value`
 //! tree in between; whatever it does not cover goes back to the general path.
@@ -8,6 +8,8 @@ use pyo3::types::{PyBool, PyBytes, PyDict, PyFloat, PyList, PyString, PyTuple};
 use shapeshift_formats::yson::{Event, PullParser, SliceSource, YsonType};
 use shapeshift_types::{signed_range, unsigned_max, PrimitiveType, Type};
 
+use super::tables::Names;
+
 /// A composite column's value straight from its binary YSON to Python objects, walked once
 /// guided by the type (no `Node` and `Value` trees in between). It covers what most schemas
 /// hold — lists, structs (named in member order, or positional), tuples, optionals of
@@ -15,13 +17,14 @@ use shapeshift_types::{signed_range, unsigned_max, PrimitiveType, Type};
 /// and answers `None` for anything else or anything unexpected; the general path
 /// (`value_from_ref` then `typed_to_py`) then reads the value again and gives its result or
 /// its error.
-pub(crate) fn composite_to_py<'py>(
+pub(super) fn composite_to_py<'py>(
     py: Python<'py>,
     ty: &Type,
+    names: &Names,
     bytes: &[u8],
 ) -> PyResult<Option<Bound<'py, PyAny>>> {
     let mut parser = PullParser::from_slice(bytes, YsonType::Node);
-    let Walked::Value(object) = walk_yson(py, &mut parser, ty, 0)? else {
+    let Walked::Value(object) = walk_yson(py, &mut parser, ty, names, 0)? else {
         return Ok(None);
     };
     Ok(matches!(parser.next_event(), Ok(None)).then_some(object))
@@ -44,15 +47,16 @@ fn walk_yson<'py>(
     py: Python<'py>,
     parser: &mut PullParser<SliceSource<'_>>,
     ty: &Type,
+    names: &Names,
     depth: usize,
 ) -> PyResult<Walked<'py>> {
     use PrimitiveType as P;
     let Ok(Some(event)) = parser.next_event() else {
         return Ok(Walked::Other);
     };
-    let (ty, optional) = match ty.untagged() {
-        Type::Optional(item) if !item.is_nullable() => (item.untagged(), true),
-        other => (other, false),
+    let (ty, names, optional) = match ty.untagged() {
+        Type::Optional(item) if !item.is_nullable() => (item.untagged(), names.item(0), true),
+        other => (other, names, false),
     };
     let object = match (ty, event) {
         (_, Event::EndList) => return Ok(Walked::EndList),
@@ -76,7 +80,7 @@ fn walk_yson<'py>(
         (Type::List(item), Event::BeginList) => {
             let list = PyList::empty(py);
             loop {
-                match walk_yson(py, parser, item, depth + 1)? {
+                match walk_yson(py, parser, item, names.item(0), depth + 1)? {
                     Walked::Value(v) => list.append(v)?,
                     Walked::EndList => break,
                     Walked::Other => return Ok(Walked::Other),
@@ -86,13 +90,13 @@ fn walk_yson<'py>(
         }
         (Type::Struct(members), Event::BeginMap) => {
             let dict = PyDict::new(py);
-            for member in members {
+            for (i, member) in members.iter().enumerate() {
                 match parser.next_event() {
                     Ok(Some(Event::Key(key))) if key == member.name.as_bytes() => {}
                     _ => return Ok(Walked::Other),
                 }
-                match walk_yson(py, parser, &member.ty, depth + 1)? {
-                    Walked::Value(v) => dict.set_item(&member.name, v)?,
+                match walk_yson(py, parser, &member.ty, names.item(i), depth + 1)? {
+                    Walked::Value(v) => names.set_member(&dict, i, &member.name, v)?,
                     _ => return Ok(Walked::Other),
                 }
             }
@@ -103,26 +107,26 @@ fn walk_yson<'py>(
         }
         (Type::Struct(members), Event::BeginList) => {
             let dict = PyDict::new(py);
-            for member in members {
-                match walk_yson(py, parser, &member.ty, depth + 1)? {
-                    Walked::Value(v) => dict.set_item(&member.name, v)?,
+            for (i, member) in members.iter().enumerate() {
+                match walk_yson(py, parser, &member.ty, names.item(i), depth + 1)? {
+                    Walked::Value(v) => names.set_member(&dict, i, &member.name, v)?,
                     _ => return Ok(Walked::Other),
                 }
             }
-            if !matches!(walk_yson(py, parser, ty, depth + 1)?, Walked::EndList) {
+            if !matches!(walk_yson(py, parser, ty, names, depth + 1)?, Walked::EndList) {
                 return Ok(Walked::Other);
             }
             dict.into_any()
         }
         (Type::Tuple(elements), Event::BeginList) => {
             let mut items = Vec::with_capacity(elements.len());
-            for element in elements {
-                match walk_yson(py, parser, element, depth + 1)? {
+            for (i, element) in elements.iter().enumerate() {
+                match walk_yson(py, parser, element, names.item(i), depth + 1)? {
                     Walked::Value(v) => items.push(v),
                     _ => return Ok(Walked::Other),
                 }
             }
-            if !matches!(walk_yson(py, parser, ty, depth + 1)?, Walked::EndList) {
+            if !matches!(walk_yson(py, parser, ty, names, depth + 1)?, Walked::EndList) {
                 return Ok(Walked::Other);
             }
             PyTuple::new(py, items)?.into_any()
