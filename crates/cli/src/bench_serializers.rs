@@ -7,7 +7,7 @@ use shapeshift_lab::serializers::{self, contender::Trials};
 #[derive(Args)]
 pub struct SerializersArgs {
     /// Datasets to measure: MediaContent media.1 to media.4, rust_serialization_benchmark's
-    /// log and mesh (default: all).
+    /// log, mesh, minecraft_savedata and mk48 (default: all).
     #[arg(long = "dataset")]
     datasets: Vec<String>,
     /// Timed trials per column on the rust_serialization_benchmark datasets (a trial: one

@@ -13,6 +13,7 @@ pub mod peer_avro;
 pub mod peer_prost;
 pub mod peer_thrift;
 pub mod peers_serde;
+pub mod rsb_avro;
 pub mod rsb_bench;
 pub mod rsb_data;
 pub mod rsb_prost;
@@ -175,9 +176,10 @@ pub fn contenders() -> Result<Vec<(ContenderInfo, Box<dyn Runner>)>, String> {
 }
 
 /// Runs the study on the datasets named `datasets` (MediaContent values `media.1` to
-/// `media.4`, and rust_serialization_benchmark's `log` and `mesh`; all when empty), for the
-/// contenders whose names are in `only` (all when empty); the benchmark's datasets with
-/// `dataset_scale` times its record counts and `dataset_trials` trials.
+/// `media.4`, and rust_serialization_benchmark's `log`, `mesh`, `minecraft_savedata` and
+/// `mk48`; all when empty), for the contenders whose names are in `only` (all when empty); the
+/// benchmark's datasets with `dataset_scale` times its record counts and `dataset_trials`
+/// trials.
 ///
 /// # Errors
 /// An unknown dataset or contender name, or a contender whose round trip fails on a value

@@ -13,12 +13,13 @@ use shapeshift_types::TableSchema;
 use super::contender::{column, compressed_sizes, Column, Trials};
 use super::ours::{interface_rows, interface_write, RowCodec};
 use super::peer_thrift::ThriftCrate;
-use super::rsb_data::{self, Logs, Mesh, TableRows};
+use super::rsb_avro::{players_avro, updates_avro, LOGS_AVRO, MESH_AVRO};
+use super::rsb_data::{self, Logs, Mesh, Players, TableRows, Updates};
 use super::rsb_prost::ProstCrate;
 use super::{ContenderInfo, Side};
 
 /// The dataset names, as the benchmark spells them.
-pub const DATASETS: [&str; 2] = ["log", "mesh"];
+pub const DATASETS: [&str; 4] = ["log", "mesh", "minecraft_savedata", "mk48"];
 
 /// One contender on one dataset.
 #[derive(Clone, Debug, serde::Serialize)]
@@ -122,30 +123,6 @@ impl<T: Serialize + DeserializeOwned> DataCodec<T> for AvroCrate {
         apache_avro::from_value(&value).map_err(|e| e.to_string())
     }
 }
-
-const LOGS_AVRO: &str = r#"{"type": "record", "name": "Logs", "fields": [
-  {"name": "logs", "type": {"type": "array", "items": {"type": "record", "name": "Log", "fields": [
-    {"name": "address", "type": {"type": "record", "name": "Address", "fields": [
-      {"name": "x0", "type": "int"}, {"name": "x1", "type": "int"},
-      {"name": "x2", "type": "int"}, {"name": "x3", "type": "int"}]}},
-    {"name": "identity", "type": "string"}, {"name": "userid", "type": "string"},
-    {"name": "date", "type": "string"}, {"name": "request", "type": "string"},
-    {"name": "code", "type": "int"}, {"name": "size", "type": "long"}]}}}]}"#;
-
-// apache-avro's serde writer does not resolve a named type's later references ("Unresolved
-// schema reference"), so each vector is spelled out under its own name: the same bytes.
-const MESH_AVRO: &str = r#"{"type": "record", "name": "Mesh", "fields": [
-  {"name": "triangles", "type": {"type": "array", "items": {"type": "record", "name": "Triangle",
-    "fields": [
-      {"name": "v0", "type": {"type": "record", "name": "V0", "fields": [
-        {"name": "x", "type": "float"}, {"name": "y", "type": "float"}, {"name": "z", "type": "float"}]}},
-      {"name": "v1", "type": {"type": "record", "name": "V1", "fields": [
-        {"name": "x", "type": "float"}, {"name": "y", "type": "float"}, {"name": "z", "type": "float"}]}},
-      {"name": "v2", "type": {"type": "record", "name": "V2", "fields": [
-        {"name": "x", "type": "float"}, {"name": "y", "type": "float"}, {"name": "z", "type": "float"}]}},
-      {"name": "normal", "type": {"type": "record", "name": "Normal", "fields": [
-        {"name": "x", "type": "float"}, {"name": "y", "type": "float"}, {"name": "z", "type": "float"}]}}
-    ]}}}]}"#;
 
 /// One of our formats on the dataset's table: through the row interface, or (`codec`) each
 /// row's message from the format's one-message codec after a u32 LE length.
@@ -331,6 +308,34 @@ pub fn run(
                 let data: Mesh = rsb_data::mesh(n, 42);
                 out.extend(measure_dataset(
                     dataset, &data, n, MESH_AVRO, only, trials, progress, skipped,
+                )?);
+            }
+            "minecraft_savedata" => {
+                let n = count(rsb_data::PLAYER_COUNT);
+                let data: Players = rsb_data::players(n, 42);
+                out.extend(measure_dataset(
+                    dataset,
+                    &data,
+                    n,
+                    &players_avro(),
+                    only,
+                    trials,
+                    progress,
+                    skipped,
+                )?);
+            }
+            "mk48" => {
+                let n = count(rsb_data::UPDATE_COUNT);
+                let data: Updates = rsb_data::updates(n, 42);
+                out.extend(measure_dataset(
+                    dataset,
+                    &data,
+                    n,
+                    &updates_avro(),
+                    only,
+                    trials,
+                    progress,
+                    skipped,
                 )?);
             }
             other => return Err(format!("unknown dataset '{other}'")),

@@ -147,7 +147,7 @@ fn a_cut_message_is_an_error_for_every_contender() {
 #[test]
 fn every_dataset_is_measured_for_our_formats_and_the_crates() {
     let report = run(
-        &["log".to_string(), "mesh".to_string()],
+        &rsb_bench::DATASETS.map(String::from),
         &[],
         Trials {
             trials: 2,
@@ -161,7 +161,7 @@ fn every_dataset_is_measured_for_our_formats_and_the_crates() {
     .unwrap();
     assert!(report.results.is_empty());
     assert!(report.skipped.is_empty(), "{:?}", report.skipped);
-    for dataset in ["log", "mesh"] {
+    for dataset in rsb_bench::DATASETS {
         let names: Vec<&str> = report
             .datasets
             .iter()
@@ -171,7 +171,12 @@ fn every_dataset_is_measured_for_our_formats_and_the_crates() {
         for name in [
             "ours yson",
             "ours arrow",
+            "ours skiff",
+            "ours avro",
+            "ours protobuf-dynamic codec",
             "ours thrift codec",
+            "ours msgpack serde",
+            "ours cbor serde",
             "serde_json",
             "sonic-rs",
             "rmp-serde",

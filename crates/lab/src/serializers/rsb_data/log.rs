@@ -1,16 +1,12 @@
-//! Datasets of rust_serialization_benchmark (github djkoloski/rust_serialization_benchmark,
-//! `src/datasets/`), rebuilt by our own seeded generator with the same schemas, counts and
-//! value ranges: `log` (10,000 HTTP access logs) and `mesh` (125,000 triangles).
-//!
-//! Each dataset is typed Rust structs (what the crates serialize) and a YT table with one row
-//! per record (what our formats write): a log is a row of `address` (struct of four uint8),
-//! `identity`, `userid`, `date`, `request` (utf8), `code` (uint16) and `size` (uint64); a
-//! triangle is a row of `v0`, `v1`, `v2`, `normal`, each a struct of three floats.
+//! `log`: HTTP access logs. A log is a row of `address` (struct of four uint8), `identity`,
+//! `userid`, `date`, `request` (utf8), `code` (uint16) and `size` (uint64).
 
 use rand::{RngExt, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use serde::{Deserialize, Serialize};
 use shapeshift_types::{TableSchema, Value};
+
+use super::{narrow, row_of, schema_of, string, take, text, unsigned, TableRows};
 
 #[derive(
     Clone, Copy, Debug, PartialEq, Serialize, Deserialize, bitcode::Encode, bitcode::Decode,
@@ -38,33 +34,8 @@ pub struct Logs {
     pub logs: Vec<Log>,
 }
 
-#[derive(
-    Clone, Copy, Debug, PartialEq, Serialize, Deserialize, bitcode::Encode, bitcode::Decode,
-)]
-pub struct Vector3 {
-    pub x: f32,
-    pub y: f32,
-    pub z: f32,
-}
-
-#[derive(
-    Clone, Copy, Debug, PartialEq, Serialize, Deserialize, bitcode::Encode, bitcode::Decode,
-)]
-pub struct Triangle {
-    pub v0: Vector3,
-    pub v1: Vector3,
-    pub v2: Vector3,
-    pub normal: Vector3,
-}
-
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, bitcode::Encode, bitcode::Decode)]
-pub struct Mesh {
-    pub triangles: Vec<Triangle>,
-}
-
-/// The benchmark's record counts.
+/// The benchmark's record count.
 pub const LOG_COUNT: usize = 10_000;
-pub const TRIANGLE_COUNT: usize = 125_000;
 
 const USERIDS: [&str; 9] = [
     "-", "alice", "bob", "carmen", "david", "eric", "frank", "george", "harry",
@@ -143,84 +114,6 @@ pub fn logs(count: usize, seed: u64) -> Logs {
     Logs { logs }
 }
 
-/// `count` triangles from `seed`, every coordinate uniform in [0, 1).
-pub fn mesh(count: usize, seed: u64) -> Mesh {
-    let mut rng = ChaCha8Rng::seed_from_u64(seed);
-    let mut vector = || Vector3 {
-        x: rng.random::<f32>(),
-        y: rng.random::<f32>(),
-        z: rng.random::<f32>(),
-    };
-    Mesh {
-        triangles: (0..count)
-            .map(|_| Triangle {
-                v0: vector(),
-                v1: vector(),
-                v2: vector(),
-                normal: vector(),
-            })
-            .collect(),
-    }
-}
-
-/// A dataset as rows of a YT table: the forward and reverse steps of our formats.
-pub trait TableRows: Sized {
-    fn schema() -> TableSchema;
-    /// Calls `row` with each record's row, in order.
-    fn for_each_row(&self, row: impl FnMut(Vec<Value>) -> Result<(), String>)
-        -> Result<(), String>;
-    fn from_rows(rows: impl Iterator<Item = Result<Vec<Value>, String>>) -> Result<Self, String>;
-}
-
-fn schema_of(text: &str) -> TableSchema {
-    let node = shapeshift_formats::yson::from_slice(text.as_bytes()).expect("the schema parses");
-    TableSchema::from_node(&node).expect("the schema is valid")
-}
-
-fn take<const N: usize>(value: Value, what: &str) -> Result<[Value; N], String> {
-    match value {
-        Value::Tuple(items) => items
-            .try_into()
-            .map_err(|items: Vec<Value>| format!("{what}: {} members, expected {N}", items.len())),
-        other => Err(format!("{what}: expected a struct, found {other:?}")),
-    }
-}
-
-fn row_of<const N: usize>(row: Vec<Value>, what: &str) -> Result<[Value; N], String> {
-    take(Value::Tuple(row), what)
-}
-
-fn unsigned(value: Value) -> Result<u64, String> {
-    match value {
-        Value::Uint64(v) => Ok(v),
-        other => Err(format!("expected an unsigned integer, found {other:?}")),
-    }
-}
-
-fn narrow<T: TryFrom<u64>>(value: Value) -> Result<T, String> {
-    let v = unsigned(value)?;
-    T::try_from(v).map_err(|_| format!("{v} out of range"))
-}
-
-fn text(value: Value) -> Result<String, String> {
-    match value {
-        Value::String(bytes) => String::from_utf8(bytes).map_err(|e| e.to_string()),
-        other => Err(format!("expected a string, found {other:?}")),
-    }
-}
-
-fn float(value: Value) -> Result<f32, String> {
-    match value {
-        // A float column holds the f32 exactly as a double.
-        Value::Double(v) => Ok(v as f32),
-        other => Err(format!("expected a float, found {other:?}")),
-    }
-}
-
-fn string(s: &str) -> Value {
-    Value::String(s.as_bytes().to_vec())
-}
-
 impl TableRows for Logs {
     fn schema() -> TableSchema {
         schema_of(
@@ -279,63 +172,6 @@ impl TableRows for Logs {
     }
 }
 
-fn vector_value(v: Vector3) -> Value {
-    Value::Tuple(vec![
-        Value::Double(v.x.into()),
-        Value::Double(v.y.into()),
-        Value::Double(v.z.into()),
-    ])
-}
-
-fn vector_of(value: Value) -> Result<Vector3, String> {
-    let [x, y, z] = take(value, "vector")?;
-    Ok(Vector3 {
-        x: float(x)?,
-        y: float(y)?,
-        z: float(z)?,
-    })
-}
-
-impl TableRows for Mesh {
-    fn schema() -> TableSchema {
-        let vector = "{type_name=struct; members=[{name=x; type=float}; {name=y; type=float}; {name=z; type=float}]}";
-        schema_of(&format!(
-            "[{{name=v0; type_v3={vector}}}; {{name=v1; type_v3={vector}}}; \
-              {{name=v2; type_v3={vector}}}; {{name=normal; type_v3={vector}}}]"
-        ))
-    }
-
-    fn for_each_row(
-        &self,
-        mut row: impl FnMut(Vec<Value>) -> Result<(), String>,
-    ) -> Result<(), String> {
-        for t in &self.triangles {
-            row(vec![
-                vector_value(t.v0),
-                vector_value(t.v1),
-                vector_value(t.v2),
-                vector_value(t.normal),
-            ])?;
-        }
-        Ok(())
-    }
-
-    fn from_rows(rows: impl Iterator<Item = Result<Vec<Value>, String>>) -> Result<Mesh, String> {
-        let triangles = rows
-            .map(|row| {
-                let [v0, v1, v2, normal] = row_of(row?, "triangle")?;
-                Ok(Triangle {
-                    v0: vector_of(v0)?,
-                    v1: vector_of(v1)?,
-                    v2: vector_of(v2)?,
-                    normal: vector_of(normal)?,
-                })
-            })
-            .collect::<Result<_, String>>()?;
-        Ok(Mesh { triangles })
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -344,7 +180,6 @@ mod tests {
     fn the_generator_is_deterministic_and_keeps_the_benchmarks_ranges() {
         assert_eq!(logs(200, 7), logs(200, 7));
         assert_ne!(logs(200, 7), logs(200, 8));
-        assert_eq!(mesh(100, 7), mesh(100, 7));
         assert_eq!(status_codes().len(), 63);
         for log in &logs(2000, 1).logs {
             assert!(
@@ -356,29 +191,5 @@ mod tests {
             assert_eq!(zone.len(), 5, "{}", log.date);
             assert_eq!(log.request.split(' ').count(), 3);
         }
-        for t in &mesh(1000, 1).triangles {
-            for v in [t.v0, t.v1, t.v2, t.normal] {
-                assert!([v.x, v.y, v.z].iter().all(|c| (0.0..1.0).contains(c)));
-            }
-        }
-    }
-
-    #[test]
-    fn rows_round_trip_and_match_their_schema() {
-        fn check<T: TableRows + PartialEq + std::fmt::Debug>(data: &T) {
-            let schema = T::schema();
-            let mut rows = Vec::new();
-            data.for_each_row(|row| {
-                for (v, c) in row.iter().zip(&schema.columns) {
-                    shapeshift_types::check_value(v, &c.ty).map_err(|e| e.to_string())?;
-                }
-                rows.push(row);
-                Ok(())
-            })
-            .unwrap();
-            assert_eq!(&T::from_rows(rows.into_iter().map(Ok)).unwrap(), data);
-        }
-        check(&logs(300, 3));
-        check(&mesh(300, 3));
     }
 }

@@ -1,12 +1,9 @@
-//! prost on rust_serialization_benchmark's `log` and `mesh`: the messages of the benchmark's
-//! `log.proto` and `mesh.proto` (proto3), derived by hand as prost-build generates them, and
-//! the conversions from and to the dataset's structs (the benchmark's way: build the message,
-//! encode; decode, convert back).
+//! `log.proto` and `mesh.proto`.
 
 use prost::Message;
 
-use super::rsb_bench::DataCodec;
-use super::rsb_data::{Address, Log, Logs, Mesh, Triangle, Vector3};
+use super::{narrow, present, ProstDataset};
+use crate::serializers::rsb_data::{Address, Log, Logs, Mesh, Triangle, Vector3};
 
 #[derive(Clone, PartialEq, Message)]
 pub struct PbAddress {
@@ -72,16 +69,12 @@ pub struct PbMesh {
     pub triangles: Vec<PbTriangle>,
 }
 
-pub struct ProstCrate;
+impl ProstDataset for Logs {
+    type Message = PbLogs;
 
-fn byte(v: u32) -> Result<u8, String> {
-    u8::try_from(v).map_err(|_| format!("address byte {v} out of range"))
-}
-
-impl DataCodec<Logs> for ProstCrate {
-    fn serialize(&self, data: &Logs) -> Result<Vec<u8>, String> {
-        let message = PbLogs {
-            logs: data
+    fn to_message(&self) -> PbLogs {
+        PbLogs {
+            logs: self
                 .logs
                 .iter()
                 .map(|l| PbLog {
@@ -99,30 +92,27 @@ impl DataCodec<Logs> for ProstCrate {
                     size: l.size,
                 })
                 .collect(),
-        };
-        Ok(message.encode_to_vec())
+        }
     }
 
-    fn deserialize(&self, bytes: &[u8]) -> Result<Logs, String> {
-        let message = PbLogs::decode(bytes).map_err(|e| e.to_string())?;
+    fn from_message(message: PbLogs) -> Result<Logs, String> {
         let logs = message
             .logs
             .into_iter()
             .map(|l| {
-                let a = l.address.ok_or("a log without its address")?;
+                let a = present(l.address, "address")?;
                 Ok(Log {
                     address: Address {
-                        x0: byte(a.x0)?,
-                        x1: byte(a.x1)?,
-                        x2: byte(a.x2)?,
-                        x3: byte(a.x3)?,
+                        x0: narrow(a.x0)?,
+                        x1: narrow(a.x1)?,
+                        x2: narrow(a.x2)?,
+                        x3: narrow(a.x3)?,
                     },
                     identity: l.identity,
                     userid: l.userid,
                     date: l.date,
                     request: l.request,
-                    code: u16::try_from(l.code)
-                        .map_err(|_| format!("code {} out of range", l.code))?,
+                    code: narrow(l.code)?,
                     size: l.size,
                 })
             })
@@ -140,7 +130,7 @@ fn pb_vector(v: Vector3) -> Option<PbVector3> {
 }
 
 fn vector(v: Option<PbVector3>) -> Result<Vector3, String> {
-    let v = v.ok_or("a triangle without one of its vectors")?;
+    let v = present(v, "vector")?;
     Ok(Vector3 {
         x: v.x,
         y: v.y,
@@ -148,10 +138,12 @@ fn vector(v: Option<PbVector3>) -> Result<Vector3, String> {
     })
 }
 
-impl DataCodec<Mesh> for ProstCrate {
-    fn serialize(&self, data: &Mesh) -> Result<Vec<u8>, String> {
-        let message = PbMesh {
-            triangles: data
+impl ProstDataset for Mesh {
+    type Message = PbMesh;
+
+    fn to_message(&self) -> PbMesh {
+        PbMesh {
+            triangles: self
                 .triangles
                 .iter()
                 .map(|t| PbTriangle {
@@ -161,12 +153,10 @@ impl DataCodec<Mesh> for ProstCrate {
                     normal: pb_vector(t.normal),
                 })
                 .collect(),
-        };
-        Ok(message.encode_to_vec())
+        }
     }
 
-    fn deserialize(&self, bytes: &[u8]) -> Result<Mesh, String> {
-        let message = PbMesh::decode(bytes).map_err(|e| e.to_string())?;
+    fn from_message(message: PbMesh) -> Result<Mesh, String> {
         let triangles = message
             .triangles
             .into_iter()
