@@ -107,7 +107,7 @@ def test_study_runs_at_a_tiny_scale(tmp_path: Path):
     assert all(check["equal"] for check in result.data["size_checks"])
     assert {t.name.split(" faster")[0] for t in result.targets} >= {"Python shapeshift json", "Python shapeshift avro"}
     rust = result.data["rust"]
-    assert set(rust["figures"]) == set(media.DATASETS) and set(rust["datasets"]) == {"log", "mesh"}
+    assert set(rust["figures"]) == set(media.DATASETS) and set(rust["datasets"]) == {"log", "mesh", "minecraft_savedata", "mk48"}
     for records in rust["figures"].values():
         assert {"ours json", "ours thrift codec", "serde_json", "prost", "apache-avro", "thrift binary",
                 "thrift compact", "rmp-serde", "ciborium", "bitcode"} <= set(records)

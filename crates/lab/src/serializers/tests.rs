@@ -198,3 +198,51 @@ fn every_dataset_is_measured_for_our_formats_and_the_crates() {
         );
     }
 }
+
+#[test]
+fn the_rebuilt_datasets_have_the_benchmarks_published_sizes() {
+    use rsb_bench::{BitcodeCrate, DataCodec, SerdeCrate};
+    use rsb_prost::ProstCrate;
+
+    /// Within `percent` of rust_serialization_benchmark's published sizes (its README's
+    /// tables: bitcode, serde_json, rmp-serde, prost): other random draws, the same schemas,
+    /// counts and ranges.
+    fn check<T>(data: &T, published: [usize; 4], percent: f64)
+    where
+        BitcodeCrate: DataCodec<T>,
+        SerdeCrate: DataCodec<T>,
+        ProstCrate: DataCodec<T>,
+    {
+        let codecs: [&dyn DataCodec<T>; 4] = [
+            &BitcodeCrate,
+            &SerdeCrate::SerdeJson,
+            &SerdeCrate::RmpSerde,
+            &ProstCrate,
+        ];
+        for (codec, published) in codecs.into_iter().zip(published) {
+            let size = codec.serialize(data).unwrap().len() as f64;
+            let off = (size / published as f64 - 1.0).abs() * 100.0;
+            assert!(off < percent, "{size} bytes, published {published}");
+        }
+    }
+    check(
+        &rsb_data::logs(rsb_data::LOG_COUNT, 42),
+        [703_710, 1_827_461, 784_997, 884_628],
+        0.5,
+    );
+    check(
+        &rsb_data::mesh(rsb_data::TRIANGLE_COUNT, 42),
+        [6_000_006, 26_192_883, 8_125_006, 8_750_000],
+        0.1,
+    );
+    check(
+        &rsb_data::players(rsb_data::PLAYER_COUNT, 42),
+        [327_688, 1_623_191, 424_533, 596_811],
+        3.0,
+    );
+    check(
+        &rsb_data::updates(rsb_data::UPDATE_COUNT, 42),
+        [971_318, 9_390_461, 1_745_322, 1_859_886],
+        3.0,
+    );
+}

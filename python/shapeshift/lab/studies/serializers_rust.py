@@ -4,8 +4,8 @@ interface, each format's one-message codec where it has one, and MessagePack's a
 path on the program's own structs) and the Rust crates users pick instead, in the same process; here its trials become medians with 95% CIs, tables and the Rust
 target.
 
-rust_serialization_benchmark's datasets (log, mesh) get its columns: serialize, deserialize,
-size, zlib, zstd.
+rust_serialization_benchmark's datasets (log, mesh, minecraft_savedata, mk48) get its columns:
+serialize, deserialize, size, zlib, zstd.
 
 The Rust target (per format with a crate): on every dataset our codec of the format (its serde
 path where the formats crate has one, else its one-message codec, else the row interface: the
@@ -28,8 +28,9 @@ COLUMNS = ["create", "ser", "+same", "deser", "+shal", "+deep"]
 TARGET_COLUMNS = ["ser", "+deep"]
 DATASET_COLUMNS = ["serialize", "deserialize"]  # rust_serialization_benchmark's
 # rust_serialization_benchmark's datasets in the lab: a tenth of its record counts (1,000 logs,
-# 12,500 triangles) and 8 trials of one pass each, so the Rust side adds about half a minute
-# to make lab; `shapeshift bench serializers` runs the full counts by default.
+# 12,500 triangles, 50 players, 100 mk48 updates) and 8 trials of one pass each: the Rust side
+# takes about 22 s of make lab (MediaContent ~10 s, log and mesh ~8 s, minecraft_savedata and
+# mk48 ~4 s); `shapeshift bench serializers` runs the full counts by default.
 DATASET_SCALE = 0.1
 DATASET_TRIALS = 8
 WITHIN = 1.5  # "within 1.5x of the fastest crate of that format"
