@@ -9,6 +9,8 @@
 
 use serde_json::{json, Value};
 
+use super::rsb_data::RecipeBook;
+
 /// `log`.
 pub const LOGS_AVRO: &str = r#"{"type": "record", "name": "Logs", "fields": [
   {"name": "logs", "type": {"type": "array", "items": {"type": "record", "name": "Log", "fields": [
@@ -110,16 +112,7 @@ pub fn players_avro() -> String {
         field("recipes", array(json!("string"))),
         field("to_be_displayed", array(json!("string"))),
     ];
-    recipe_book.extend(booleans(&[
-        "is_filtering_craftable",
-        "is_gui_open",
-        "is_furnace_filtering_craftable",
-        "is_furnace_gui_open",
-        "is_blasting_furnace_filtering_craftable",
-        "is_blasting_furnace_gui_open",
-        "is_smoker_filtering_craftable",
-        "is_smoker_gui_open",
-    ]));
+    recipe_book.extend(booleans(&RecipeBook::FLAG_NAMES));
     let vehicle = array(json!([array(json!("long")), minecraft_entity("Entity")]));
     let player = record(
         "Player",

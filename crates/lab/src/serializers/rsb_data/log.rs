@@ -6,7 +6,7 @@ use rand_chacha::ChaCha8Rng;
 use serde::{Deserialize, Serialize};
 use shapeshift_types::{TableSchema, Value};
 
-use super::{narrow, row_of, schema_of, string, take, text, unsigned, TableRows};
+use super::{narrow, records_of, schema_of, string, take, text, unsigned, TableRows};
 
 #[derive(
     Clone, Copy, Debug, PartialEq, Serialize, Deserialize, bitcode::Encode, bitcode::Decode,
@@ -148,9 +148,10 @@ impl TableRows for Logs {
     }
 
     fn from_rows(rows: impl Iterator<Item = Result<Vec<Value>, String>>) -> Result<Logs, String> {
-        let logs = rows
-            .map(|row| {
-                let [address, identity, userid, date, request, code, size] = row_of(row?, "log")?;
+        let logs = records_of(
+            rows,
+            "log",
+            |[address, identity, userid, date, request, code, size]| {
                 let [x0, x1, x2, x3] = take(address, "address")?;
                 Ok(Log {
                     address: Address {
@@ -166,8 +167,8 @@ impl TableRows for Logs {
                     code: narrow(code)?,
                     size: unsigned(size)?,
                 })
-            })
-            .collect::<Result<_, String>>()?;
+            },
+        )?;
         Ok(Logs { logs })
     }
 }

@@ -6,7 +6,7 @@ use rand_chacha::ChaCha8Rng;
 use serde::{Deserialize, Serialize};
 use shapeshift_types::{TableSchema, Value};
 
-use super::{float, row_of, schema_of, take, TableRows};
+use super::{float, records_of, schema_of, take, TableRows};
 
 #[derive(
     Clone, Copy, Debug, PartialEq, Serialize, Deserialize, bitcode::Encode, bitcode::Decode,
@@ -97,17 +97,14 @@ impl TableRows for Mesh {
     }
 
     fn from_rows(rows: impl Iterator<Item = Result<Vec<Value>, String>>) -> Result<Mesh, String> {
-        let triangles = rows
-            .map(|row| {
-                let [v0, v1, v2, normal] = row_of(row?, "triangle")?;
-                Ok(Triangle {
-                    v0: vector_of(v0)?,
-                    v1: vector_of(v1)?,
-                    v2: vector_of(v2)?,
-                    normal: vector_of(normal)?,
-                })
+        let triangles = records_of(rows, "triangle", |[v0, v1, v2, normal]| {
+            Ok(Triangle {
+                v0: vector_of(v0)?,
+                v1: vector_of(v1)?,
+                v2: vector_of(v2)?,
+                normal: vector_of(normal)?,
             })
-            .collect::<Result<_, String>>()?;
+        })?;
         Ok(Mesh { triangles })
     }
 }

@@ -16,8 +16,8 @@ use shapeshift_types::{TableSchema, Value};
 
 use super::{
     boolean, columns_of, double, double_value, enum_of, float, int_value, list_of, list_type,
-    list_value, narrow, narrow_signed, optional_of, optional_type, optional_value, row_of, signed,
-    string, struct_type, take, text, uint_value, TableRows,
+    list_value, narrow, narrow_signed, optional_of, optional_type, optional_value, records_of,
+    signed, string, struct_type, take, text, uint_value, TableRows,
 };
 
 #[derive(
@@ -108,6 +108,54 @@ pub struct RecipeBook {
     pub is_blasting_furnace_gui_open: bool,
     pub is_smoker_filtering_craftable: bool,
     pub is_smoker_gui_open: bool,
+}
+
+impl RecipeBook {
+    /// The names of the eight booleans after the two lists, in field order (the peers' schemas
+    /// spell them out from here).
+    pub const FLAG_NAMES: [&'static str; 8] = [
+        "is_filtering_craftable",
+        "is_gui_open",
+        "is_furnace_filtering_craftable",
+        "is_furnace_gui_open",
+        "is_blasting_furnace_filtering_craftable",
+        "is_blasting_furnace_gui_open",
+        "is_smoker_filtering_craftable",
+        "is_smoker_gui_open",
+    ];
+
+    pub fn flags(&self) -> [bool; 8] {
+        [
+            self.is_filtering_craftable,
+            self.is_gui_open,
+            self.is_furnace_filtering_craftable,
+            self.is_furnace_gui_open,
+            self.is_blasting_furnace_filtering_craftable,
+            self.is_blasting_furnace_gui_open,
+            self.is_smoker_filtering_craftable,
+            self.is_smoker_gui_open,
+        ]
+    }
+
+    pub fn with_flags(
+        recipes: Vec<String>,
+        to_be_displayed: Vec<String>,
+        flags: [bool; 8],
+    ) -> Self {
+        let [a, b, c, d, e, f, g, h] = flags;
+        RecipeBook {
+            recipes,
+            to_be_displayed,
+            is_filtering_craftable: a,
+            is_gui_open: b,
+            is_furnace_filtering_craftable: c,
+            is_furnace_gui_open: d,
+            is_blasting_furnace_filtering_craftable: e,
+            is_blasting_furnace_gui_open: f,
+            is_smoker_filtering_craftable: g,
+            is_smoker_gui_open: h,
+        }
+    }
 }
 
 #[derive(
@@ -284,18 +332,11 @@ impl Draw {
             shoulder_entity_left: self.maybe(Draw::entity),
             shoulder_entity_right: self.maybe(Draw::entity),
             seen_credits: self.coin(),
-            recipe_book: RecipeBook {
-                recipes: self.many(MAX_RECIPES, |d| d.pick(&RECIPES)),
-                to_be_displayed: self.many(MAX_DISPLAYED_RECIPES, |d| d.pick(&RECIPES)),
-                is_filtering_craftable: self.coin(),
-                is_gui_open: self.coin(),
-                is_furnace_filtering_craftable: self.coin(),
-                is_furnace_gui_open: self.coin(),
-                is_blasting_furnace_filtering_craftable: self.coin(),
-                is_blasting_furnace_gui_open: self.coin(),
-                is_smoker_filtering_craftable: self.coin(),
-                is_smoker_gui_open: self.coin(),
-            },
+            recipe_book: RecipeBook::with_flags(
+                self.many(MAX_RECIPES, |d| d.pick(&RECIPES)),
+                self.many(MAX_DISPLAYED_RECIPES, |d| d.pick(&RECIPES)),
+                [(); 8].map(|_| self.coin()),
+            ),
         }
     }
 }
@@ -460,59 +501,33 @@ fn abilities_of(value: Value) -> Result<Abilities, String> {
 fn recipe_book_value(r: &RecipeBook) -> Value {
     let names = |names: &[String]| list_value(names, |n| string(n));
     let mut members = vec![names(&r.recipes), names(&r.to_be_displayed)];
-    members.extend(
-        [
-            r.is_filtering_craftable,
-            r.is_gui_open,
-            r.is_furnace_filtering_craftable,
-            r.is_furnace_gui_open,
-            r.is_blasting_furnace_filtering_craftable,
-            r.is_blasting_furnace_gui_open,
-            r.is_smoker_filtering_craftable,
-            r.is_smoker_gui_open,
-        ]
-        .map(Value::Bool),
-    );
+    members.extend(r.flags().map(Value::Bool));
     Value::Tuple(members)
 }
 
 fn recipe_book_of(value: Value) -> Result<RecipeBook, String> {
     let [recipes, to_be_displayed, flags @ ..] = take::<10>(value, "recipe_book")?;
-    let [a, b, c, d, e, f, g, h] = flags.map(boolean);
-    Ok(RecipeBook {
-        recipes: list_of(recipes, text)?,
-        to_be_displayed: list_of(to_be_displayed, text)?,
-        is_filtering_craftable: a?,
-        is_gui_open: b?,
-        is_furnace_filtering_craftable: c?,
-        is_furnace_gui_open: d?,
-        is_blasting_furnace_filtering_craftable: e?,
-        is_blasting_furnace_gui_open: f?,
-        is_smoker_filtering_craftable: g?,
-        is_smoker_gui_open: h?,
-    })
+    let mut bools = [false; 8];
+    for (b, flag) in bools.iter_mut().zip(flags) {
+        *b = boolean(flag)?;
+    }
+    Ok(RecipeBook::with_flags(
+        list_of(recipes, text)?,
+        list_of(to_be_displayed, text)?,
+        bools,
+    ))
 }
 
 impl TableRows for Players {
     fn schema() -> TableSchema {
         let item = item_type();
         let entity = entity_type();
-        let bools = [
-            "is_filtering_craftable",
-            "is_gui_open",
-            "is_furnace_filtering_craftable",
-            "is_furnace_gui_open",
-            "is_blasting_furnace_filtering_craftable",
-            "is_blasting_furnace_gui_open",
-            "is_smoker_filtering_craftable",
-            "is_smoker_gui_open",
-        ];
         let list_utf8 = list_type("utf8");
         let mut recipe_book = vec![
             ("recipes", list_utf8.as_str()),
             ("to_be_displayed", list_utf8.as_str()),
         ];
-        recipe_book.extend(bools.map(|name| (name, "bool")));
+        recipe_book.extend(RecipeBook::FLAG_NAMES.map(|name| (name, "bool")));
         columns_of(&[
             ("game_type", "int32"),
             ("previous_game_type", "int32"),
@@ -603,10 +618,7 @@ impl TableRows for Players {
     fn from_rows(
         rows: impl Iterator<Item = Result<Vec<Value>, String>>,
     ) -> Result<Players, String> {
-        let players = rows
-            .map(|row| {
-                let [game_type, previous_game_type, score, dimension, selected_item_slot, selected_item, spawn_dimension, spawn_x, spawn_y, spawn_z, spawn_forced, sleep_timer, food_exhaustion_level, food_saturation_level, food_tick_timer, xp_level, xp_p, xp_total, xp_seed, inventory, ender_items, abilities, entered_nether_position, root_vehicle, shoulder_entity_left, shoulder_entity_right, seen_credits, recipe_book] =
-                    row_of(row?, "player")?;
+        let players = records_of(rows, "player", |[game_type, previous_game_type, score, dimension, selected_item_slot, selected_item, spawn_dimension, spawn_x, spawn_y, spawn_z, spawn_forced, sleep_timer, food_exhaustion_level, food_saturation_level, food_tick_timer, xp_level, xp_p, xp_total, xp_seed, inventory, ender_items, abilities, entered_nether_position, root_vehicle, shoulder_entity_left, shoulder_entity_right, seen_credits, recipe_book]| {
                 Ok(Player {
                     game_type: enum_of(game_type, &GameType::ALL, "game type")?,
                     previous_game_type: enum_of(previous_game_type, &GameType::ALL, "game type")?,
@@ -640,8 +652,7 @@ impl TableRows for Players {
                     seen_credits: boolean(seen_credits)?,
                     recipe_book: recipe_book_of(recipe_book)?,
                 })
-            })
-            .collect::<Result<_, String>>()?;
+            })?;
         Ok(Players { players })
     }
 }

@@ -15,7 +15,7 @@ use shapeshift_types::{TableSchema, Value};
 
 use super::{
     boolean, bytes, columns_of, double_value, enum_of, float, int_value, list_of, list_type,
-    list_value, narrow, narrow_signed, optional_of, optional_type, optional_value, row_of,
+    list_value, narrow, narrow_signed, optional_of, optional_type, optional_value, records_of,
     struct_type, take, uint_value, TableRows,
 };
 
@@ -417,17 +417,18 @@ impl TableRows for Updates {
     fn from_rows(
         rows: impl Iterator<Item = Result<Vec<Value>, String>>,
     ) -> Result<Updates, String> {
-        let updates = rows
-            .map(|row| {
-                let [contacts, score, world_radius, terrain_updates] = row_of(row?, "update")?;
+        let updates = records_of(
+            rows,
+            "update",
+            |[contacts, score, world_radius, terrain_updates]| {
                 Ok(Update {
                     contacts: list_of(contacts, contact_of)?,
                     score: narrow(score)?,
                     world_radius: float(world_radius)?,
                     terrain_updates: list_of(terrain_updates, terrain_update_of)?,
                 })
-            })
-            .collect::<Result<_, String>>()?;
+            },
+        )?;
         Ok(Updates { updates })
     }
 }

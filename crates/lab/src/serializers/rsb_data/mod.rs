@@ -76,6 +76,15 @@ fn row_of<const N: usize>(row: Vec<Value>, what: &str) -> Result<[Value; N], Str
     take(Value::Tuple(row), what)
 }
 
+/// Each row as a record: `record` gets the row's `N` columns.
+fn records_of<const N: usize, T>(
+    rows: impl Iterator<Item = Result<Vec<Value>, String>>,
+    what: &str,
+    mut record: impl FnMut([Value; N]) -> Result<T, String>,
+) -> Result<Vec<T>, String> {
+    rows.map(|row| record(row_of(row?, what)?)).collect()
+}
+
 fn unsigned(value: Value) -> Result<u64, String> {
     match value {
         Value::Uint64(v) => Ok(v),

@@ -344,17 +344,20 @@ fn pb_player(p: &Player) -> PbPlayer {
         shoulder_entity_left: p.shoulder_entity_left.as_ref().map(pb_entity),
         shoulder_entity_right: p.shoulder_entity_right.as_ref().map(pb_entity),
         seen_credits: p.seen_credits,
-        recipe_book: Some(PbRecipeBook {
-            recipes: r.recipes.clone(),
-            to_be_displayed: r.to_be_displayed.clone(),
-            is_filtering_craftable: r.is_filtering_craftable,
-            is_gui_open: r.is_gui_open,
-            is_furnace_filtering_craftable: r.is_furnace_filtering_craftable,
-            is_furnace_gui_open: r.is_furnace_gui_open,
-            is_blasting_furnace_filtering_craftable: r.is_blasting_furnace_filtering_craftable,
-            is_blasting_furnace_gui_open: r.is_blasting_furnace_gui_open,
-            is_smoker_filtering_craftable: r.is_smoker_filtering_craftable,
-            is_smoker_gui_open: r.is_smoker_gui_open,
+        recipe_book: Some({
+            let [a, b, c, d, e, f, g, h] = r.flags();
+            PbRecipeBook {
+                recipes: r.recipes.clone(),
+                to_be_displayed: r.to_be_displayed.clone(),
+                is_filtering_craftable: a,
+                is_gui_open: b,
+                is_furnace_filtering_craftable: c,
+                is_furnace_gui_open: d,
+                is_blasting_furnace_filtering_craftable: e,
+                is_blasting_furnace_gui_open: f,
+                is_smoker_filtering_craftable: g,
+                is_smoker_gui_open: h,
+            }
         }),
     }
 }
@@ -412,18 +415,20 @@ fn player(p: PbPlayer) -> Result<Player, String> {
         shoulder_entity_left: p.shoulder_entity_left.map(entity).transpose()?,
         shoulder_entity_right: p.shoulder_entity_right.map(entity).transpose()?,
         seen_credits: p.seen_credits,
-        recipe_book: RecipeBook {
-            recipes: r.recipes,
-            to_be_displayed: r.to_be_displayed,
-            is_filtering_craftable: r.is_filtering_craftable,
-            is_gui_open: r.is_gui_open,
-            is_furnace_filtering_craftable: r.is_furnace_filtering_craftable,
-            is_furnace_gui_open: r.is_furnace_gui_open,
-            is_blasting_furnace_filtering_craftable: r.is_blasting_furnace_filtering_craftable,
-            is_blasting_furnace_gui_open: r.is_blasting_furnace_gui_open,
-            is_smoker_filtering_craftable: r.is_smoker_filtering_craftable,
-            is_smoker_gui_open: r.is_smoker_gui_open,
-        },
+        recipe_book: RecipeBook::with_flags(
+            r.recipes,
+            r.to_be_displayed,
+            [
+                r.is_filtering_craftable,
+                r.is_gui_open,
+                r.is_furnace_filtering_craftable,
+                r.is_furnace_gui_open,
+                r.is_blasting_furnace_filtering_craftable,
+                r.is_blasting_furnace_gui_open,
+                r.is_smoker_filtering_craftable,
+                r.is_smoker_gui_open,
+            ],
+        ),
     })
 }
 

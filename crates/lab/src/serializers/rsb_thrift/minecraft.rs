@@ -154,17 +154,6 @@ fn read_entity(i: In) -> thrift::Result<Entity> {
     Ok(e)
 }
 
-const RECIPE_BOOK_FLAGS: [&str; 8] = [
-    "is_filtering_craftable",
-    "is_gui_open",
-    "is_furnace_filtering_craftable",
-    "is_furnace_gui_open",
-    "is_blasting_furnace_filtering_craftable",
-    "is_blasting_furnace_gui_open",
-    "is_smoker_filtering_craftable",
-    "is_smoker_gui_open",
-];
-
 fn write_recipe_book(o: Out, r: &RecipeBook) -> thrift::Result<()> {
     put_struct(o, "RecipeBook", |o| {
         let lists = [
@@ -176,17 +165,8 @@ fn write_recipe_book(o: Out, r: &RecipeBook) -> thrift::Result<()> {
                 put_list(o, TType::String, names, |o, n| o.write_string(n))
             })?;
         }
-        let flags = [
-            r.is_filtering_craftable,
-            r.is_gui_open,
-            r.is_furnace_filtering_craftable,
-            r.is_furnace_gui_open,
-            r.is_blasting_furnace_filtering_craftable,
-            r.is_blasting_furnace_gui_open,
-            r.is_smoker_filtering_craftable,
-            r.is_smoker_gui_open,
-        ];
-        for (id, (name, flag)) in (3..).zip(RECIPE_BOOK_FLAGS.into_iter().zip(flags)) {
+        let flags = RecipeBook::FLAG_NAMES.into_iter().zip(r.flags());
+        for (id, (name, flag)) in (3..).zip(flags) {
             write_bool(o, name, id, flag)?;
         }
         Ok(())
@@ -209,19 +189,7 @@ fn read_recipe_book(i: In) -> thrift::Result<RecipeBook> {
             Ok(true)
         },
     )?;
-    let [a, b, c, d, e, f, g, h] = flags;
-    Ok(RecipeBook {
-        recipes,
-        to_be_displayed,
-        is_filtering_craftable: a,
-        is_gui_open: b,
-        is_furnace_filtering_craftable: c,
-        is_furnace_gui_open: d,
-        is_blasting_furnace_filtering_craftable: e,
-        is_blasting_furnace_gui_open: f,
-        is_smoker_filtering_craftable: g,
-        is_smoker_gui_open: h,
-    })
+    Ok(RecipeBook::with_flags(recipes, to_be_displayed, flags))
 }
 
 fn write_player(o: Out, p: &Player) -> thrift::Result<()> {
