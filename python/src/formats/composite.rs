@@ -113,7 +113,10 @@ fn walk_yson<'py>(
                     _ => return Ok(Walked::Other),
                 }
             }
-            if !matches!(walk_yson(py, parser, ty, names, depth + 1)?, Walked::EndList) {
+            if !matches!(
+                walk_yson(py, parser, ty, names, depth + 1)?,
+                Walked::EndList
+            ) {
                 return Ok(Walked::Other);
             }
             dict.into_any()
@@ -126,7 +129,10 @@ fn walk_yson<'py>(
                     _ => return Ok(Walked::Other),
                 }
             }
-            if !matches!(walk_yson(py, parser, ty, names, depth + 1)?, Walked::EndList) {
+            if !matches!(
+                walk_yson(py, parser, ty, names, depth + 1)?,
+                Walked::EndList
+            ) {
                 return Ok(Walked::Other);
             }
             PyTuple::new(py, items)?.into_any()

@@ -5,7 +5,7 @@ use std::rc::Rc;
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyBytes, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
-use shapeshift_formats::registry::{open_sink_with, FormatKind, FormatOptions};
+use shapeshift_formats::registry::FormatKind;
 use shapeshift_formats::table::{OwnedRefs, RowPosition, RowSink};
 use shapeshift_formats::yson::{self, YsonFormat};
 use shapeshift_types::{decimal_text_to_binary, Node, NodeValue, PrimitiveType, Type, Value};
@@ -14,7 +14,6 @@ use super::raise;
 use super::tables::{plan_of, Names, Plan, Tables};
 use super::to_py::{row_error, KEY_SWITCH, RANGE_INDEX, ROW_INDEX, TABLE_INDEX};
 use crate::skiff::{py_bytes_arg, py_to_node};
-
 
 fn type_name(obj: &Bound<'_, PyAny>) -> String {
     obj.get_type()
@@ -263,17 +262,14 @@ pub(super) struct RowWriter {
 }
 
 impl RowWriter {
-    pub(super) fn open(
-        py: Python<'_>,
+    /// A writer of rows into `sink`, opened for `tables`' schemas.
+    pub(super) fn new(
         kind: FormatKind,
         tables: Rc<Tables>,
-        output: Box<dyn std::io::Write>,
-        options: &FormatOptions,
+        sink: Box<dyn RowSink>,
         default_table: usize,
-    ) -> PyResult<RowWriter> {
-        let sink =
-            open_sink_with(kind, tables.schemas(), output, options).map_err(|e| raise(py, e))?;
-        Ok(RowWriter {
+    ) -> RowWriter {
+        RowWriter {
             kind,
             tables,
             sink,
@@ -281,7 +277,7 @@ impl RowWriter {
             refs: OwnedRefs::new(),
             rows: 0,
             default_table,
-        })
+        }
     }
 
     pub(super) fn write(&mut self, row: &Bound<'_, PyAny>) -> PyResult<()> {
@@ -398,4 +394,3 @@ impl RowWriter {
         self.sink.finish().map_err(|e| raise(py, e))
     }
 }
-

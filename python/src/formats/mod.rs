@@ -29,7 +29,9 @@ use pyo3::create_exception;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList};
-use shapeshift_formats::registry::{open_sink_with, open_source_with, FormatKind, FormatOptions};
+use shapeshift_formats::registry::{
+    open_sink_with, open_source_with, FormatKind, FormatOptions, PreparedFormat,
+};
 use shapeshift_formats::table::{self, RowSource, SharedOutput};
 use shapeshift_formats::yson::{self, YsonFormat};
 use shapeshift_types::TableSchema;
@@ -92,31 +94,36 @@ fn loads<'py>(
     skiff_system_columns: bool,
 ) -> PyResult<Bound<'py, PyList>> {
     let tables = Tables::new(py, schemas_arg(schema)?);
-    loads_with(
-        py,
-        data,
-        kind_of(format)?,
-        &tables,
-        &options(skiff_system_columns),
+    let format = prepare(py, kind_of(format)?, &tables, skiff_system_columns)?;
+    loads_with(py, data, &format, &tables)
+}
+
+/// `kind` compiled for the schemas of `tables`.
+fn prepare(
+    py: Python<'_>,
+    kind: FormatKind,
+    tables: &Tables,
+    skiff_system_columns: bool,
+) -> PyResult<PreparedFormat> {
+    PreparedFormat::new(
+        kind,
+        tables.schemas().to_vec(),
+        options(skiff_system_columns),
     )
+    .map_err(|e| raise(py, e))
 }
 
 fn loads_with<'py>(
     py: Python<'py>,
     data: &Bound<'py, PyAny>,
-    kind: FormatKind,
+    format: &PreparedFormat,
     tables: &Tables,
-    options: &FormatOptions,
 ) -> PyResult<Bound<'py, PyList>> {
     let bytes = py_bytes_arg(data).ok_or_else(|| expected("bytes", data))?;
-    let mut source = open_source_with(
-        kind,
-        tables.schemas(),
-        Box::new(Cursor::new(bytes)),
-        options,
-    )
-    .map_err(|e| raise(py, e))?;
-    read_all(py, kind, tables, source.as_mut())
+    let mut source = format
+        .open_source(Box::new(Cursor::new(bytes)))
+        .map_err(|e| raise(py, e))?;
+    read_all(py, format.kind(), tables, source.as_mut())
 }
 
 /// Rows (an iterable of dicts) as bytes of `format`; `table_index` is the table of rows
@@ -132,27 +139,22 @@ fn dumps<'py>(
     skiff_system_columns: bool,
 ) -> PyResult<Bound<'py, PyBytes>> {
     let tables = Rc::new(Tables::new(py, schemas_arg(schema)?));
-    let options = options(skiff_system_columns);
-    dumps_with(py, rows, kind_of(format)?, tables, &options, table_index)
+    let format = prepare(py, kind_of(format)?, &tables, skiff_system_columns)?;
+    dumps_with(py, rows, &format, tables, table_index)
 }
 
 fn dumps_with<'py>(
     py: Python<'py>,
     rows: &Bound<'py, PyAny>,
-    kind: FormatKind,
+    format: &PreparedFormat,
     tables: Rc<Tables>,
-    options: &FormatOptions,
     table_index: usize,
 ) -> PyResult<Bound<'py, PyBytes>> {
     let output = SharedOutput::default();
-    let mut writer = RowWriter::open(
-        py,
-        kind,
-        tables,
-        Box::new(output.clone()),
-        options,
-        table_index,
-    )?;
+    let sink = format
+        .open_sink(Box::new(output.clone()))
+        .map_err(|e| raise(py, e))?;
+    let mut writer = RowWriter::new(format.kind(), tables, sink, table_index);
     writer.write_all(rows)?;
     writer.finish(py)?;
     drop(writer);
@@ -332,14 +334,16 @@ impl PyWriter {
                 stream: stream.clone().unbind(),
             },
         );
-        let writer = RowWriter::open(
-            py,
-            kind_of(format)?,
-            Rc::new(Tables::new(py, schemas_arg(schema)?)),
+        let kind = kind_of(format)?;
+        let tables = Rc::new(Tables::new(py, schemas_arg(schema)?));
+        let sink = open_sink_with(
+            kind,
+            tables.schemas(),
             Box::new(output),
             &options(skiff_system_columns),
-            table_index,
-        )?;
+        )
+        .map_err(|e| raise(py, e))?;
+        let writer = RowWriter::new(kind, tables, sink, table_index);
         Ok(PyWriter {
             writer: Some(writer),
         })
@@ -399,13 +403,12 @@ impl PyWriter {
 }
 
 /// One format and schema, prepared once: `Codec(format, schema)` then `dumps(rows)` and
-/// `loads(data)` as the module's functions, without parsing the schema on every call (what a
-/// caller sending many small messages pays otherwise).
+/// `loads(data)` as the module's functions, without parsing the schema or compiling the
+/// format's tables on every call (what a caller sending many small messages pays otherwise).
 #[pyclass(name = "Codec", module = "shapeshift._native.formats", unsendable)]
 struct PyCodec {
-    kind: FormatKind,
+    format: PreparedFormat,
     tables: Rc<Tables>,
-    options: FormatOptions,
 }
 
 #[pymethods]
@@ -418,16 +421,16 @@ impl PyCodec {
         schema: &Bound<'_, PyAny>,
         skiff_system_columns: bool,
     ) -> PyResult<Self> {
+        let tables = Rc::new(Tables::new(py, schemas_arg(schema)?));
         Ok(PyCodec {
-            kind: kind_of(format)?,
-            tables: Rc::new(Tables::new(py, schemas_arg(schema)?)),
-            options: options(skiff_system_columns),
+            format: prepare(py, kind_of(format)?, &tables, skiff_system_columns)?,
+            tables,
         })
     }
 
     #[getter]
     fn format(&self) -> &'static str {
-        self.kind.name()
+        self.format.kind().name()
     }
 
     #[pyo3(signature = (rows, *, table_index=0))]
@@ -437,14 +440,7 @@ impl PyCodec {
         rows: &Bound<'py, PyAny>,
         table_index: usize,
     ) -> PyResult<Bound<'py, PyBytes>> {
-        dumps_with(
-            py,
-            rows,
-            self.kind,
-            self.tables.clone(),
-            &self.options,
-            table_index,
-        )
+        dumps_with(py, rows, &self.format, self.tables.clone(), table_index)
     }
 
     fn loads<'py>(
@@ -452,7 +448,7 @@ impl PyCodec {
         py: Python<'py>,
         data: &Bound<'py, PyAny>,
     ) -> PyResult<Bound<'py, PyList>> {
-        loads_with(py, data, self.kind, &self.tables, &self.options)
+        loads_with(py, data, &self.format, &self.tables)
     }
 }
 

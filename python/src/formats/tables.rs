@@ -114,7 +114,11 @@ impl Tables {
                         .map(|c| PyString::intern(py, &c.name).unbind())
                         .collect(),
                     plans: schema.columns.iter().map(|c| plan_of(&c.ty)).collect(),
-                    members: schema.columns.iter().map(|c| Names::of(py, &c.ty)).collect(),
+                    members: schema
+                        .columns
+                        .iter()
+                        .map(|c| Names::of(py, &c.ty))
+                        .collect(),
                     index: schema
                         .columns
                         .iter()
@@ -155,7 +159,8 @@ static NO_NAMES: Names = Names {
 
 impl Names {
     pub(super) fn of(py: Python<'_>, ty: &Type) -> Names {
-        let all = |types: &mut dyn Iterator<Item = &Type>| types.map(|t| Names::of(py, t)).collect();
+        let all =
+            |types: &mut dyn Iterator<Item = &Type>| types.map(|t| Names::of(py, t)).collect();
         let intern = |names: &mut dyn Iterator<Item = &str>| {
             names.map(|n| PyString::intern(py, n).unbind()).collect()
         };

@@ -111,11 +111,11 @@ fn typed_to_py<'py>(
                         names.item(index),
                     ),
                     (other, _) => {
-                    return Err(PyValueError::new_err(format!(
-                        "variant alternative {index} of type {other:?}"
-                    )))
-                }
-            };
+                        return Err(PyValueError::new_err(format!(
+                            "variant alternative {index} of type {other:?}"
+                        )))
+                    }
+                };
             PyTuple::new(py, [label, typed_to_py(py, item, names, inner)?])?.into_any()
         }
         Value::Dict(pairs) => {
@@ -216,8 +216,8 @@ fn row_to_py<'py>(
     let dict = PyDict::new(py);
     for (c, value) in values.iter().enumerate() {
         let ty = &table.schema.columns[c].ty;
-        let object = value_ref_to_py(py, table.plans[c], ty, &table.members[c], *value)
-            .map_err(|e| {
+        let object =
+            value_ref_to_py(py, table.plans[c], ty, &table.members[c], *value).map_err(|e| {
                 PyValueError::new_err(format!(
                     "column {:?}: {}",
                     table.schema.columns[c].name,
@@ -306,4 +306,3 @@ pub(super) fn read_all<'py>(
     }
     Ok(list)
 }
-

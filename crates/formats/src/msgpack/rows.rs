@@ -7,18 +7,40 @@ use shapeshift_types::TableSchema;
 
 use super::MsgPack;
 use crate::table::{FormatError, RowSink, RowSource};
-use crate::tree::rows::{TreeSink, TreeSource};
+use crate::tree::rows::{compile_tables, TreeSink, TreeSource, TreeTables};
 
 pub(crate) fn source(
     schemas: &[TableSchema],
     input: Box<dyn Read>,
 ) -> Result<Box<dyn RowSource>, FormatError> {
-    Ok(Box::new(TreeSource::<MsgPack>::open(schemas, input)?))
+    source_over(compile_tables(schemas), input)
 }
 
 pub(crate) fn sink(
     schemas: &[TableSchema],
     output: Box<dyn Write>,
 ) -> Result<Box<dyn RowSink>, FormatError> {
-    Ok(Box::new(TreeSink::<MsgPack>::new(schemas, output)))
+    sink_over(compile_tables(schemas), output)
+}
+
+/// [`source`] over tables compiled once.
+///
+/// # Errors
+/// As [`source`].
+pub(crate) fn source_over(
+    tables: TreeTables,
+    input: Box<dyn Read>,
+) -> Result<Box<dyn RowSource>, FormatError> {
+    Ok(Box::new(TreeSource::<MsgPack>::open(tables, input)?))
+}
+
+/// [`sink`] over tables compiled once.
+///
+/// # Errors
+/// As [`sink`].
+pub(crate) fn sink_over(
+    tables: TreeTables,
+    output: Box<dyn Write>,
+) -> Result<Box<dyn RowSink>, FormatError> {
+    Ok(Box::new(TreeSink::<MsgPack>::new(tables, output)))
 }

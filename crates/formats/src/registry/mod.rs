@@ -127,6 +127,115 @@ pub fn open_sink_with(
     }
 }
 
+/// A format with its table schemas compiled once, for opening many sources and sinks over
+/// them: a caller sending one small message per stream (Python's `Codec`, a server answering
+/// requests) pays the compile once instead of per message. Formats with nothing worth
+/// keeping compile at each open, as [`open_source_with`] and [`open_sink_with`] do; either
+/// way a stream opened here reads and writes the same bytes.
+#[derive(Clone)]
+pub struct PreparedFormat {
+    kind: FormatKind,
+    schemas: Vec<TableSchema>,
+    options: FormatOptions,
+    compiled: Compiled,
+}
+
+/// What [`PreparedFormat`] keeps of a format's compile.
+#[derive(Clone)]
+enum Compiled {
+    Tree(crate::tree::rows::TreeTables),
+    Protobuf(crate::protobuf::rows::FieldTables),
+    AtOpen,
+}
+
+impl PreparedFormat {
+    /// Compiles `schemas` for `kind`.
+    ///
+    /// # Errors
+    /// A [`FormatError`] when `schemas` is empty.
+    pub fn new(
+        kind: FormatKind,
+        schemas: Vec<TableSchema>,
+        options: FormatOptions,
+    ) -> Result<PreparedFormat, FormatError> {
+        if schemas.is_empty() {
+            return Err(FormatError::new(kind.name(), "no table schema given"));
+        }
+        let compiled = match kind {
+            FormatKind::Msgpack | FormatKind::Cbor => {
+                Compiled::Tree(crate::tree::rows::compile_tables(&schemas))
+            }
+            FormatKind::Protobuf | FormatKind::ProtobufDynamic => {
+                let dynamic = kind == FormatKind::ProtobufDynamic;
+                crate::protobuf::rows::compile(&schemas, dynamic)
+                    .map_or(Compiled::AtOpen, Compiled::Protobuf)
+            }
+            _ => Compiled::AtOpen,
+        };
+        Ok(PreparedFormat {
+            kind,
+            schemas,
+            options,
+            compiled,
+        })
+    }
+
+    pub fn kind(&self) -> FormatKind {
+        self.kind
+    }
+
+    pub fn schemas(&self) -> &[TableSchema] {
+        &self.schemas
+    }
+
+    /// A reader over `input`, as [`open_source_with`].
+    ///
+    /// # Errors
+    /// As [`open_source_with`].
+    pub fn open_source(&self, input: Box<dyn Read>) -> Result<Box<dyn RowSource>, FormatError> {
+        let dynamic = self.kind == FormatKind::ProtobufDynamic;
+        match (&self.compiled, self.kind) {
+            (Compiled::Tree(tables), FormatKind::Msgpack) => {
+                crate::msgpack::rows::source_over(tables.clone(), input)
+            }
+            (Compiled::Tree(tables), FormatKind::Cbor) => {
+                crate::cbor::rows::source_over(tables.clone(), input)
+            }
+            (Compiled::Protobuf(tables), _) => Ok(crate::protobuf::rows::source_over(
+                tables.clone(),
+                input,
+                dynamic,
+            )),
+            _ => open_source_with(self.kind, &self.schemas, input, &self.options),
+        }
+    }
+
+    /// A writer into `output`, as [`open_sink_with`].
+    ///
+    /// # Errors
+    /// As [`open_sink_with`].
+    pub fn open_sink(&self, output: Box<dyn Write>) -> Result<Box<dyn RowSink>, FormatError> {
+        let dynamic = self.kind == FormatKind::ProtobufDynamic;
+        match (&self.compiled, self.kind) {
+            (Compiled::Tree(tables), FormatKind::Msgpack) => {
+                crate::msgpack::rows::sink_over(tables.clone(), output)
+            }
+            (Compiled::Tree(tables), FormatKind::Cbor) => {
+                crate::cbor::rows::sink_over(tables.clone(), output)
+            }
+            (Compiled::Protobuf(tables), _) => schema_columns_only(
+                self.kind,
+                Ok(crate::protobuf::rows::sink_over(
+                    tables.clone(),
+                    output,
+                    dynamic,
+                )),
+            ),
+            _ => open_sink_with(self.kind, &self.schemas, output, &self.options),
+        }
+    }
+}
+
 /// A sink of a format whose rows hold only the schema's columns: other columns are refused
 /// with an error naming the format (the trait's default can only say "this format").
 fn schema_columns_only(

@@ -3,10 +3,11 @@
 
 use std::marker::PhantomData;
 
-use shapeshift_types::{TableSchema, Type, Value, ValueRef};
+use shapeshift_types::{Type, Value, ValueRef};
 
 use super::decode::{type_name, Record, TreeDecoder};
 use super::encode::{encode_control, encode_value};
+pub(crate) use super::stream::{compile_tables, TreeTables};
 use super::stream::{ScalarPlan, TreeStream, TreeTable};
 use super::{Dialect, Item, TreeError};
 use crate::read_buffer;
@@ -162,13 +163,15 @@ macro_rules! refilling {
 }
 
 impl<D: Dialect> TreeSource<D> {
+    /// A source over `input` whose rows belong to `tables` (compiled by
+    /// [`compile_tables`]).
     pub(crate) fn open(
-        schemas: &[TableSchema],
+        tables: TreeTables,
         input: Box<dyn std::io::Read>,
     ) -> Result<Self, FormatError> {
         Ok(TreeSource {
             window: InputWindow::new(input),
-            stream: TreeStream::new(D::NAME, schemas),
+            stream: TreeStream::new(D::NAME, tables),
             scratch: Vec::new(),
             spans: Vec::new(),
             others: Vec::new(),
@@ -471,7 +474,7 @@ impl<D: Dialect> RowSource for TreeSource<D> {
 
 /// A [`RowSink`](super::RowSink) of a tree format.
 pub(crate) struct TreeSink<D> {
-    tables: Vec<TreeTable>,
+    tables: TreeTables,
     output: Box<dyn std::io::Write>,
     buffer: Vec<u8>,
     others: Vec<u8>,
@@ -481,11 +484,14 @@ pub(crate) struct TreeSink<D> {
 }
 
 impl<D: Dialect> TreeSink<D> {
-    pub(crate) fn new(schemas: &[TableSchema], output: Box<dyn std::io::Write>) -> Self {
+    /// A sink into `output` of rows of `tables` (compiled by [`compile_tables`]).
+    pub(crate) fn new(tables: TreeTables, output: Box<dyn std::io::Write>) -> Self {
         TreeSink {
-            tables: TreeStream::new(D::NAME, schemas).tables,
+            tables,
             output,
-            buffer: Vec::with_capacity(1 << 16),
+            // Grown as rows come: a one-row stream (a Python `dumps`) should not allocate and
+            // free 64 KiB, a free that makes glibc consolidate its fast bins.
+            buffer: Vec::new(),
             others: Vec::new(),
             positions: PositionWriter::default(),
             rows: 0,

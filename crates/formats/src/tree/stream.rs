@@ -3,6 +3,7 @@
 
 use hashbrown::HashMap;
 use std::marker::PhantomData;
+use std::sync::Arc;
 
 use shapeshift_types::{check_value, PrimitiveType, TableSchema, Type, Value};
 
@@ -15,7 +16,7 @@ use crate::table::{FormatError, RowPosition};
 
 /// One table of a tree-format stream: its schema and its columns' compiled checks and
 /// reading plans.
-pub(super) struct TreeTable {
+pub(crate) struct TreeTable {
     pub(super) schema: TableSchema,
     pub(super) checks: Vec<ColumnCheck>,
     pub(super) plans: Vec<ScalarPlan>,
@@ -85,42 +86,49 @@ impl ScalarPlan {
 /// offset, the positions the control records set, the row count.
 pub(super) struct TreeStream {
     pub(super) format: &'static str,
-    pub(super) tables: Vec<TreeTable>,
+    pub(super) tables: TreeTables,
     pub(super) positions: PositionReader,
     pub(super) pos: usize,
     pub(super) rows: u64,
 }
 
+/// Every table's compiled checks and plans, shared by the sources and sinks opened over them
+/// (compiled once for many one-row streams: [`crate::registry::PreparedFormat`]).
+pub(crate) type TreeTables = Arc<[TreeTable]>;
+
+/// Compiles the tables of `schemas`.
+pub(crate) fn compile_tables(schemas: &[TableSchema]) -> TreeTables {
+    // Compiling a check bisects the type's bounds through `check_value` (dozens of trial
+    // checks, each failure a formatted message): done once per distinct type, wide tables
+    // repeat a few types over many columns (BM1: 10 over 1000).
+    let mut compiled: HashMap<&Type, (ColumnCheck, ScalarPlan)> = HashMap::new();
+    schemas
+        .iter()
+        .map(|schema| {
+            let (checks, plans) = schema
+                .columns
+                .iter()
+                .map(|c| {
+                    *compiled.entry(&c.ty).or_insert_with(|| {
+                        let check = ColumnCheck::new(&c.ty);
+                        (check, ScalarPlan::of(&c.ty, &check))
+                    })
+                })
+                .unzip();
+            TreeTable {
+                checks,
+                plans,
+                schema: schema.clone(),
+            }
+        })
+        .collect()
+}
+
 impl TreeStream {
-    pub(super) fn new(format: &'static str, schemas: &[TableSchema]) -> TreeStream {
+    pub(super) fn new(format: &'static str, tables: TreeTables) -> TreeStream {
         TreeStream {
             format,
-            tables: {
-                // Compiling a check bisects the type's bounds through `check_value` (dozens
-                // of trial checks, each failure a formatted message): done once per distinct
-                // type, wide tables repeat a few types over many columns (BM1: 10 over 1000).
-                let mut compiled: HashMap<&Type, (ColumnCheck, ScalarPlan)> = HashMap::new();
-                schemas
-                    .iter()
-                    .map(|schema| {
-                        let (checks, plans) = schema
-                            .columns
-                            .iter()
-                            .map(|c| {
-                                *compiled.entry(&c.ty).or_insert_with(|| {
-                                    let check = ColumnCheck::new(&c.ty);
-                                    (check, ScalarPlan::of(&c.ty, &check))
-                                })
-                            })
-                            .unzip();
-                        TreeTable {
-                            checks,
-                            plans,
-                            schema: schema.clone(),
-                        }
-                    })
-                    .collect()
-            },
+            tables,
             positions: PositionReader::default(),
             pos: 0,
             rows: 0,
@@ -259,7 +267,7 @@ impl<'a, D: Dialect> RowReader<'a, D> {
     pub fn new(schemas: &[TableSchema], input: &'a [u8]) -> RowReader<'a, D> {
         RowReader {
             input,
-            stream: TreeStream::new(D::NAME, schemas),
+            stream: TreeStream::new(D::NAME, compile_tables(schemas)),
             others: Vec::new(),
             dialect: PhantomData,
         }

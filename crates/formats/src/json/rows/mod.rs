@@ -306,7 +306,8 @@ pub(crate) fn sink(
     Ok(Box::new(JsonSink {
         schemas: schemas.to_vec(),
         output,
-        buffer: Vec::with_capacity(1 << 16),
+        // Grown as rows come (see the tree formats' sink).
+        buffer: Vec::new(),
         positions: PositionWriter::default(),
         rows: 0,
     }))

@@ -2,6 +2,7 @@
 //! field tables ([`FieldTable`]) in YT's framing.
 
 use std::io::{Read, Write};
+use std::sync::Arc;
 
 use shapeshift_types::{TableSchema, Value, ValueRef};
 
@@ -10,15 +11,23 @@ use crate::table::framing::{FrameReader, FrameWriter};
 use crate::table::row_refs::RefsBuffer;
 use crate::table::{FormatError, RowPosition, RowRef, RowSink, RowSource};
 
-/// Reads framed rows of `schemas`; errors name `format`.
+/// Every table's field table, shared by the sources and sinks opened over them.
+pub(crate) type FieldTables = Arc<[FieldTable]>;
+
+/// Compiles the field tables of `schemas`.
+pub(crate) fn compile(schemas: &[TableSchema]) -> FieldTables {
+    schemas.iter().map(FieldTable::new).collect()
+}
+
+/// Reads framed rows of `tables`; errors name `format`.
 pub(crate) fn source(
-    schemas: &[TableSchema],
+    tables: FieldTables,
     input: Box<dyn Read>,
     format: &'static str,
 ) -> Box<dyn RowSource> {
     Box::new(TableSource {
-        frames: FrameReader::new(input, format, schemas.len()),
-        tables: schemas.iter().map(FieldTable::new).collect(),
+        frames: FrameReader::new(input, format, tables.len()),
+        tables,
         format,
         state: Vec::new(),
         arena: Vec::new(),
@@ -26,21 +35,21 @@ pub(crate) fn source(
     })
 }
 
-/// Writes framed rows of `schemas`; errors name `format`.
+/// Writes framed rows of `tables`; errors name `format`.
 pub(crate) fn sink(
-    schemas: &[TableSchema],
+    tables: FieldTables,
     output: Box<dyn Write>,
     format: &'static str,
 ) -> Box<dyn RowSink> {
     Box::new(TableSink {
-        frames: FrameWriter::new(output, format, schemas.len()),
-        tables: schemas.iter().map(FieldTable::new).collect(),
+        frames: FrameWriter::new(output, format, tables.len()),
+        tables,
     })
 }
 
 struct TableSource {
     frames: FrameReader,
-    tables: Vec<FieldTable>,
+    tables: FieldTables,
     format: &'static str,
     /// One per table (composite values are per column).
     state: Vec<ReadState>,
@@ -89,7 +98,7 @@ impl RowSource for TableSource {
 
 struct TableSink {
     frames: FrameWriter,
-    tables: Vec<FieldTable>,
+    tables: FieldTables,
 }
 
 impl RowSink for TableSink {

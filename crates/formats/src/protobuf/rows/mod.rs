@@ -19,6 +19,8 @@ mod compiled;
 mod dynamic;
 mod message_codecs;
 
+pub(crate) use dynamic::FieldTables;
+
 const FORMAT: &str = "protobuf";
 /// The label of the dynamic format's errors (its registry name).
 const DYNAMIC_FORMAT: &str = "protobuf-dynamic";
@@ -39,7 +41,7 @@ pub fn source(
         .collect::<Option<Vec<_>>>()
     {
         Some(messages) => Ok(compiled::source(schemas, &messages, input, FORMAT)),
-        None => Ok(dynamic::source(schemas, input, FORMAT)),
+        None => Ok(dynamic::source(dynamic::compile(schemas), input, FORMAT)),
     }
 }
 
@@ -59,7 +61,7 @@ pub fn sink(
         .collect::<Option<Vec<_>>>()
     {
         Some(messages) => Ok(compiled::sink(schemas, &messages, output, FORMAT)),
-        None => Ok(dynamic::sink(schemas, output, FORMAT)),
+        None => Ok(dynamic::sink(dynamic::compile(schemas), output, FORMAT)),
     }
 }
 
@@ -71,7 +73,11 @@ pub fn dynamic_source(
     schemas: &[TableSchema],
     input: Box<dyn Read>,
 ) -> Result<Box<dyn RowSource>, FormatError> {
-    Ok(dynamic::source(schemas, input, DYNAMIC_FORMAT))
+    Ok(dynamic::source(
+        dynamic::compile(schemas),
+        input,
+        DYNAMIC_FORMAT,
+    ))
 }
 
 /// Writes framed row messages of any tables with the dynamic codec.
@@ -82,5 +88,43 @@ pub fn dynamic_sink(
     schemas: &[TableSchema],
     output: Box<dyn Write>,
 ) -> Result<Box<dyn RowSink>, FormatError> {
-    Ok(dynamic::sink(schemas, output, DYNAMIC_FORMAT))
+    Ok(dynamic::sink(
+        dynamic::compile(schemas),
+        output,
+        DYNAMIC_FORMAT,
+    ))
+}
+
+/// The dynamic codec's tables of `schemas` compiled once, for many streams; `None` when the
+/// `protobuf` format (`dynamic` false) reads and writes these tables with its static message
+/// codecs, which compile nothing.
+pub(crate) fn compile(schemas: &[TableSchema], dynamic: bool) -> Option<FieldTables> {
+    let static_messages = !dynamic
+        && schemas
+            .iter()
+            .all(|s| StaticMessage::for_schema(s).is_some());
+    (!static_messages).then(|| dynamic::compile(schemas))
+}
+
+/// A source of framed rows over tables compiled once; errors name `protobuf-dynamic` when
+/// `dynamic`, else `protobuf`.
+pub(crate) fn source_over(
+    tables: FieldTables,
+    input: Box<dyn Read>,
+    dynamic: bool,
+) -> Box<dyn RowSource> {
+    dynamic::source(tables, input, if dynamic { DYNAMIC_FORMAT } else { FORMAT })
+}
+
+/// A sink of framed rows over tables compiled once; errors named as [`source_over`]'s.
+pub(crate) fn sink_over(
+    tables: FieldTables,
+    output: Box<dyn Write>,
+    dynamic: bool,
+) -> Box<dyn RowSink> {
+    dynamic::sink(
+        tables,
+        output,
+        if dynamic { DYNAMIC_FORMAT } else { FORMAT },
+    )
 }

@@ -1031,7 +1031,8 @@ pub(crate) fn sink(
     } else {
         Box::new(YsonBinarySink {
             output,
-            buffer: Vec::with_capacity(1 << 16),
+            // Grown as rows come (see the tree formats' sink).
+            buffer: Vec::new(),
             others: Vec::new(),
             tables,
             positions: PositionWriter::default(),

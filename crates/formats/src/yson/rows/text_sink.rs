@@ -55,7 +55,8 @@ impl YsonTextSink {
     pub(super) fn new(tables: Vec<Table>, output: Box<dyn Write>) -> YsonTextSink {
         YsonTextSink {
             output,
-            buffer: Vec::with_capacity(FLUSH_BYTES + (FLUSH_BYTES >> 2)),
+            // Grown as rows come (see the binary sink).
+            buffer: Vec::new(),
             controls: Vec::new(),
             tables,
             positions: PositionWriter::default(),
