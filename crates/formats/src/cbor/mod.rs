@@ -8,14 +8,12 @@
 //! own type, `optional<T>` of a nullable `T` null or `[value]`, and `yson` values tag
 //! [`YSON_TAG`] over a byte string of binary YSON. Only definite lengths are written or read.
 //!
-//! Encoding goes through the `minicbor` crate (its `Encoder` into a buffer: shortest forms).
-//! Decoding reads the item heads itself (major type, additional information, argument: one
+//! Encoding writes each item's head in its shortest form straight into the buffer (the bytes
+//! `minicbor`'s `Encoder` writes, tested against it). Decoding reads the item heads itself (major type, additional information, argument: one
 //! inlined match in the row decoders' hot loop) and checks every length against the bytes
 //! that remain. Text strings are not checked for UTF-8 here: a `utf8`/`json` column checks
 //! its value, a `string` column takes any bytes (as MessagePack's `str` items).
 
-use minicbor::data::Tag;
-use minicbor::Encoder;
 use shapeshift_types::{TableSchema, Value};
 
 use crate::table::FormatError;
@@ -31,6 +29,38 @@ const FORMAT: &str = "cbor";
 /// with IANA; the bytes spell "YSON".
 pub const YSON_TAG: u64 = 0x5953_4f4e;
 
+// Major types (RFC 8949 section 3.1).
+const UNSIGNED: u8 = 0;
+const NEGATIVE: u8 = 1;
+const BYTES: u8 = 2;
+const TEXT: u8 = 3;
+const ARRAY: u8 = 4;
+const MAP: u8 = 5;
+const TAG: u8 = 6;
+
+/// An item head: major type `major` and the argument `v` in its shortest form (what
+/// deterministic encoding asks, and what `minicbor` writes: tested byte for byte).
+#[inline]
+fn head(out: &mut Vec<u8>, major: u8, v: u64) {
+    let m = major << 5;
+    match v {
+        0..=23 => out.push(m | v as u8),
+        24..=0xff => out.extend_from_slice(&[m | 24, v as u8]),
+        0x100..=0xffff => {
+            out.push(m | 25);
+            out.extend_from_slice(&(v as u16).to_be_bytes());
+        }
+        0x1_0000..=0xffff_ffff => {
+            out.push(m | 26);
+            out.extend_from_slice(&(v as u32).to_be_bytes());
+        }
+        _ => {
+            out.push(m | 27);
+            out.extend_from_slice(&v.to_be_bytes());
+        }
+    }
+}
+
 /// The CBOR spelling of the tree mapping (the type parameter of [`RowReader`] and
 /// [`ItemReader`]).
 pub struct Cbor;
@@ -41,60 +71,48 @@ impl Dialect for Cbor {
     const TINY_UINT_MAX: u8 = 0x17;
     const FLOAT32_HEAD: u8 = 0xfa;
 
-    // Encoding into a Vec cannot fail: its error type is `Infallible`.
     fn nil(out: &mut Vec<u8>) {
-        let _ = Encoder::new(out).null();
+        out.push(Self::NIL);
     }
     fn boolean(out: &mut Vec<u8>, v: bool) {
-        let _ = Encoder::new(out).bool(v);
+        out.push(if v { 0xf5 } else { 0xf4 });
     }
     fn int(out: &mut Vec<u8>, v: i64) {
-        let _ = Encoder::new(out).i64(v);
+        match u64::try_from(v) {
+            Ok(v) => head(out, UNSIGNED, v),
+            // Major type 1 holds -1 - n: for a negative v that is !v, never negative.
+            Err(_) => head(out, NEGATIVE, !v as u64),
+        }
     }
     fn uint(out: &mut Vec<u8>, v: u64) {
-        let _ = Encoder::new(out).u64(v);
+        head(out, UNSIGNED, v);
     }
     fn double(out: &mut Vec<u8>, v: f64) {
-        let _ = Encoder::new(out).f64(v);
+        out.push(0xfb);
+        out.extend_from_slice(&v.to_be_bytes());
     }
     fn single(out: &mut Vec<u8>, v: f32) {
-        let _ = Encoder::new(out).f32(v);
+        out.push(Self::FLOAT32_HEAD);
+        out.extend_from_slice(&v.to_be_bytes());
     }
     fn bytes(out: &mut Vec<u8>, v: &[u8]) {
-        let _ = Encoder::new(out).bytes(v);
+        head(out, BYTES, v.len() as u64);
+        out.extend_from_slice(v);
     }
     fn text(out: &mut Vec<u8>, v: &[u8]) {
-        // A text string header (major type 3, shortest length form), then the bytes, whose
-        // UTF-8 the caller has checked (minicbor's `str` wants a `&str`).
-        let len = v.len() as u64;
-        match len {
-            0..=23 => out.push(0x60 | len as u8),
-            24..=0xff => out.extend_from_slice(&[0x78, len as u8]),
-            0x100..=0xffff => {
-                out.push(0x79);
-                out.extend_from_slice(&(len as u16).to_be_bytes());
-            }
-            0x1_0000..=0xffff_ffff => {
-                out.push(0x7a);
-                out.extend_from_slice(&(len as u32).to_be_bytes());
-            }
-            _ => {
-                out.push(0x7b);
-                out.extend_from_slice(&len.to_be_bytes());
-            }
-        }
+        // The bytes' UTF-8 the caller has checked.
+        head(out, TEXT, v.len() as u64);
         out.extend_from_slice(v);
     }
     fn array(out: &mut Vec<u8>, len: usize) {
-        let _ = Encoder::new(out).array(len as u64);
+        head(out, ARRAY, len as u64);
     }
     fn map(out: &mut Vec<u8>, len: usize) {
-        let _ = Encoder::new(out).map(len as u64);
+        head(out, MAP, len as u64);
     }
     fn yson(out: &mut Vec<u8>, binary_yson: &[u8]) {
-        let _ = Encoder::new(out)
-            .tag(Tag::new(YSON_TAG))
-            .and_then(|e| e.bytes(binary_yson));
+        head(out, TAG, YSON_TAG);
+        Self::bytes(out, binary_yson);
     }
 
     // The hot path of every reader, inlined into the row decoders: the initial byte's
