@@ -145,6 +145,7 @@ pub struct PreparedFormat {
 enum Compiled {
     Tree(crate::tree::rows::TreeTables),
     Protobuf(crate::protobuf::rows::FieldTables),
+    Thrift(std::sync::Arc<crate::thrift::rows::ThriftTables>),
     AtOpen,
 }
 
@@ -152,7 +153,8 @@ impl PreparedFormat {
     /// Compiles `schemas` for `kind`.
     ///
     /// # Errors
-    /// A [`FormatError`] when `schemas` is empty.
+    /// A [`FormatError`] when `schemas` is empty, or (Thrift) a schema cannot be expressed
+    /// in the format.
     pub fn new(
         kind: FormatKind,
         schemas: Vec<TableSchema>,
@@ -169,6 +171,12 @@ impl PreparedFormat {
                 let dynamic = kind == FormatKind::ProtobufDynamic;
                 crate::protobuf::rows::compile(&schemas, dynamic)
                     .map_or(Compiled::AtOpen, Compiled::Protobuf)
+            }
+            FormatKind::Thrift => {
+                Compiled::Thrift(crate::thrift::rows::compile(&schemas, Protocol::Binary)?)
+            }
+            FormatKind::ThriftCompact => {
+                Compiled::Thrift(crate::thrift::rows::compile(&schemas, Protocol::Compact)?)
             }
             _ => Compiled::AtOpen,
         };
@@ -206,6 +214,9 @@ impl PreparedFormat {
                 input,
                 dynamic,
             )),
+            (Compiled::Thrift(tables), _) => {
+                Ok(crate::thrift::rows::source_over(tables.clone(), input))
+            }
             _ => open_source_with(self.kind, &self.schemas, input, &self.options),
         }
     }
@@ -230,6 +241,10 @@ impl PreparedFormat {
                     output,
                     dynamic,
                 )),
+            ),
+            (Compiled::Thrift(tables), _) => schema_columns_only(
+                self.kind,
+                Ok(crate::thrift::rows::sink_over(tables.clone(), output)),
             ),
             _ => open_sink_with(self.kind, &self.schemas, output, &self.options),
         }

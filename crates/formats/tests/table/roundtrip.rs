@@ -10,7 +10,9 @@ use std::io::Cursor;
 
 use proptest::prelude::*;
 use proptest::sample::select;
-use shapeshift_formats::registry::{open_sink, open_source, FormatKind};
+use shapeshift_formats::registry::{
+    open_sink, open_source, FormatKind, FormatOptions, PreparedFormat,
+};
 use shapeshift_formats::table::{value_from_ref, FormatError, RowPosition};
 use shapeshift_types::testing::{arb_type, arb_value};
 use shapeshift_types::{ColumnSchema, Node, NodeValue, TableSchema, Type, Value};
@@ -276,6 +278,49 @@ proptest! {
                     .map_err(|e| TestCaseError::fail(format!("{a} -> {b} -> {a}: {e}")))?;
                 let rows_back = read(a, &schemas, back).map_err(|e| TestCaseError::fail(format!("{a} -> {b} -> {a}: reading: {e}")))?;
                 assert_same(&format!("{a} -> {b} -> {a}"), &rows, &rows_back, false)?;
+            }
+        }
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 24, ..ProptestConfig::default() })]
+
+    /// A format prepared once writes, stream after stream, the bytes its one-off sink
+    /// writes, and reads them back as its one-off source does: its compiled tables are
+    /// shared, not consumed or changed by a stream.
+    #[test]
+    fn a_prepared_format_reads_and_writes_as_a_fresh_one((schemas, rows) in arb_case(false)) {
+        for kind in formats_for(&schemas) {
+            let fresh = write(kind, &schemas, &rows).map_err(|e| TestCaseError::fail(format!("{kind}: writing: {e}")))?;
+            let prepared = PreparedFormat::new(kind, schemas.clone(), FormatOptions::default())
+                .map_err(|e| TestCaseError::fail(format!("{kind}: preparing: {e}")))?;
+            for stream in 0..2 {
+                let buffer = SharedOutput::default();
+                let mut sink = prepared.open_sink(Box::new(buffer.clone()))
+                    .map_err(|e| TestCaseError::fail(format!("{kind}: {e}")))?;
+                for (position, values) in &rows {
+                    sink.write_owned_row(position, values)
+                        .map_err(|e| TestCaseError::fail(format!("{kind}: writing: {e}")))?;
+                }
+                sink.finish().map_err(|e| TestCaseError::fail(format!("{kind}: finishing: {e}")))?;
+                drop(sink);
+                let bytes = buffer.take();
+                prop_assert!(bytes == fresh, "{}: stream {} differs from a fresh sink's", kind, stream);
+                let mut source = prepared.open_source(Box::new(Cursor::new(bytes)))
+                    .map_err(|e| TestCaseError::fail(format!("{kind}: {e}")))?;
+                let mut count = 0;
+                while let Some(row) = source.next_row().map_err(|e| TestCaseError::fail(format!("{kind}: reading: {e}")))? {
+                    let schema = &schemas[row.position.table_index];
+                    let values = row.values.iter().zip(&schema.columns)
+                        .map(|(v, c)| value_from_ref(*v, &c.ty))
+                        .collect::<Result<Vec<_>, _>>()
+                        .map_err(|e| TestCaseError::fail(format!("{kind}: {e}")))?;
+                    prop_assert_eq!(comparable_rows(&vec![(row.position, values)], false),
+                        comparable_rows(&rows[count..count + 1].to_vec(), false), "{}: row {}", kind, count);
+                    count += 1;
+                }
+                prop_assert_eq!(count, rows.len(), "{}: row count", kind);
             }
         }
     }

@@ -1,6 +1,7 @@
 //! Thrift rows through the common interface: one row struct per frame of YT's framing.
 
 use std::io::{Read, Write};
+use std::sync::Arc;
 
 use shapeshift_types::{TableSchema, Value, ValueRef};
 
@@ -10,12 +11,38 @@ use crate::table::values::{value_from_ref, ColumnCheck};
 use crate::table::{FormatError, RowPosition, RowRef, RowSink, RowSource};
 use crate::thrift::{format_name, Protocol, RowCodec};
 
-fn codecs(schemas: &[TableSchema], protocol: Protocol) -> Result<Vec<RowCodec>, FormatError> {
-    schemas
-        .iter()
-        .map(|schema| RowCodec::new(schema, protocol))
-        .collect::<Result<_, _>>()
-        .map_err(|e| FormatError::new(format_name(protocol), e))
+/// Every table's row codec, schema and column checks, compiled once and shared by the
+/// sources and sinks opened over them.
+pub(crate) struct ThriftTables {
+    codecs: Vec<RowCodec>,
+    /// Per table, each column's compiled check of the values a sink is given.
+    checks: Vec<Vec<ColumnCheck>>,
+    schemas: Vec<TableSchema>,
+    format: &'static str,
+}
+
+/// Compiles the tables of `schemas` in `protocol`.
+///
+/// # Errors
+/// When a table has more columns than a Thrift struct has fields.
+pub(crate) fn compile(
+    schemas: &[TableSchema],
+    protocol: Protocol,
+) -> Result<Arc<ThriftTables>, FormatError> {
+    let format = format_name(protocol);
+    Ok(Arc::new(ThriftTables {
+        codecs: schemas
+            .iter()
+            .map(|schema| RowCodec::new(schema, protocol))
+            .collect::<Result<_, _>>()
+            .map_err(|e| FormatError::new(format, e))?,
+        checks: schemas
+            .iter()
+            .map(|s| s.columns.iter().map(|c| ColumnCheck::new(&c.ty)).collect())
+            .collect(),
+        schemas: schemas.to_vec(),
+        format,
+    }))
 }
 
 /// Reads framed row structs of `schemas` in `protocol`.
@@ -27,14 +54,7 @@ pub fn source(
     input: Box<dyn Read>,
     protocol: Protocol,
 ) -> Result<Box<dyn RowSource>, FormatError> {
-    let format = format_name(protocol);
-    Ok(Box::new(ThriftSource {
-        frames: FrameReader::new(input, format, schemas.len()),
-        codecs: codecs(schemas, protocol)?,
-        schemas: schemas.to_vec(),
-        format,
-        row: RowArena::default(),
-    }))
+    Ok(source_over(compile(schemas, protocol)?, input))
 }
 
 /// Writes framed row structs of `schemas` in `protocol`.
@@ -46,24 +66,29 @@ pub fn sink(
     output: Box<dyn Write>,
     protocol: Protocol,
 ) -> Result<Box<dyn RowSink>, FormatError> {
-    let format = format_name(protocol);
-    Ok(Box::new(ThriftSink {
-        frames: FrameWriter::new(output, format, schemas.len()),
-        codecs: codecs(schemas, protocol)?,
-        checks: schemas
-            .iter()
-            .map(|s| s.columns.iter().map(|c| ColumnCheck::new(&c.ty)).collect())
-            .collect(),
-        schemas: schemas.to_vec(),
-        format,
-    }))
+    Ok(sink_over(compile(schemas, protocol)?, output))
+}
+
+/// [`source`] over tables compiled once.
+pub(crate) fn source_over(tables: Arc<ThriftTables>, input: Box<dyn Read>) -> Box<dyn RowSource> {
+    Box::new(ThriftSource {
+        frames: FrameReader::new(input, tables.format, tables.schemas.len()),
+        tables,
+        row: RowArena::default(),
+    })
+}
+
+/// [`sink`] over tables compiled once.
+pub(crate) fn sink_over(tables: Arc<ThriftTables>, output: Box<dyn Write>) -> Box<dyn RowSink> {
+    Box::new(ThriftSink {
+        frames: FrameWriter::new(output, tables.format, tables.schemas.len()),
+        tables,
+    })
 }
 
 struct ThriftSource {
     frames: FrameReader,
-    codecs: Vec<RowCodec>,
-    schemas: Vec<TableSchema>,
-    format: &'static str,
+    tables: Arc<ThriftTables>,
     row: RowArena,
 }
 
@@ -73,20 +98,21 @@ impl RowSource for ThriftSource {
             return Ok(None);
         };
         let row = self.frames.rows() - 1;
-        let values = self.codecs[position.table_index]
+        let format = self.tables.format;
+        let values = self.tables.codecs[position.table_index]
             .decode(self.frames.message())
             .map_err(|e| {
-                FormatError::new(self.format, e.message)
+                FormatError::new(format, e.message)
                     .at(self.frames.message_offset + e.offset as u64)
                     .in_row(row)
             })?;
         self.row.clear();
         for (value, column) in values
             .iter()
-            .zip(&self.schemas[position.table_index].columns)
+            .zip(&self.tables.schemas[position.table_index].columns)
         {
             self.row
-                .push_value(value, &column.ty, self.format)
+                .push_value(value, &column.ty, format)
                 .map_err(|e| e.in_row(row))?;
         }
         Ok(Some(RowRef {
@@ -98,11 +124,7 @@ impl RowSource for ThriftSource {
 
 struct ThriftSink {
     frames: FrameWriter,
-    codecs: Vec<RowCodec>,
-    /// Per table, each column's compiled check of the values it is given.
-    checks: Vec<Vec<ColumnCheck>>,
-    schemas: Vec<TableSchema>,
-    format: &'static str,
+    tables: Arc<ThriftTables>,
 }
 
 impl RowSink for ThriftSink {
@@ -111,10 +133,11 @@ impl RowSink for ThriftSink {
         position: &RowPosition,
         values: &[ValueRef<'_>],
     ) -> Result<(), FormatError> {
+        let tables = &self.tables;
         let (codec, schema, checks) = (
-            self.codecs.get(position.table_index),
-            self.schemas.get(position.table_index),
-            self.checks.get(position.table_index),
+            tables.codecs.get(position.table_index),
+            tables.schemas.get(position.table_index),
+            tables.checks.get(position.table_index),
         );
         self.frames
             .write_row(position, |out| match (codec, schema, checks) {
@@ -144,11 +167,12 @@ impl RowSink for ThriftSink {
         position: &RowPosition,
         values: &[Value],
     ) -> Result<(), FormatError> {
+        let tables = &self.tables;
         let (codec, schema) = (
-            self.codecs.get(position.table_index),
-            self.schemas.get(position.table_index),
+            tables.codecs.get(position.table_index),
+            tables.schemas.get(position.table_index),
         );
-        let format = self.format;
+        let format = tables.format;
         self.frames
             .write_row(position, |out| match (codec, schema) {
                 (Some(codec), Some(schema)) => {
