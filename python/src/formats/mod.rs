@@ -120,9 +120,7 @@ fn loads_with<'py>(
     tables: &Tables,
 ) -> PyResult<Bound<'py, PyList>> {
     let bytes = py_bytes_arg(data).ok_or_else(|| expected("bytes", data))?;
-    let mut source = format
-        .open_source(Box::new(Cursor::new(bytes)))
-        .map_err(|e| raise(py, e))?;
+    let mut source = format.open_source(bytes).map_err(|e| raise(py, e))?;
     read_all(py, format.kind(), tables, source.as_mut())
 }
 

@@ -6,14 +6,14 @@ use std::io::{Read, Write};
 use shapeshift_types::TableSchema;
 
 use super::MsgPack;
-use crate::table::{FormatError, RowSink, RowSource};
+use crate::table::{FormatError, RowSink, RowSource, SourceInput};
 use crate::tree::rows::{compile_tables, TreeSink, TreeSource, TreeTables};
 
 pub(crate) fn source(
     schemas: &[TableSchema],
     input: Box<dyn Read>,
 ) -> Result<Box<dyn RowSource>, FormatError> {
-    source_over(compile_tables(schemas), input)
+    source_over(compile_tables(schemas), input.into())
 }
 
 pub(crate) fn sink(
@@ -29,7 +29,7 @@ pub(crate) fn sink(
 /// As [`source`].
 pub(crate) fn source_over(
     tables: TreeTables,
-    input: Box<dyn Read>,
+    input: SourceInput,
 ) -> Result<Box<dyn RowSource>, FormatError> {
     Ok(Box::new(TreeSource::<MsgPack>::open(tables, input)?))
 }

@@ -9,7 +9,7 @@ use std::io::{Read, Write};
 
 use shapeshift_types::{TableSchema, Value, ValueRef};
 
-use crate::table::{other_columns, FormatError, RowPosition, RowSink, RowSource};
+use crate::table::{other_columns, FormatError, RowPosition, RowSink, RowSource, SourceInput};
 use crate::thrift::Protocol;
 
 mod format_kind;
@@ -196,11 +196,16 @@ impl PreparedFormat {
         &self.schemas
     }
 
-    /// A reader over `input`, as [`open_source_with`].
+    /// A reader over `input`, as [`open_source_with`]: a stream (`Box<dyn Read>`), or bytes
+    /// in memory (`Vec<u8>`), which MessagePack, CBOR, Protobuf and Thrift read in place.
     ///
     /// # Errors
     /// As [`open_source_with`].
-    pub fn open_source(&self, input: Box<dyn Read>) -> Result<Box<dyn RowSource>, FormatError> {
+    pub fn open_source(
+        &self,
+        input: impl Into<SourceInput>,
+    ) -> Result<Box<dyn RowSource>, FormatError> {
+        let input = input.into();
         let dynamic = self.kind == FormatKind::ProtobufDynamic;
         match (&self.compiled, self.kind) {
             (Compiled::Tree(tables), FormatKind::Msgpack) => {
@@ -217,7 +222,7 @@ impl PreparedFormat {
             (Compiled::Thrift(tables), _) => {
                 Ok(crate::thrift::rows::source_over(tables.clone(), input))
             }
-            _ => open_source_with(self.kind, &self.schemas, input, &self.options),
+            _ => open_source_with(self.kind, &self.schemas, input.into_reader(), &self.options),
         }
     }
 

@@ -28,7 +28,7 @@ use std::io::{self, Read, Write};
 use std::ops::Range;
 
 use crate::read_buffer;
-use crate::table::{FormatError, RowPosition};
+use crate::table::{FormatError, RowPosition, SourceInput};
 
 const TABLE_INDEX: u32 = 0xFFFF_FFFF;
 const KEY_SWITCH: u32 = 0xFFFF_FFFE;
@@ -65,15 +65,24 @@ pub(crate) struct FrameReader {
 }
 
 impl FrameReader {
-    pub(crate) fn new(input: Box<dyn Read>, format: &'static str, table_count: usize) -> Self {
+    pub(crate) fn new(
+        input: impl Into<SourceInput>,
+        format: &'static str,
+        table_count: usize,
+    ) -> Self {
+        // Bytes in memory are the buffer, all read; a stream fills one as frames need.
+        let (input, buf, input_done): (Box<dyn Read>, Vec<u8>, bool) = match input.into() {
+            SourceInput::Stream(reader) => (reader, Vec::new(), false),
+            SourceInput::Bytes(bytes) => (Box::new(io::empty()), bytes, true),
+        };
         FrameReader {
             input,
             format,
-            buf: Vec::new(),
+            end: buf.len(),
+            buf,
             start: 0,
-            end: 0,
             base: 0,
-            input_done: false,
+            input_done,
             rows: 0,
             table_count,
             position: RowPosition::default(),

@@ -32,10 +32,12 @@ pub(crate) mod position;
 pub(crate) mod row_arena;
 pub(crate) mod row_refs;
 mod shared_output;
+mod source_input;
 pub(crate) mod values;
 pub(crate) mod yson_binary;
 
 pub use shared_output::SharedOutput;
+pub use source_input::SourceInput;
 pub use values::{value_from_ref, OwnedRefs};
 
 /// Where a row sits in a table stream.

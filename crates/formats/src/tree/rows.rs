@@ -16,7 +16,7 @@ use crate::table::position::PositionWriter;
 use crate::table::row_refs::RefsBuffer;
 use crate::table::values::{value_from_ref, ColumnCheck, ColumnKind};
 use crate::table::yson_binary;
-use crate::table::{FormatError, RowBlock, RowPosition, RowRef, RowSink, RowSource};
+use crate::table::{FormatError, RowBlock, RowPosition, RowRef, RowSink, RowSource, SourceInput};
 
 /// The most bytes one record (a row, or a control record) of a streaming tree-format source
 /// may take: the read buffer grows to hold a record larger than itself, up to this.
@@ -46,14 +46,19 @@ struct InputWindow {
 }
 
 impl InputWindow {
-    fn new(reader: Box<dyn std::io::Read>) -> InputWindow {
+    fn new(input: SourceInput) -> InputWindow {
+        // Bytes in memory are the window, all read; a stream fills one as records need.
+        let (reader, buffer, eof): (Box<dyn std::io::Read>, Vec<u8>, bool) = match input {
+            SourceInput::Stream(reader) => (reader, Vec::new(), false),
+            SourceInput::Bytes(bytes) => (Box::new(std::io::empty()), bytes, true),
+        };
         InputWindow {
             reader,
-            buffer: Vec::new(),
+            filled: buffer.len(),
+            buffer,
             consumed: 0,
-            filled: 0,
             base: 0,
-            eof: false,
+            eof,
         }
     }
 
@@ -165,10 +170,7 @@ macro_rules! refilling {
 impl<D: Dialect> TreeSource<D> {
     /// A source over `input` whose rows belong to `tables` (compiled by
     /// [`compile_tables`]).
-    pub(crate) fn open(
-        tables: TreeTables,
-        input: Box<dyn std::io::Read>,
-    ) -> Result<Self, FormatError> {
+    pub(crate) fn open(tables: TreeTables, input: SourceInput) -> Result<Self, FormatError> {
         Ok(TreeSource {
             window: InputWindow::new(input),
             stream: TreeStream::new(D::NAME, tables),

@@ -287,8 +287,8 @@ proptest! {
     #![proptest_config(ProptestConfig { cases: 24, ..ProptestConfig::default() })]
 
     /// A format prepared once writes, stream after stream, the bytes its one-off sink
-    /// writes, and reads them back as its one-off source does: its compiled tables are
-    /// shared, not consumed or changed by a stream.
+    /// writes, and reads them back as its one-off source does, from bytes in memory or from
+    /// a stream: its compiled tables are shared, not consumed or changed by a stream.
     #[test]
     fn a_prepared_format_reads_and_writes_as_a_fresh_one((schemas, rows) in arb_case(false)) {
         for kind in formats_for(&schemas) {
@@ -307,8 +307,13 @@ proptest! {
                 drop(sink);
                 let bytes = buffer.take();
                 prop_assert!(bytes == fresh, "{}: stream {} differs from a fresh sink's", kind, stream);
-                let mut source = prepared.open_source(Box::new(Cursor::new(bytes)))
-                    .map_err(|e| TestCaseError::fail(format!("{kind}: {e}")))?;
+                // The first stream is read from bytes in memory, the second as a stream.
+                let mut source = if stream == 0 {
+                    prepared.open_source(bytes)
+                } else {
+                    prepared.open_source(Box::new(Cursor::new(bytes)) as Box<dyn std::io::Read>)
+                }
+                .map_err(|e| TestCaseError::fail(format!("{kind}: {e}")))?;
                 let mut count = 0;
                 while let Some(row) = source.next_row().map_err(|e| TestCaseError::fail(format!("{kind}: reading: {e}")))? {
                     let schema = &schemas[row.position.table_index];
@@ -321,6 +326,63 @@ proptest! {
                     count += 1;
                 }
                 prop_assert_eq!(count, rows.len(), "{}: row count", kind);
+            }
+        }
+    }
+}
+
+/// Every row (as comparable values) of `input` read by `prepared`, or the first error's
+/// offset and message.
+fn read_prepared(
+    prepared: &PreparedFormat,
+    input: shapeshift_formats::table::SourceInput,
+) -> Result<Rows, (Option<u64>, String)> {
+    let fail = |e: FormatError| (e.offset, e.message);
+    let mut source = prepared.open_source(input).map_err(fail)?;
+    let mut rows = Vec::new();
+    while let Some(row) = source.next_row().map_err(fail)? {
+        let schema = &prepared.schemas()[row.position.table_index];
+        let values = row
+            .values
+            .iter()
+            .zip(&schema.columns)
+            .map(|(v, c)| value_from_ref(*v, &c.ty).map_err(|e| (None, e.to_string())))
+            .collect::<Result<Vec<_>, _>>()?;
+        rows.push((row.position, values));
+    }
+    Ok(rows)
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 24, ..ProptestConfig::default() })]
+
+    /// Bytes cut anywhere, or with a byte changed, read the same from memory as from a
+    /// stream: the same rows, or the same error at the same offset.
+    #[test]
+    fn bytes_in_memory_read_as_a_stream(
+        (schemas, rows) in arb_case(false),
+        cut in any::<prop::sample::Index>(),
+        flip in any::<prop::sample::Index>(),
+        with in any::<u8>(),
+    ) {
+        for kind in formats_for(&schemas) {
+            let bytes = write(kind, &schemas, &rows).map_err(|e| TestCaseError::fail(format!("{kind}: writing: {e}")))?;
+            if bytes.is_empty() {
+                continue;
+            }
+            let prepared = PreparedFormat::new(kind, schemas.clone(), FormatOptions::default())
+                .map_err(|e| TestCaseError::fail(format!("{kind}: preparing: {e}")))?;
+            let mut changed = bytes.clone();
+            changed[flip.index(bytes.len())] ^= with;
+            for damaged in [bytes[..cut.index(bytes.len())].to_vec(), changed] {
+                let stream: Box<dyn std::io::Read> = Box::new(Cursor::new(damaged.clone()));
+                let from_stream = read_prepared(&prepared, stream.into());
+                let from_memory = read_prepared(&prepared, damaged.into());
+                prop_assert_eq!(
+                    from_memory.map(|r| comparable_rows(&r, false)),
+                    from_stream.map(|r| comparable_rows(&r, false)),
+                    "{}", kind
+                );
             }
         }
     }

@@ -1,7 +1,7 @@
 //! Rows of any table through the common interface, read and written by the dynamic codec's
 //! field tables ([`FieldTable`]) in YT's framing.
 
-use std::io::{Read, Write};
+use std::io::Write;
 use std::sync::Arc;
 
 use shapeshift_types::{TableSchema, Value, ValueRef};
@@ -9,7 +9,7 @@ use shapeshift_types::{TableSchema, Value, ValueRef};
 use crate::protobuf::dynamic::field_table::{FieldTable, ReadState};
 use crate::table::framing::{FrameReader, FrameWriter};
 use crate::table::row_refs::RefsBuffer;
-use crate::table::{FormatError, RowPosition, RowRef, RowSink, RowSource};
+use crate::table::{FormatError, RowPosition, RowRef, RowSink, RowSource, SourceInput};
 
 /// Every table's field table, shared by the sources and sinks opened over them.
 pub(crate) type FieldTables = Arc<[FieldTable]>;
@@ -22,7 +22,7 @@ pub(crate) fn compile(schemas: &[TableSchema]) -> FieldTables {
 /// Reads framed rows of `tables`; errors name `format`.
 pub(crate) fn source(
     tables: FieldTables,
-    input: Box<dyn Read>,
+    input: impl Into<SourceInput>,
     format: &'static str,
 ) -> Box<dyn RowSource> {
     Box::new(TableSource {

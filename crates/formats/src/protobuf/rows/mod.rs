@@ -13,7 +13,7 @@ use std::io::{Read, Write};
 use shapeshift_types::TableSchema;
 
 use crate::protobuf::StaticMessage;
-use crate::table::{FormatError, RowSink, RowSource};
+use crate::table::{FormatError, RowSink, RowSource, SourceInput};
 
 mod compiled;
 mod dynamic;
@@ -110,7 +110,7 @@ pub(crate) fn compile(schemas: &[TableSchema], dynamic: bool) -> Option<FieldTab
 /// `dynamic`, else `protobuf`.
 pub(crate) fn source_over(
     tables: FieldTables,
-    input: Box<dyn Read>,
+    input: SourceInput,
     dynamic: bool,
 ) -> Box<dyn RowSource> {
     dynamic::source(tables, input, if dynamic { DYNAMIC_FORMAT } else { FORMAT })

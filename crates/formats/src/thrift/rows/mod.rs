@@ -8,7 +8,7 @@ use shapeshift_types::{TableSchema, Value, ValueRef};
 use crate::table::framing::{FrameReader, FrameWriter};
 use crate::table::row_arena::{check_row, RowArena};
 use crate::table::values::{value_from_ref, ColumnCheck};
-use crate::table::{FormatError, RowPosition, RowRef, RowSink, RowSource};
+use crate::table::{FormatError, RowPosition, RowRef, RowSink, RowSource, SourceInput};
 use crate::thrift::{format_name, Protocol, RowCodec};
 
 /// Every table's row codec, schema and column checks, compiled once and shared by the
@@ -54,7 +54,7 @@ pub fn source(
     input: Box<dyn Read>,
     protocol: Protocol,
 ) -> Result<Box<dyn RowSource>, FormatError> {
-    Ok(source_over(compile(schemas, protocol)?, input))
+    Ok(source_over(compile(schemas, protocol)?, input.into()))
 }
 
 /// Writes framed row structs of `schemas` in `protocol`.
@@ -70,7 +70,7 @@ pub fn sink(
 }
 
 /// [`source`] over tables compiled once.
-pub(crate) fn source_over(tables: Arc<ThriftTables>, input: Box<dyn Read>) -> Box<dyn RowSource> {
+pub(crate) fn source_over(tables: Arc<ThriftTables>, input: SourceInput) -> Box<dyn RowSource> {
     Box::new(ThriftSource {
         frames: FrameReader::new(input, tables.format, tables.schemas.len()),
         tables,
