@@ -146,6 +146,7 @@ enum Compiled {
     Tree(crate::tree::rows::TreeTables),
     Protobuf(crate::protobuf::rows::FieldTables),
     Thrift(std::sync::Arc<crate::thrift::rows::ThriftTables>),
+    Yson(crate::yson::rows::YsonTables),
     AtOpen,
 }
 
@@ -177,6 +178,9 @@ impl PreparedFormat {
             }
             FormatKind::ThriftCompact => {
                 Compiled::Thrift(crate::thrift::rows::compile(&schemas, Protocol::Compact)?)
+            }
+            FormatKind::Yson | FormatKind::YsonText => {
+                Compiled::Yson(crate::yson::rows::compile(&schemas))
             }
             _ => Compiled::AtOpen,
         };
@@ -222,6 +226,10 @@ impl PreparedFormat {
             (Compiled::Thrift(tables), _) => {
                 Ok(crate::thrift::rows::source_over(tables.clone(), input))
             }
+            (Compiled::Yson(tables), _) => Ok(crate::yson::rows::source_over(
+                tables.clone(),
+                input.into_reader(),
+            )),
             _ => open_source_with(self.kind, &self.schemas, input.into_reader(), &self.options),
         }
     }
@@ -251,6 +259,11 @@ impl PreparedFormat {
                 self.kind,
                 Ok(crate::thrift::rows::sink_over(tables.clone(), output)),
             ),
+            (Compiled::Yson(tables), kind) => Ok(crate::yson::rows::sink_over(
+                tables.clone(),
+                output,
+                kind == FormatKind::YsonText,
+            )),
             _ => open_sink_with(self.kind, &self.schemas, output, &self.options),
         }
     }

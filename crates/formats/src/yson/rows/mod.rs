@@ -39,6 +39,7 @@
 use std::collections::HashMap;
 use std::io::{Read, Write};
 use std::mem::MaybeUninit;
+use std::sync::Arc;
 
 use shapeshift_types::{TableSchema, Type, Value, ValueRef};
 
@@ -57,7 +58,7 @@ fn yson_error(error: YsonError) -> FormatError {
 }
 
 /// One input or output table: its schema and how its columns travel.
-struct Table {
+pub(crate) struct Table {
     schema: TableSchema,
     checks: Vec<ColumnCheck>,
     /// Each column's key as binary YSON, with its `=`: written once per row as is.
@@ -133,12 +134,26 @@ pub(crate) fn source(
     schemas: &[TableSchema],
     input: Box<dyn Read>,
 ) -> Result<Box<dyn RowSource>, FormatError> {
-    Ok(Box::new(YsonRowSource::new(
-        schemas,
+    Ok(source_over(compile(schemas), input))
+}
+
+/// Every table's compiled checks, keys and scan rules, shared by the sources and sinks
+/// opened over them.
+pub(crate) type YsonTables = Arc<[Table]>;
+
+/// Compiles the tables of `schemas`.
+pub(crate) fn compile(schemas: &[TableSchema]) -> YsonTables {
+    schemas.iter().map(Table::new).collect()
+}
+
+/// [`source`] over tables compiled once.
+pub(crate) fn source_over(tables: YsonTables, input: Box<dyn Read>) -> Box<dyn RowSource> {
+    Box::new(YsonRowSource::over(
+        tables,
         input,
         READ_BUFFER_SIZE,
         MAX_ROW_BYTES,
-    )))
+    ))
 }
 
 mod row_scan;
@@ -211,7 +226,7 @@ impl Cell {
 
 struct YsonRowSource {
     parser: Parser,
-    tables: Vec<Table>,
+    tables: YsonTables,
     positions: PositionReader,
     /// The current row's values (one per column of its table).
     cells: Vec<Cell>,
@@ -238,13 +253,23 @@ struct YsonRowSource {
 }
 
 impl YsonRowSource {
+    /// A source compiling its own tables (the tests' constructor, with their buffer sizes).
+    #[cfg(test)]
     fn new(
         schemas: &[TableSchema],
         input: Box<dyn Read>,
         buffer_size: usize,
         max_row_bytes: usize,
     ) -> YsonRowSource {
-        let tables: Vec<Table> = schemas.iter().map(Table::new).collect();
+        Self::over(compile(schemas), input, buffer_size, max_row_bytes)
+    }
+
+    fn over(
+        tables: YsonTables,
+        input: Box<dyn Read>,
+        buffer_size: usize,
+        max_row_bytes: usize,
+    ) -> YsonRowSource {
         let max_columns = tables.iter().map(|t| t.checks.len()).max().unwrap_or(0);
         YsonRowSource {
             parser: PullParser::from_reader_with_sizes(
@@ -1025,8 +1050,16 @@ pub(crate) fn sink(
     output: Box<dyn Write>,
     text: bool,
 ) -> Result<Box<dyn RowSink>, FormatError> {
-    let tables = schemas.iter().map(Table::new).collect();
-    Ok(if text {
+    Ok(sink_over(compile(schemas), output, text))
+}
+
+/// [`sink`] over tables compiled once.
+pub(crate) fn sink_over(
+    tables: YsonTables,
+    output: Box<dyn Write>,
+    text: bool,
+) -> Box<dyn RowSink> {
+    if text {
         Box::new(text_sink::YsonTextSink::new(tables, output))
     } else {
         Box::new(YsonBinarySink {
@@ -1039,7 +1072,7 @@ pub(crate) fn sink(
             rows: 0,
             failed: false,
         })
-    })
+    }
 }
 
 /// Writes a sink's buffer to its output and empties it. When the write fails, how much of
@@ -1136,7 +1169,7 @@ struct YsonBinarySink {
     buffer: Vec<u8>,
     /// The current row's other columns, checked, as a binary YSON map.
     others: Vec<u8>,
-    tables: Vec<Table>,
+    tables: YsonTables,
     positions: PositionWriter,
     rows: u64,
     /// A write to the output failed (see [`write_out`]).

@@ -27,7 +27,7 @@ use std::io::Write;
 
 use shapeshift_types::{value_to_node, Node, NodeValue, StructForm, Value, ValueRef};
 
-use super::{check_table, column_error, Table, FORMAT};
+use super::{check_table, column_error, Table, YsonTables, FORMAT};
 use crate::table::other_columns;
 use crate::table::position::{Control, PositionWriter};
 use crate::table::values::{check_ref, scalar_ref, value_from_ref, ColumnKind};
@@ -42,7 +42,7 @@ pub(super) struct YsonTextSink {
     buffer: Vec<u8>,
     /// The control entities of the row just written, inserted before it.
     controls: Vec<u8>,
-    tables: Vec<Table>,
+    tables: YsonTables,
     positions: PositionWriter,
     rows: u64,
     finished: bool,
@@ -52,7 +52,7 @@ pub(super) struct YsonTextSink {
 }
 
 impl YsonTextSink {
-    pub(super) fn new(tables: Vec<Table>, output: Box<dyn Write>) -> YsonTextSink {
+    pub(super) fn new(tables: YsonTables, output: Box<dyn Write>) -> YsonTextSink {
         YsonTextSink {
             output,
             // Grown as rows come (see the binary sink).
