@@ -286,23 +286,7 @@ fn value_to_py<'py>(
                     ))
                 })
                 .collect::<PyResult<Vec<_>>>()?;
-            let dict = PyDict::new(py);
-            let mut hashable = true;
-            for (k, v) in &pairs {
-                if dict.set_item(k, v).is_err() {
-                    hashable = false;
-                    break;
-                }
-            }
-            if hashable {
-                dict.into_any()
-            } else {
-                let list = PyList::empty(py);
-                for (k, v) in pairs {
-                    list.append(PyTuple::new(py, [k, v])?)?;
-                }
-                list.into_any()
-            }
+            dict_or_pairs(py, pairs)?
         }
         Value::Any(node) => node_to_py(py, node)?,
     })
@@ -1071,4 +1055,23 @@ pub fn register(module: &Bound<'_, PyModule>) -> PyResult<()> {
         module.py().get_type::<SkiffDecodeError>(),
     )?;
     Ok(())
+}
+
+/// A YT dict's entries as a Python dict, or as a list of `(key, value)` tuples when a key is
+/// unhashable (a list or dict key).
+pub(crate) fn dict_or_pairs<'py>(
+    py: Python<'py>,
+    pairs: Vec<(Bound<'py, PyAny>, Bound<'py, PyAny>)>,
+) -> PyResult<Bound<'py, PyAny>> {
+    let dict = PyDict::new(py);
+    for (k, v) in &pairs {
+        if dict.set_item(k, v).is_err() {
+            let list = PyList::empty(py);
+            for (k, v) in pairs {
+                list.append(PyTuple::new(py, [k, v])?)?;
+            }
+            return Ok(list.into_any());
+        }
+    }
+    Ok(dict.into_any())
 }

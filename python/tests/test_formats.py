@@ -333,3 +333,23 @@ def test_a_closed_writer_refuses_rows_and_an_exception_leaves_the_stream_unfinis
     assert not out.getvalue().endswith(end_of_stream)
     with pytest.raises(ValueError, match="closed"):
         writer.write(SIMPLE_ROWS[0])
+
+
+@pytest.mark.parametrize("fmt", ["yson", "msgpack", "cbor", "thrift", "protobuf"])
+def test_dict_with_unhashable_keys_reads_as_pairs_and_struct_names_as_given(fmt):
+    """A dict column whose keys are lists comes back as (key, value) tuples (a Python dict
+    cannot hold them), and dicts of hashable keys as dicts, through a reused codec."""
+    schema = [
+        {"name": "by_list", "type_v3": {"type_name": "dict", "key": {"type_name": "list", "item": "int64"},
+                                          "value": "utf8"}},
+        {"name": "by_text", "type_v3": {"type_name": "dict", "key": "utf8", "value": "int64"}},
+        {"name": "point", "type_v3": {"type_name": "struct", "members": [
+            {"name": "x", "type": "int32"}, {"name": "y", "type": {"type_name": "optional", "item": "utf8"}}]}},
+    ]
+    codec = formats.codec(fmt, schema)
+    rows = [{"by_list": [([1, 2], "a"), ([3], "b")], "by_text": {"k": 1}, "point": {"x": 1, "y": None}},
+            {"by_list": [], "by_text": {}, "point": {"x": -5, "y": "z"}}]
+    for _ in range(2):
+        back = codec.loads(codec.dumps(rows))
+        assert back == [{"by_list": [([1, 2], "a"), ([3], "b")], "by_text": {"k": 1}, "point": {"x": 1, "y": None}},
+                        {"by_list": {}, "by_text": {}, "point": {"x": -5, "y": "z"}}]

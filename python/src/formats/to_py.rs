@@ -11,7 +11,7 @@ use shapeshift_types::{NodeValue, PrimitiveType, Type, Value, ValueRef};
 use super::composite::composite_to_py;
 use super::raise;
 use super::tables::{Names, Plan, Tables};
-use crate::skiff::node_to_py;
+use crate::skiff::{dict_or_pairs, node_to_py};
 /// `bytes` as a str when they are UTF-8, else as bytes.
 pub(super) fn text_or_bytes<'py>(py: Python<'py>, bytes: &[u8]) -> Bound<'py, PyAny> {
     match std::str::from_utf8(bytes) {
@@ -134,23 +134,7 @@ fn typed_to_py<'py>(
                     typed_to_py(py, value_ty, names.item(1), v)?,
                 ));
             }
-            let dict = PyDict::new(py);
-            let mut hashable = true;
-            for (k, v) in &converted {
-                if dict.set_item(k, v).is_err() {
-                    hashable = false;
-                    break;
-                }
-            }
-            if hashable {
-                dict.into_any()
-            } else {
-                let list = PyList::empty(py);
-                for (k, v) in converted {
-                    list.append(PyTuple::new(py, [k, v])?)?;
-                }
-                list.into_any()
-            }
+            dict_or_pairs(py, converted)?
         }
     })
 }
