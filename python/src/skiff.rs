@@ -319,7 +319,8 @@ pub(crate) fn py_bytes_arg(obj: &Bound<'_, PyAny>) -> Option<Vec<u8>> {
     }
 }
 
-fn type_name(obj: &Bound<'_, PyAny>) -> String {
+/// The name of `obj`'s Python type, for error messages.
+pub(crate) fn type_name(obj: &Bound<'_, PyAny>) -> String {
     obj.get_type()
         .name()
         .map(|n| n.to_string())

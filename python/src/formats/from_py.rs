@@ -13,14 +13,7 @@ use shapeshift_types::{decimal_text_to_binary, Node, NodeValue, PrimitiveType, T
 use super::raise;
 use super::tables::{plan_of, Names, Plan, Tables};
 use super::to_py::{row_error, KEY_SWITCH, RANGE_INDEX, ROW_INDEX, TABLE_INDEX};
-use crate::skiff::{py_bytes_arg, py_to_node};
-
-fn type_name(obj: &Bound<'_, PyAny>) -> String {
-    obj.get_type()
-        .name()
-        .map(|n| n.to_string())
-        .unwrap_or_else(|_| "?".to_owned())
-}
+use crate::skiff::{py_bytes_arg, py_to_node, type_name};
 
 pub(super) fn expected(what: &str, obj: &Bound<'_, PyAny>) -> PyErr {
     PyTypeError::new_err(format!("expected {what}, got {}", type_name(obj)))

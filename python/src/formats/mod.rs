@@ -1,12 +1,14 @@
 //! `shapeshift._native.formats`: every row format of the registry, rows as Python dicts.
 //!
-//! Reading and writing go through the common row interface (`registry::open_source_with`,
-//! `open_sink_with`), so a format added to `FormatKind::ALL` appears here with no edit. Each
-//! table's columns get a plan once: scalar columns (primitives and optionals of them) are
-//! built straight from the row's `ValueRef`s with the CPython constructors; composite columns
-//! are walked once from their binary YSON guided by the type (`composite.rs`), and go
-//! through `Value` only for the shapes that walk leaves aside. Column-name strings are created
-//! once per reader/writer.
+//! Reading and writing go through the common row interface (a `registry::PreparedFormat`
+//! for `loads`, `dumps` and `Codec`, compiled once per codec; `open_source_with` /
+//! `open_sink_with` for the streaming `Reader` and `Writer`), so a format added to
+//! `FormatKind::ALL` appears here with no edit. Each table's columns get a plan once: scalar
+//! columns (primitives and optionals of them) are built straight from the row's `ValueRef`s
+//! with the CPython constructors; composite columns are walked once from their binary YSON
+//! guided by the type (`composite.rs`), and go through `Value` only for the shapes that walk
+//! leaves aside. Column names and struct member names are interned Python strings made once
+//! per reader, writer or codec (`tables.rs`).
 //!
 //! Python values (see docs/formats/python.md): ints, floats, bools, bytes for `string`
 //! (str for `utf8`/`json`), None for null, lists, dicts for structs, tuples for tuples,

@@ -7,7 +7,8 @@ use std::io::{Cursor, Read};
 /// The input of a row source.
 pub enum SourceInput {
     Stream(Box<dyn Read>),
-    /// The whole input.
+    /// The whole input. No record length limit applies: the bytes are already in memory,
+    /// and nothing is allocated by a length they declare.
     Bytes(Vec<u8>),
 }
 

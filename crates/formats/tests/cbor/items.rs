@@ -220,8 +220,8 @@ fn unused_constructs_are_named_errors() {
 
 proptest! {
     /// Our writer's items are minicbor's byte for byte (shortest heads of every width, both
-    /// integer signs, float64 always): a tuple through the serde path, then the same items
-    /// through minicbor's encoder.
+    /// integer signs, float64 for doubles and float32 for `f32`, array heads past 23): tuples
+    /// through the serde path, then the same items through minicbor's encoder.
     #[test]
     fn items_written_are_minicbors(
         signed in any::<i64>(),
@@ -231,20 +231,31 @@ proptest! {
         bytes in prop::collection::vec(any::<u8>(), 0..300),
         flag in any::<bool>(),
         double in any::<f64>(),
+        single in any::<f32>(),
         absent in any::<bool>(),
+        zeros in 0usize..300,
     ) {
         let optional = (!absent).then_some(small);
-        let ours = cbor::to_vec(&(signed, unsigned, small, &text, Bytes(&bytes), flag, double, optional))
-            .expect("plain items");
+        let sequence = vec![0u8; zeros];
+        let ours = cbor::to_vec(&(
+            (signed, unsigned, small, &text, Bytes(&bytes)),
+            (flag, double, single, optional, &sequence),
+        ))
+        .expect("plain items");
         let mut expected = Vec::new();
         let mut e = Encoder::new(&mut expected);
-        let _ = e.array(8).and_then(|e| e.i64(signed)).and_then(|e| e.u64(unsigned))
-            .and_then(|e| e.u64(small)).and_then(|e| e.str(&text)).and_then(|e| e.bytes(&bytes))
-            .and_then(|e| e.bool(flag)).and_then(|e| e.f64(double));
+        let _ = e.array(2).and_then(|e| e.array(5)).and_then(|e| e.i64(signed))
+            .and_then(|e| e.u64(unsigned)).and_then(|e| e.u64(small)).and_then(|e| e.str(&text))
+            .and_then(|e| e.bytes(&bytes)).and_then(|e| e.array(5)).and_then(|e| e.bool(flag))
+            .and_then(|e| e.f64(double)).and_then(|e| e.f32(single));
         let _ = match optional {
             Some(v) => e.u64(v),
             None => e.null(),
         };
+        let _ = e.array(zeros as u64);
+        for _ in 0..zeros {
+            let _ = e.u8(0);
+        }
         prop_assert_eq!(ours, expected);
     }
 }

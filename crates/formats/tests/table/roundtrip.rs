@@ -388,6 +388,69 @@ proptest! {
     }
 }
 
+/// A prepared format fails as its one-off streams do, naming the same format: other columns
+/// given to a format that holds only the schema's, and a stream cut short (read from bytes in
+/// memory and from a stream).
+#[test]
+fn a_prepared_format_fails_as_a_fresh_one() {
+    let schemas = vec![TableSchema::new(vec![ColumnSchema::new(
+        "x",
+        Type::Primitive(shapeshift_types::PrimitiveType::Int64),
+    )])];
+    let rows: Rows = (0..3)
+        .map(|i| (RowPosition::default(), vec![Value::Int64(i)]))
+        .collect();
+    let others = shapeshift_formats::yson::to_vec(
+        &shapeshift_formats::yson::from_slice(b"{y=1}").unwrap(),
+        shapeshift_formats::yson::YsonFormat::Binary,
+    );
+    let described = |e: FormatError| (e.format, e.offset, e.row, e.message);
+    for kind in FormatKind::ALL {
+        let prepared =
+            PreparedFormat::new(kind, schemas.clone(), FormatOptions::default()).unwrap();
+        let with_others = |mut sink: Box<dyn shapeshift_formats::table::RowSink>| {
+            sink.write_row_with_other_columns(
+                &RowPosition::default(),
+                &[shapeshift_types::ValueRef::Int64(1)],
+                Some(&others),
+            )
+            .map_err(described)
+        };
+        let fresh = with_others(open_sink(kind, &schemas, Box::new(std::io::sink())).unwrap());
+        let again = with_others(prepared.open_sink(Box::new(std::io::sink())).unwrap());
+        assert_eq!(fresh, again, "{kind}: other columns");
+
+        let mut bytes = write(kind, &schemas, &rows).unwrap();
+        bytes.pop();
+        let fresh = read(kind, &schemas, bytes.clone()).map_err(described);
+        let stream: Box<dyn std::io::Read> = Box::new(Cursor::new(bytes.clone()));
+        let inputs: [shapeshift_formats::table::SourceInput; 2] =
+            [stream.into(), bytes.clone().into()];
+        for input in inputs {
+            let mut source = match prepared.open_source(input) {
+                Ok(source) => source,
+                Err(e) => {
+                    assert_eq!(fresh, Err(described(e)), "{kind}: a cut stream, at open");
+                    continue;
+                }
+            };
+            let mut read_rows = 0;
+            let result = loop {
+                match source.next_row() {
+                    Ok(Some(_)) => read_rows += 1,
+                    Ok(None) => break Ok(read_rows),
+                    Err(e) => break Err(described(e)),
+                }
+            };
+            assert_eq!(
+                fresh.as_ref().map(Vec::len).map_err(Clone::clone),
+                result,
+                "{kind}: a cut stream"
+            );
+        }
+    }
+}
+
 /// Rows with every position field through the control-record formats, A -> B -> A.
 #[test]
 fn positions_survive_conversion_between_control_formats() {

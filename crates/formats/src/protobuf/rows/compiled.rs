@@ -13,7 +13,7 @@
 //!   the general table decodes the same message, so nothing of the attempt survives.
 
 use std::cell::OnceCell;
-use std::io::{Read, Write};
+use std::io::Write;
 use std::ops::Range;
 
 use shapeshift_types::{TableSchema, Value, ValueRef};
@@ -23,7 +23,7 @@ use crate::protobuf::dynamic::field_table::{FieldTable, ReadState};
 use crate::protobuf::StaticMessage;
 use crate::table::framing::{FrameReader, FrameWriter};
 use crate::table::row_refs::RefsBuffer;
-use crate::table::{FormatError, RowPosition, RowRef, RowSink, RowSource};
+use crate::table::{FormatError, RowPosition, RowRef, RowSink, RowSource, SourceInput};
 
 /// One table of a stream: its compiled codec and, once needed, its general table.
 struct Table {
@@ -59,7 +59,7 @@ fn tables(schemas: &[TableSchema], messages: &[StaticMessage]) -> Vec<Table> {
 pub(crate) fn source(
     schemas: &[TableSchema],
     messages: &[StaticMessage],
-    input: Box<dyn Read>,
+    input: impl Into<SourceInput>,
     format: &'static str,
 ) -> Box<dyn RowSource> {
     Box::new(TableSource {
