@@ -1,32 +1,16 @@
 //! CBOR rows through the common interface: the tree codec's shared row adapter
 //! ([`crate::tree::rows`]) spelled in [`Cbor`].
 
-use std::io::{Read, Write};
-
-use shapeshift_types::TableSchema;
+use std::io::Write;
 
 use super::Cbor;
 use crate::table::{FormatError, RowSink, RowSource, SourceInput};
-use crate::tree::rows::{compile_tables, TreeSink, TreeSource, TreeTables};
+use crate::tree::rows::{TreeSink, TreeSource, TreeTables};
 
-pub(crate) fn source(
-    schemas: &[TableSchema],
-    input: Box<dyn Read>,
-) -> Result<Box<dyn RowSource>, FormatError> {
-    source_over(compile_tables(schemas), input.into())
-}
-
-pub(crate) fn sink(
-    schemas: &[TableSchema],
-    output: Box<dyn Write>,
-) -> Result<Box<dyn RowSink>, FormatError> {
-    sink_over(compile_tables(schemas), output)
-}
-
-/// [`source`] over tables compiled once.
+/// A source of rows of `tables` (compiled by `compile_tables`) over `input`.
 ///
 /// # Errors
-/// As [`source`].
+/// None today; kept fallible for the constructor shape.
 pub(crate) fn source_over(
     tables: TreeTables,
     input: SourceInput,
@@ -34,10 +18,10 @@ pub(crate) fn source_over(
     Ok(Box::new(TreeSource::<Cbor>::open(tables, input)?))
 }
 
-/// [`sink`] over tables compiled once.
+/// A sink of rows of `tables` (compiled by `compile_tables`) into `output`.
 ///
 /// # Errors
-/// As [`sink`].
+/// None today; kept fallible for the constructor shape.
 pub(crate) fn sink_over(
     tables: TreeTables,
     output: Box<dyn Write>,

@@ -53,7 +53,7 @@ pub struct FormatOptions {
     pub avro_codec: crate::avro::BlockCodec,
 }
 
-/// [`open_source`] with [`FormatOptions`].
+/// [`open_source`] with [`FormatOptions`]: the format prepared for this one stream.
 ///
 /// # Errors
 /// As [`open_source`].
@@ -63,27 +63,10 @@ pub fn open_source_with(
     input: Box<dyn Read>,
     options: &FormatOptions,
 ) -> Result<Box<dyn RowSource>, FormatError> {
-    if schemas.is_empty() {
-        return Err(FormatError::new(kind.name(), "no table schema given"));
-    }
-    match kind {
-        FormatKind::Yson | FormatKind::YsonText => crate::yson::rows::source(schemas, input),
-        FormatKind::Skiff => {
-            crate::skiff::rows::source(schemas, input, options.skiff_system_columns)
-        }
-        FormatKind::Json => crate::json::rows::source(schemas, input),
-        FormatKind::Msgpack => crate::msgpack::rows::source(schemas, input),
-        FormatKind::Cbor => crate::cbor::rows::source(schemas, input),
-        FormatKind::Protobuf => crate::protobuf::rows::source(schemas, input),
-        FormatKind::ProtobufDynamic => crate::protobuf::rows::dynamic_source(schemas, input),
-        FormatKind::Arrow => crate::arrow::rows::source(schemas, input),
-        FormatKind::Avro => crate::avro::rows::source(schemas, input),
-        FormatKind::Thrift => crate::thrift::rows::source(schemas, input, Protocol::Binary),
-        FormatKind::ThriftCompact => crate::thrift::rows::source(schemas, input, Protocol::Compact),
-    }
+    PreparedFormat::new(kind, schemas.to_vec(), *options)?.open_source(input)
 }
 
-/// [`open_sink`] with [`FormatOptions`].
+/// [`open_sink`] with [`FormatOptions`]: the format prepared for this one stream.
 ///
 /// # Errors
 /// As [`open_sink`].
@@ -93,38 +76,7 @@ pub fn open_sink_with(
     output: Box<dyn Write>,
     options: &FormatOptions,
 ) -> Result<Box<dyn RowSink>, FormatError> {
-    if schemas.is_empty() {
-        return Err(FormatError::new(kind.name(), "no table schema given"));
-    }
-    match kind {
-        FormatKind::Yson => crate::yson::rows::sink(schemas, output, false),
-        FormatKind::YsonText => crate::yson::rows::sink(schemas, output, true),
-        FormatKind::Skiff => {
-            crate::skiff::rows::sink(schemas, output, options.skiff_system_columns)
-        }
-        FormatKind::Json => crate::json::rows::sink(schemas, output),
-        FormatKind::Msgpack => crate::msgpack::rows::sink(schemas, output),
-        FormatKind::Cbor => crate::cbor::rows::sink(schemas, output),
-        FormatKind::Protobuf => {
-            schema_columns_only(kind, crate::protobuf::rows::sink(schemas, output))
-        }
-        FormatKind::ProtobufDynamic => {
-            schema_columns_only(kind, crate::protobuf::rows::dynamic_sink(schemas, output))
-        }
-        FormatKind::Arrow => schema_columns_only(kind, crate::arrow::rows::sink(schemas, output)),
-        FormatKind::Avro => schema_columns_only(
-            kind,
-            crate::avro::rows::sink_with_codec(schemas, output, options.avro_codec),
-        ),
-        FormatKind::Thrift => schema_columns_only(
-            kind,
-            crate::thrift::rows::sink(schemas, output, Protocol::Binary),
-        ),
-        FormatKind::ThriftCompact => schema_columns_only(
-            kind,
-            crate::thrift::rows::sink(schemas, output, Protocol::Compact),
-        ),
-    }
+    PreparedFormat::new(kind, schemas.to_vec(), *options)?.open_sink(output)
 }
 
 /// A format with its table schemas compiled once, for opening many sources and sinks over
@@ -140,14 +92,28 @@ pub struct PreparedFormat {
     compiled: Compiled,
 }
 
-/// What [`PreparedFormat`] keeps of a format's compile.
+/// What [`PreparedFormat`] keeps of a format's compile, one variant per way of opening.
 #[derive(Clone)]
 enum Compiled {
-    Tree(crate::tree::rows::TreeTables),
-    Protobuf(crate::protobuf::rows::FieldTables),
+    Yson {
+        tables: crate::yson::rows::YsonTables,
+        text: bool,
+    },
+    Msgpack(crate::tree::rows::TreeTables),
+    Cbor(crate::tree::rows::TreeTables),
+    /// Protobuf's dynamic codec; `dynamic`: errors name `protobuf-dynamic`, else `protobuf`.
+    ProtobufFields {
+        tables: crate::protobuf::rows::FieldTables,
+        dynamic: bool,
+    },
+    /// Both protocols (the tables know theirs).
     Thrift(std::sync::Arc<crate::thrift::rows::ThriftTables>),
-    Yson(crate::yson::rows::YsonTables),
-    AtOpen,
+    // Compiled at each open: little to keep, or kept by their own sources and sinks.
+    ProtobufStatic,
+    Skiff,
+    Json,
+    Arrow,
+    Avro,
 }
 
 impl PreparedFormat {
@@ -165,13 +131,18 @@ impl PreparedFormat {
             return Err(FormatError::new(kind.name(), "no table schema given"));
         }
         let compiled = match kind {
-            FormatKind::Msgpack | FormatKind::Cbor => {
-                Compiled::Tree(crate::tree::rows::compile_tables(&schemas))
-            }
+            FormatKind::Yson | FormatKind::YsonText => Compiled::Yson {
+                tables: crate::yson::rows::compile(&schemas),
+                text: kind == FormatKind::YsonText,
+            },
+            FormatKind::Msgpack => Compiled::Msgpack(crate::tree::rows::compile_tables(&schemas)),
+            FormatKind::Cbor => Compiled::Cbor(crate::tree::rows::compile_tables(&schemas)),
             FormatKind::Protobuf | FormatKind::ProtobufDynamic => {
                 let dynamic = kind == FormatKind::ProtobufDynamic;
-                crate::protobuf::rows::compile(&schemas, dynamic)
-                    .map_or(Compiled::AtOpen, Compiled::Protobuf)
+                match crate::protobuf::rows::compile(&schemas, dynamic) {
+                    Some(tables) => Compiled::ProtobufFields { tables, dynamic },
+                    None => Compiled::ProtobufStatic,
+                }
             }
             FormatKind::Thrift => {
                 Compiled::Thrift(crate::thrift::rows::compile(&schemas, Protocol::Binary)?)
@@ -179,10 +150,10 @@ impl PreparedFormat {
             FormatKind::ThriftCompact => {
                 Compiled::Thrift(crate::thrift::rows::compile(&schemas, Protocol::Compact)?)
             }
-            FormatKind::Yson | FormatKind::YsonText => {
-                Compiled::Yson(crate::yson::rows::compile(&schemas))
-            }
-            _ => Compiled::AtOpen,
+            FormatKind::Skiff => Compiled::Skiff,
+            FormatKind::Json => Compiled::Json,
+            FormatKind::Arrow => Compiled::Arrow,
+            FormatKind::Avro => Compiled::Avro,
         };
         Ok(PreparedFormat {
             kind,
@@ -200,72 +171,74 @@ impl PreparedFormat {
         &self.schemas
     }
 
-    /// A reader over `input`, as [`open_source_with`]: a stream (`Box<dyn Read>`), or bytes
-    /// in memory (`Vec<u8>`), which MessagePack, CBOR, Protobuf and Thrift read in place.
+    /// A reader over `input`: a stream (`Box<dyn Read>`), or bytes in memory (`Vec<u8>`),
+    /// which MessagePack, CBOR, Protobuf and Thrift read in place.
     ///
     /// # Errors
-    /// As [`open_source_with`].
+    /// A [`FormatError`] when the format's header (Arrow, Avro) cannot be read.
     pub fn open_source(
         &self,
         input: impl Into<SourceInput>,
     ) -> Result<Box<dyn RowSource>, FormatError> {
         let input = input.into();
-        let dynamic = self.kind == FormatKind::ProtobufDynamic;
-        match (&self.compiled, self.kind) {
-            (Compiled::Tree(tables), FormatKind::Msgpack) => {
-                crate::msgpack::rows::source_over(tables.clone(), input)
-            }
-            (Compiled::Tree(tables), FormatKind::Cbor) => {
-                crate::cbor::rows::source_over(tables.clone(), input)
-            }
-            (Compiled::Protobuf(tables), _) => Ok(crate::protobuf::rows::source_over(
-                tables.clone(),
-                input,
-                dynamic,
-            )),
-            (Compiled::Thrift(tables), _) => {
-                Ok(crate::thrift::rows::source_over(tables.clone(), input))
-            }
-            (Compiled::Yson(tables), _) => Ok(crate::yson::rows::source_over(
+        let schemas = &self.schemas[..];
+        match &self.compiled {
+            Compiled::Yson { tables, .. } => Ok(crate::yson::rows::source_over(
                 tables.clone(),
                 input.into_reader(),
             )),
-            _ => open_source_with(self.kind, &self.schemas, input.into_reader(), &self.options),
+            Compiled::Msgpack(tables) => crate::msgpack::rows::source_over(tables.clone(), input),
+            Compiled::Cbor(tables) => crate::cbor::rows::source_over(tables.clone(), input),
+            Compiled::ProtobufFields { tables, dynamic } => Ok(crate::protobuf::rows::source_over(
+                tables.clone(),
+                input,
+                *dynamic,
+            )),
+            Compiled::Thrift(tables) => Ok(crate::thrift::rows::source_over(tables.clone(), input)),
+            Compiled::ProtobufStatic => crate::protobuf::rows::source(schemas, input.into_reader()),
+            Compiled::Skiff => crate::skiff::rows::source(
+                schemas,
+                input.into_reader(),
+                self.options.skiff_system_columns,
+            ),
+            Compiled::Json => crate::json::rows::source(schemas, input.into_reader()),
+            Compiled::Arrow => crate::arrow::rows::source(schemas, input.into_reader()),
+            Compiled::Avro => crate::avro::rows::source(schemas, input.into_reader()),
         }
     }
 
-    /// A writer into `output`, as [`open_sink_with`].
+    /// A writer into `output`.
     ///
     /// # Errors
-    /// As [`open_sink_with`].
+    /// None today for the formats in the registry; kept fallible for the constructor shape.
     pub fn open_sink(&self, output: Box<dyn Write>) -> Result<Box<dyn RowSink>, FormatError> {
-        let dynamic = self.kind == FormatKind::ProtobufDynamic;
-        match (&self.compiled, self.kind) {
-            (Compiled::Tree(tables), FormatKind::Msgpack) => {
-                crate::msgpack::rows::sink_over(tables.clone(), output)
+        let schemas = &self.schemas[..];
+        let sink = match &self.compiled {
+            Compiled::Yson { tables, text } => {
+                return Ok(crate::yson::rows::sink_over(tables.clone(), output, *text))
             }
-            (Compiled::Tree(tables), FormatKind::Cbor) => {
-                crate::cbor::rows::sink_over(tables.clone(), output)
+            Compiled::Msgpack(tables) => {
+                return crate::msgpack::rows::sink_over(tables.clone(), output)
             }
-            (Compiled::Protobuf(tables), _) => schema_columns_only(
-                self.kind,
-                Ok(crate::protobuf::rows::sink_over(
-                    tables.clone(),
-                    output,
-                    dynamic,
-                )),
-            ),
-            (Compiled::Thrift(tables), _) => schema_columns_only(
-                self.kind,
-                Ok(crate::thrift::rows::sink_over(tables.clone(), output)),
-            ),
-            (Compiled::Yson(tables), kind) => Ok(crate::yson::rows::sink_over(
+            Compiled::Cbor(tables) => return crate::cbor::rows::sink_over(tables.clone(), output),
+            Compiled::Skiff => {
+                return crate::skiff::rows::sink(schemas, output, self.options.skiff_system_columns)
+            }
+            Compiled::Json => return crate::json::rows::sink(schemas, output),
+            // The formats below hold only the schema's columns.
+            Compiled::ProtobufFields { tables, dynamic } => Ok(crate::protobuf::rows::sink_over(
                 tables.clone(),
                 output,
-                kind == FormatKind::YsonText,
+                *dynamic,
             )),
-            _ => open_sink_with(self.kind, &self.schemas, output, &self.options),
-        }
+            Compiled::Thrift(tables) => Ok(crate::thrift::rows::sink_over(tables.clone(), output)),
+            Compiled::ProtobufStatic => crate::protobuf::rows::sink(schemas, output),
+            Compiled::Arrow => crate::arrow::rows::sink(schemas, output),
+            Compiled::Avro => {
+                crate::avro::rows::sink_with_codec(schemas, output, self.options.avro_codec)
+            }
+        };
+        schema_columns_only(self.kind, sink)
     }
 }
 

@@ -35,11 +35,7 @@ pub fn source(
     schemas: &[TableSchema],
     input: Box<dyn Read>,
 ) -> Result<Box<dyn RowSource>, FormatError> {
-    match schemas
-        .iter()
-        .map(StaticMessage::for_schema)
-        .collect::<Option<Vec<_>>>()
-    {
+    match static_messages(schemas) {
         Some(messages) => Ok(compiled::source(schemas, &messages, input, FORMAT)),
         None => Ok(dynamic::source(dynamic::compile(schemas), input, FORMAT)),
     }
@@ -55,11 +51,7 @@ pub fn sink(
     schemas: &[TableSchema],
     output: Box<dyn Write>,
 ) -> Result<Box<dyn RowSink>, FormatError> {
-    match schemas
-        .iter()
-        .map(StaticMessage::for_schema)
-        .collect::<Option<Vec<_>>>()
-    {
+    match static_messages(schemas) {
         Some(messages) => Ok(compiled::sink(schemas, &messages, output, FORMAT)),
         None => Ok(dynamic::sink(dynamic::compile(schemas), output, FORMAT)),
     }
@@ -99,11 +91,12 @@ pub fn dynamic_sink(
 /// `protobuf` format (`dynamic` false) reads and writes these tables with its static message
 /// codecs, which compile nothing.
 pub(crate) fn compile(schemas: &[TableSchema], dynamic: bool) -> Option<FieldTables> {
-    let static_messages = !dynamic
-        && schemas
-            .iter()
-            .all(|s| StaticMessage::for_schema(s).is_some());
-    (!static_messages).then(|| dynamic::compile(schemas))
+    (dynamic || static_messages(schemas).is_none()).then(|| dynamic::compile(schemas))
+}
+
+/// Each table's static message, when every table has one (the lab's tables).
+fn static_messages(schemas: &[TableSchema]) -> Option<Vec<StaticMessage>> {
+    schemas.iter().map(StaticMessage::for_schema).collect()
 }
 
 /// A source of framed rows over tables compiled once; errors name `protobuf-dynamic` when

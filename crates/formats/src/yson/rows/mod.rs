@@ -126,17 +126,6 @@ const READ_BUFFER_SIZE: usize = 1 << 20;
 /// The longest row the reader takes, in bytes (YT's own limit on a row's weight is 128 MiB).
 const MAX_ROW_BYTES: usize = 256 << 20;
 
-/// A YSON row reader (binary or text input) over `input`.
-///
-/// # Errors
-/// Never for valid schemas; the signature matches the other formats'.
-pub(crate) fn source(
-    schemas: &[TableSchema],
-    input: Box<dyn Read>,
-) -> Result<Box<dyn RowSource>, FormatError> {
-    Ok(source_over(compile(schemas), input))
-}
-
 /// Every table's compiled checks, keys and scan rules, shared by the sources and sinks
 /// opened over them.
 pub(crate) type YsonTables = Arc<[Table]>;
@@ -146,7 +135,7 @@ pub(crate) fn compile(schemas: &[TableSchema]) -> YsonTables {
     schemas.iter().map(Table::new).collect()
 }
 
-/// [`source`] over tables compiled once.
+/// A YSON row reader (binary or text input) of `tables` over `input`.
 pub(crate) fn source_over(tables: YsonTables, input: Box<dyn Read>) -> Box<dyn RowSource> {
     Box::new(YsonRowSource::over(
         tables,
@@ -1045,6 +1034,7 @@ impl RowSource for YsonRowSource {
 ///
 /// # Errors
 /// Never for valid schemas; the signature matches the other formats'.
+#[cfg(test)]
 pub(crate) fn sink(
     schemas: &[TableSchema],
     output: Box<dyn Write>,
@@ -1053,7 +1043,7 @@ pub(crate) fn sink(
     Ok(sink_over(compile(schemas), output, text))
 }
 
-/// [`sink`] over tables compiled once.
+/// A YSON row writer of `tables` into `output` (text YSON when `text`).
 pub(crate) fn sink_over(
     tables: YsonTables,
     output: Box<dyn Write>,
