@@ -28,26 +28,34 @@ use shapeshift_types::{Node, PrimitiveType, Type, Value};
 use crate::yson::{self, YsonFormat};
 
 /// The most items an array or map of zero-byte items may claim.
-const MAX_EMPTY_ITEMS: u64 = 1 << 16;
+pub(crate) const MAX_EMPTY_ITEMS: u64 = 1 << 16;
 
 #[derive(Clone, Debug)]
 pub(crate) enum Plan {
     Null,
     Bool,
-    /// Avro `int`; the value is `Uint64` when `unsigned`.
+    /// Avro `int`; the value is `Uint64` when `unsigned`; `range` is the YT type's (the serde
+    /// path checks it, the row path's `check_value` does).
     Int {
         unsigned: bool,
+        range: IntRange,
     },
     /// Avro `long`; the value is `Uint64` (bit pattern) when `unsigned`.
     Long {
         unsigned: bool,
+        range: IntRange,
     },
     Float,
     Double,
     Bytes,
     String,
     Fixed(usize),
-    Decimal(usize),
+    /// A `fixed` of `width` bytes holding a `decimal(precision, scale)`.
+    Decimal {
+        width: usize,
+        precision: u8,
+        scale: u8,
+    },
     Yson,
     /// `["null", T]`; a `{value: T}` record around T encodes as T itself.
     Optional {
@@ -62,6 +70,47 @@ pub(crate) enum Plan {
         key: Box<Plan>,
         value: Box<Plan>,
     },
+}
+
+/// The values of an integer column's YT type: `min..=max` (`max` as `u64`: `uint64`'s
+/// range does not fit `i64`).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct IntRange {
+    pub(crate) ty: PrimitiveType,
+    pub(crate) min: i64,
+    pub(crate) max: u64,
+}
+
+impl IntRange {
+    fn of(ty: PrimitiveType) -> IntRange {
+        let (min, max) = match (
+            shapeshift_types::signed_range(ty),
+            shapeshift_types::unsigned_max(ty),
+        ) {
+            (Some((min, max)), _) => (min, max as u64),
+            (None, Some(max)) => (0, max),
+            (None, None) => (i64::MIN, i64::MAX as u64),
+        };
+        IntRange { ty, min, max }
+    }
+}
+
+impl Plan {
+    /// An Avro `int` of YT type `ty`.
+    pub(crate) fn int(ty: PrimitiveType, unsigned: bool) -> Plan {
+        Plan::Int {
+            unsigned,
+            range: IntRange::of(ty),
+        }
+    }
+
+    /// An Avro `long` of YT type `ty`.
+    pub(crate) fn long(ty: PrimitiveType, unsigned: bool) -> Plan {
+        Plan::Long {
+            unsigned,
+            range: IntRange::of(ty),
+        }
+    }
 }
 
 /// Makes schemas and plans; names records uniquely in walk order.
@@ -159,20 +208,13 @@ impl Compiler {
             Type::Primitive(p) => match p {
                 P::Null | P::Void => (with_props(json!("null"), &[yt(*p)]), Plan::Null),
                 P::Bool => (json!("boolean"), Plan::Bool),
-                P::Int8 | P::Int16 => (
-                    with_props(json!("int"), &[yt(*p)]),
-                    Plan::Int { unsigned: false },
-                ),
-                P::Int32 => (json!("int"), Plan::Int { unsigned: false }),
-                P::Int64 => (json!("long"), Plan::Long { unsigned: false }),
-                P::Uint8 | P::Uint16 => (
-                    with_props(json!("int"), &[yt(*p)]),
-                    Plan::Int { unsigned: true },
-                ),
-                P::Uint32 | P::Uint64 => (
-                    with_props(json!("long"), &[yt(*p)]),
-                    Plan::Long { unsigned: true },
-                ),
+                P::Int8 | P::Int16 => (with_props(json!("int"), &[yt(*p)]), Plan::int(*p, false)),
+                P::Int32 => (json!("int"), Plan::int(*p, false)),
+                P::Int64 => (json!("long"), Plan::long(*p, false)),
+                P::Uint8 | P::Uint16 => (with_props(json!("int"), &[yt(*p)]), Plan::int(*p, true)),
+                P::Uint32 | P::Uint64 => {
+                    (with_props(json!("long"), &[yt(*p)]), Plan::long(*p, true))
+                }
                 P::Float => (json!("float"), Plan::Float),
                 P::Double => (json!("double"), Plan::Double),
                 P::String => (json!("bytes"), Plan::Bytes),
@@ -190,28 +232,24 @@ impl Compiler {
                 }
                 P::Date => (
                     json!({"type": "int", "logicalType": "date", "yt.type": "date"}),
-                    Plan::Int { unsigned: true },
+                    Plan::int(*p, true),
                 ),
                 P::Date32 => (
                     json!({"type": "int", "logicalType": "date", "yt.type": "date32"}),
-                    Plan::Int { unsigned: false },
+                    Plan::int(*p, false),
                 ),
                 P::Timestamp => (
                     json!({"type": "long", "logicalType": "timestamp-micros", "yt.type": "timestamp"}),
-                    Plan::Long { unsigned: true },
+                    Plan::long(*p, true),
                 ),
                 P::Timestamp64 => (
                     json!({"type": "long", "logicalType": "timestamp-micros", "yt.type": "timestamp64"}),
-                    Plan::Long { unsigned: false },
+                    Plan::long(*p, false),
                 ),
-                P::Datetime => (
-                    with_props(json!("long"), &[yt(*p)]),
-                    Plan::Long { unsigned: true },
-                ),
-                P::Datetime64 | P::Interval | P::Interval64 => (
-                    with_props(json!("long"), &[yt(*p)]),
-                    Plan::Long { unsigned: false },
-                ),
+                P::Datetime => (with_props(json!("long"), &[yt(*p)]), Plan::long(*p, true)),
+                P::Datetime64 | P::Interval | P::Interval64 => {
+                    (with_props(json!("long"), &[yt(*p)]), Plan::long(*p, false))
+                }
             },
             Type::Decimal { precision, scale } => {
                 let width = Type::decimal_byte_width(*precision);
@@ -219,7 +257,11 @@ impl Compiler {
                 (
                     json!({"type": "fixed", "name": name, "size": width, "logicalType": "decimal",
                            "precision": precision, "scale": scale}),
-                    Plan::Decimal(width),
+                    Plan::Decimal {
+                        width,
+                        precision: *precision,
+                        scale: *scale,
+                    },
                 )
             }
             Type::Optional(item) => {
@@ -319,7 +361,7 @@ pub(crate) fn put_long(out: &mut Vec<u8>, v: i64) {
     crate::varint::put(out, crate::varint::zigzag(v));
 }
 
-fn put_bytes(out: &mut Vec<u8>, bytes: &[u8]) {
+pub(crate) fn put_bytes(out: &mut Vec<u8>, bytes: &[u8]) {
     put_long(out, bytes.len() as i64);
     out.extend_from_slice(bytes);
 }
@@ -333,17 +375,24 @@ impl Plan {
         match (self, value) {
             (Plan::Null, Value::Null) => {}
             (Plan::Bool, Value::Bool(v)) => out.push(u8::from(*v)),
-            (Plan::Int { unsigned: false } | Plan::Long { unsigned: false }, Value::Int64(v)) => {
-                put_long(out, *v)
-            }
-            (Plan::Int { unsigned: true } | Plan::Long { unsigned: true }, Value::Uint64(v)) => {
-                put_long(out, *v as i64)
-            }
+            (
+                Plan::Int {
+                    unsigned: false, ..
+                }
+                | Plan::Long {
+                    unsigned: false, ..
+                },
+                Value::Int64(v),
+            ) => put_long(out, *v),
+            (
+                Plan::Int { unsigned: true, .. } | Plan::Long { unsigned: true, .. },
+                Value::Uint64(v),
+            ) => put_long(out, *v as i64),
             (Plan::Float, Value::Double(v)) => out.extend_from_slice(&(*v as f32).to_le_bytes()),
             (Plan::Double, Value::Double(v)) => out.extend_from_slice(&v.to_le_bytes()),
             (Plan::Bytes | Plan::String, Value::String(s)) => put_bytes(out, s),
             (Plan::Fixed(n), Value::String(s)) if s.len() == *n => out.extend_from_slice(s),
-            (Plan::Decimal(n), Value::String(s)) if s.len() == *n => {
+            (Plan::Decimal { width: n, .. }, Value::String(s)) if s.len() == *n => {
                 out.extend_from_slice(s);
                 let first = out.len() - n;
                 out[first] ^= 0x80;
@@ -424,10 +473,10 @@ impl Plan {
     }
 
     /// The fewest bytes a value of this encoding takes.
-    fn min_size(&self) -> usize {
+    pub(crate) fn min_size(&self) -> usize {
         match self {
             Plan::Null => 0,
-            Plan::Fixed(n) | Plan::Decimal(n) => *n,
+            Plan::Fixed(n) | Plan::Decimal { width: n, .. } => *n,
             Plan::Float => 4,
             Plan::Double => 8,
             Plan::Record(members) => members.iter().map(Plan::min_size).sum(),
@@ -553,7 +602,7 @@ impl Plan {
                     return Err(r.error(format!("boolean byte {other}")));
                 }
             },
-            Plan::Int { unsigned } => {
+            Plan::Int { unsigned, .. } => {
                 let start = r.pos;
                 let v = r.long()?;
                 if i32::try_from(v).is_err() {
@@ -566,7 +615,7 @@ impl Plan {
                     Value::Int64(v)
                 }
             }
-            Plan::Long { unsigned } => {
+            Plan::Long { unsigned, .. } => {
                 let v = r.long()?;
                 if *unsigned {
                     Value::Uint64(v as u64)
@@ -594,7 +643,7 @@ impl Plan {
                 Value::String(bytes.to_vec())
             }
             Plan::Fixed(n) => Value::String(r.take(*n)?.to_vec()),
-            Plan::Decimal(n) => {
+            Plan::Decimal { width: n, .. } => {
                 let mut bytes = r.take(*n)?.to_vec();
                 bytes[0] ^= 0x80;
                 Value::String(bytes)

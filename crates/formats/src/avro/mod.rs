@@ -30,7 +30,9 @@ use crate::table::{FormatError, RowPosition};
 mod block_codec;
 mod codec;
 pub mod rows;
+mod serde;
 
+pub use crate::serde_error::SerdeError;
 pub use block_codec::{BlockCodec, MAX_BLOCK_BYTES};
 
 use codec::{put_long, Compiler, DecodeError, Plan, Reader};
@@ -57,6 +59,8 @@ pub struct RowCodec {
     schema: TableSchema,
     avro_schema: Json,
     plans: Vec<Plan>,
+    /// The record of the columns (no position fields): the serde path's plan.
+    row: Plan,
     system_fields: bool,
 }
 
@@ -74,6 +78,7 @@ impl RowCodec {
             .map(|c| (c.name.as_str(), &c.ty))
             .collect();
         let (mut avro_schema, mut plans) = compiler.record("row", &fields, &[]);
+        let row = Plan::Record(plans.clone());
         // Each column's full YT type, so a file describes its table (`table_schema_of`);
         // readers compare schemas without `yt.*` properties.
         if let Some(Json::Array(json_fields)) = avro_schema.get_mut("fields") {
@@ -95,7 +100,7 @@ impl RowCodec {
                 fields.push(json!({"name": "_yt_key_switch", "type": "boolean"}));
             }
             let index = Plan::Optional {
-                item: Box::new(Plan::Long { unsigned: false }),
+                item: Box::new(Plan::long(shapeshift_types::PrimitiveType::Int64, false)),
                 item_nullable: false,
             };
             plans.push(index.clone());
@@ -106,6 +111,7 @@ impl RowCodec {
             schema: schema.clone(),
             avro_schema,
             plans,
+            row,
             system_fields,
         }
     }

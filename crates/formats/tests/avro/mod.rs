@@ -1,5 +1,6 @@
-//! Avro: round trips, corruption, compatibility with apache-avro.
+//! Avro: round trips, corruption, compatibility with apache-avro, the serde path.
 
 mod compatibility;
 mod corruption;
 mod roundtrip;
+mod serde;
