@@ -1,7 +1,7 @@
 //! shapeshift's formats layer: row codecs over the types layer's value model.
 //!
-//! Three layers, each importing only those below it (`tests/layout.rs` checks), over a leaf
-//! helper all share (`varint`):
+//! Three layers, each importing only those below it (`tests/layout.rs` checks), over leaf
+//! helpers all share (`varint`, `read_buffer`, `serde_error`):
 //! - [`table`], the row interface every format implements: traits, positions, the value
 //!   convention, the shared row buffer. It names no format; it uses the binary YSON codec
 //!   for composite values, as YT's own rows do.
@@ -20,6 +20,7 @@ pub mod json;
 pub mod msgpack;
 pub mod protobuf;
 mod read_buffer;
+mod serde_error;
 pub mod skiff;
 pub mod thrift;
 mod tree;

@@ -123,6 +123,7 @@ impl PrimitiveType {
     }
 
     /// How values of this type are held.
+    #[inline]
     pub fn physical(self) -> PhysicalType {
         use PrimitiveType::*;
         match self {
@@ -205,6 +206,7 @@ impl Type {
     }
 
     /// Whether a value of this type may be null: optional, null, void, and tagged forms of them.
+    #[inline]
     pub fn is_nullable(&self) -> bool {
         match self {
             Type::Optional(_) => true,
@@ -215,6 +217,7 @@ impl Type {
     }
 
     /// The type with tags removed at the top level (tags do not change the representation).
+    #[inline]
     pub fn untagged(&self) -> &Type {
         match self {
             Type::Tagged { item, .. } => item.untagged(),

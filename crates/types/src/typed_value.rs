@@ -65,6 +65,7 @@ const INTERVAL64_UPPER: i64 = TIMESTAMP64_UPPER - TIMESTAMP64_LOWER + 1;
 
 /// The inclusive range of a signed primitive (one held as `Value::Int64`); `None` for the
 /// other primitives.
+#[inline]
 pub fn signed_range(p: PrimitiveType) -> Option<(i64, i64)> {
     use PrimitiveType::*;
     Some(match p {
@@ -86,6 +87,7 @@ pub fn signed_range(p: PrimitiveType) -> Option<(i64, i64)> {
 
 /// The inclusive upper bound of an unsigned primitive (one held as `Value::Uint64`); `None`
 /// for the other primitives.
+#[inline]
 pub fn unsigned_max(p: PrimitiveType) -> Option<u64> {
     use PrimitiveType::*;
     Some(match p {

@@ -14,6 +14,7 @@ use crate::table::values::Scalar;
 use crate::yson::{self, YsonFormat};
 
 /// The wire type of a primitive, `None` for `null`/`void` (never on the wire).
+#[inline]
 pub(crate) fn primitive_wire(p: PrimitiveType) -> Option<WireType> {
     use PrimitiveType as P;
     Some(match p {
@@ -37,6 +38,7 @@ pub(crate) fn primitive_wire(p: PrimitiveType) -> Option<WireType> {
 }
 
 /// The wire type of a present field of type `ty`; `None` when the field is never written.
+#[inline]
 pub(crate) fn field_wire(ty: &Type) -> Option<WireType> {
     match ty.untagged() {
         Type::Primitive(p) => primitive_wire(*p),
@@ -52,6 +54,7 @@ pub(crate) fn field_wire(ty: &Type) -> Option<WireType> {
 }
 
 /// The wire type of an element (list item, variant payload) of type `ty`.
+#[inline]
 pub(crate) fn element_wire(ty: &Type) -> WireType {
     if ty.is_nullable() {
         return WireType::Struct;

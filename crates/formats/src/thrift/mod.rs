@@ -17,12 +17,14 @@
 //! - [`RowCodec`]: one row struct to and from bytes, the fast path.
 //! - `rows/`: the row interface over the framing.
 
-use shapeshift_types::{TableSchema, Type, Value, ValueRef};
+use shapeshift_types::{Member, TableSchema, Type, Value, ValueRef};
 
 pub(crate) mod mapping;
 pub mod rows;
+mod serde;
 pub mod wire;
 
+pub use crate::serde_error::SerdeError;
 pub use wire::{DecodeError, Protocol};
 
 /// The registry name (and error label) of the binary protocol's rows.
@@ -44,6 +46,8 @@ pub struct RowCodec {
     protocol: Protocol,
     types: Vec<Type>,
     names: Vec<String>,
+    /// The row struct as one type (the serde path's root).
+    row: Type,
 }
 
 impl RowCodec {
@@ -63,6 +67,16 @@ impl RowCodec {
             protocol,
             types: schema.columns.iter().map(|c| c.ty.clone()).collect(),
             names: schema.columns.iter().map(|c| c.name.clone()).collect(),
+            row: Type::Struct(
+                schema
+                    .columns
+                    .iter()
+                    .map(|c| Member {
+                        name: c.name.clone(),
+                        ty: c.ty.clone(),
+                    })
+                    .collect(),
+            ),
         })
     }
 
@@ -109,6 +123,35 @@ impl RowCodec {
             out,
         };
         mapping::write_row_refs(&mut encoder, &self.types, values, owned)
+    }
+
+    /// Appends the row struct of `value`, a program's own serde type whose fields are the
+    /// table's columns in order (the typed path: no row in between; the mapping in
+    /// docs/formats/thrift.md). The bytes are [`RowCodec::encode`]'s for the same row.
+    ///
+    /// # Errors
+    /// A value that does not fit its column's type (the error names the member path), a
+    /// struct with other than its type's member count, or the value's own `Serialize` error;
+    /// `out` may then hold part of the struct.
+    pub fn serialize<T: ::serde::Serialize + ?Sized>(
+        &self,
+        value: &T,
+        out: &mut Vec<u8>,
+    ) -> Result<(), SerdeError> {
+        serde::to_vec_into(self.protocol, &self.row, value, out)
+    }
+
+    /// Reads the row struct that is the whole of `bytes` as a `T` (the typed path).
+    ///
+    /// # Errors
+    /// Truncated or corrupt bytes, wire types other than the schema's, fields out of id
+    /// order, a missing required field, a value out of its YT type's range or that does not
+    /// fit `T`, or bytes after the struct; the error gives the byte offset.
+    pub fn deserialize<'de, T: ::serde::Deserialize<'de>>(
+        &self,
+        bytes: &'de [u8],
+    ) -> Result<T, SerdeError> {
+        serde::from_slice(self.protocol, &self.row, bytes)
     }
 
     /// The values of the row struct that is the whole of `bytes`.

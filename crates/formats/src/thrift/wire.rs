@@ -44,6 +44,7 @@ pub enum WireType {
 }
 
 impl WireType {
+    #[inline]
     fn binary_code(self) -> u8 {
         match self {
             WireType::Bool => 2,
@@ -60,6 +61,7 @@ impl WireType {
         }
     }
 
+    #[inline]
     fn from_binary_code(code: u8) -> Option<WireType> {
         Some(match code {
             2 => WireType::Bool,
@@ -78,6 +80,7 @@ impl WireType {
     }
 
     /// The compact code (bool as "true", 1, as in collection headers).
+    #[inline]
     fn compact_code(self) -> u8 {
         match self {
             WireType::Bool => 1,
@@ -94,6 +97,7 @@ impl WireType {
         }
     }
 
+    #[inline]
     fn from_compact_code(code: u8) -> Option<WireType> {
         Some(match code {
             1 | 2 => WireType::Bool,
@@ -166,6 +170,7 @@ impl Encoder<'_> {
         }
     }
 
+    #[inline]
     fn compact_field(&mut self, code: u8, id: i16, last: &i16) {
         let delta = i32::from(id) - i32::from(*last);
         if (1..=15).contains(&delta) {
@@ -183,6 +188,7 @@ impl Encoder<'_> {
     }
 
     /// A bool outside a field header (a list element).
+    #[inline]
     pub fn bool(&mut self, v: bool) {
         self.out.push(match (self.protocol, v) {
             (Protocol::Binary, v) => u8::from(v),
@@ -191,10 +197,12 @@ impl Encoder<'_> {
         });
     }
 
+    #[inline]
     pub fn i8(&mut self, v: i8) {
         self.out.push(v as u8);
     }
 
+    #[inline]
     pub fn i16(&mut self, v: i16) {
         match self.protocol {
             Protocol::Binary => self.out.extend_from_slice(&v.to_be_bytes()),
@@ -202,6 +210,7 @@ impl Encoder<'_> {
         }
     }
 
+    #[inline]
     pub fn i32(&mut self, v: i32) {
         match self.protocol {
             Protocol::Binary => self.out.extend_from_slice(&v.to_be_bytes()),
@@ -209,6 +218,7 @@ impl Encoder<'_> {
         }
     }
 
+    #[inline]
     pub fn i64(&mut self, v: i64) {
         match self.protocol {
             Protocol::Binary => self.out.extend_from_slice(&v.to_be_bytes()),
@@ -216,6 +226,7 @@ impl Encoder<'_> {
         }
     }
 
+    #[inline]
     pub fn double(&mut self, v: f64) {
         match self.protocol {
             Protocol::Binary => self.out.extend_from_slice(&v.to_bits().to_be_bytes()),
@@ -227,13 +238,24 @@ impl Encoder<'_> {
     ///
     /// # Errors
     /// When `v` is longer than Thrift's i32 length allows.
+    #[inline]
     pub fn binary(&mut self, v: &[u8]) -> Result<(), String> {
-        let len = self.length(v.len(), "binary value")?;
+        self.binary_length(v.len())?;
+        self.out.extend_from_slice(v);
+        Ok(())
+    }
+
+    /// The length in front of a binary value of `len` bytes (its bytes follow).
+    ///
+    /// # Errors
+    /// When `len` is more than Thrift's i32 length allows.
+    #[inline]
+    pub fn binary_length(&mut self, len: usize) -> Result<(), String> {
+        let len = self.length(len, "binary value")?;
         match self.protocol {
             Protocol::Binary => self.out.extend_from_slice(&len.to_be_bytes()),
             Protocol::Compact => varint::put(self.out, len as u64),
         }
-        self.out.extend_from_slice(v);
         Ok(())
     }
 
@@ -241,6 +263,7 @@ impl Encoder<'_> {
     ///
     /// # Errors
     /// When `count` is more than Thrift's i32 count allows.
+    #[inline]
     pub fn list(&mut self, element: WireType, count: usize) -> Result<(), String> {
         let count = self.length(count, "list")?;
         match self.protocol {
@@ -259,6 +282,7 @@ impl Encoder<'_> {
         Ok(())
     }
 
+    #[inline]
     fn length(&self, len: usize, what: &str) -> Result<i32, String> {
         i32::try_from(len)
             .map_err(|_| format!("{what} of {len} items or bytes is too long for Thrift"))
@@ -311,10 +335,12 @@ impl<'a> Decoder<'a> {
     }
 
     /// Bytes not yet read.
+    #[inline]
     pub fn remaining(&self) -> usize {
         self.bytes.len() - self.pos
     }
 
+    #[inline]
     fn take(&mut self, n: usize, what: &str) -> Result<&'a [u8], DecodeError> {
         if self.remaining() < n {
             return Err(self.error_at(
@@ -327,16 +353,19 @@ impl<'a> Decoder<'a> {
         Ok(bytes)
     }
 
+    #[inline]
     fn array<const N: usize>(&mut self, what: &str) -> Result<[u8; N], DecodeError> {
         let mut out = [0u8; N];
         out.copy_from_slice(self.take(N, what)?);
         Ok(out)
     }
 
+    #[inline]
     fn byte(&mut self, what: &str) -> Result<u8, DecodeError> {
         Ok(self.array::<1>(what)?[0])
     }
 
+    #[inline]
     fn uvarint(&mut self, what: &str) -> Result<u64, DecodeError> {
         let start = self.pos;
         match varint::get(&self.bytes[self.pos..]) {
@@ -348,6 +377,7 @@ impl<'a> Decoder<'a> {
         }
     }
 
+    #[inline]
     fn signed(&mut self, bits: u32, what: &str) -> Result<i64, DecodeError> {
         let start = self.pos;
         let v = unzigzag(self.uvarint(what)?);
@@ -359,6 +389,7 @@ impl<'a> Decoder<'a> {
 
     /// The next field header of the struct being read, `None` at its stop field; `last` is
     /// the previous field id of that struct (0 at its start) and becomes the id read.
+    #[inline]
     pub fn field(&mut self, last: &mut i16) -> Result<Option<FieldHeader>, DecodeError> {
         let start = self.pos;
         let head = self.byte("field header")?;
@@ -395,6 +426,7 @@ impl<'a> Decoder<'a> {
     }
 
     /// A bool outside a field header (a list element).
+    #[inline]
     pub fn bool(&mut self) -> Result<bool, DecodeError> {
         let start = self.pos;
         match (self.protocol, self.byte("bool")?) {
@@ -404,10 +436,12 @@ impl<'a> Decoder<'a> {
         }
     }
 
+    #[inline]
     pub fn i8(&mut self) -> Result<i8, DecodeError> {
         Ok(self.byte("i8")? as i8)
     }
 
+    #[inline]
     pub fn i16(&mut self) -> Result<i16, DecodeError> {
         match self.protocol {
             Protocol::Binary => Ok(i16::from_be_bytes(self.array::<2>("i16")?)),
@@ -415,6 +449,7 @@ impl<'a> Decoder<'a> {
         }
     }
 
+    #[inline]
     pub fn i32(&mut self) -> Result<i32, DecodeError> {
         match self.protocol {
             Protocol::Binary => Ok(i32::from_be_bytes(self.array::<4>("i32")?)),
@@ -422,6 +457,7 @@ impl<'a> Decoder<'a> {
         }
     }
 
+    #[inline]
     pub fn i64(&mut self) -> Result<i64, DecodeError> {
         match self.protocol {
             Protocol::Binary => Ok(i64::from_be_bytes(self.array::<8>("i64")?)),
@@ -429,6 +465,7 @@ impl<'a> Decoder<'a> {
         }
     }
 
+    #[inline]
     pub fn double(&mut self) -> Result<f64, DecodeError> {
         let bytes = self.array::<8>("double")?;
         Ok(f64::from_bits(match self.protocol {
@@ -439,6 +476,7 @@ impl<'a> Decoder<'a> {
 
     /// A length or count, checked to be non-negative and at most the bytes that remain
     /// (each unit takes at least `unit` bytes).
+    #[inline]
     fn count(&mut self, what: &str, unit: usize) -> Result<usize, DecodeError> {
         let start = self.pos;
         let count = match self.protocol {
@@ -462,12 +500,14 @@ impl<'a> Decoder<'a> {
     }
 
     /// A binary (or string) value, borrowed.
+    #[inline]
     pub fn binary(&mut self) -> Result<&'a [u8], DecodeError> {
         let len = self.count("binary length", 1)?;
         self.take(len, "binary value")
     }
 
     /// A list (or set) header: element type and count.
+    #[inline]
     pub fn list(&mut self) -> Result<(WireType, usize), DecodeError> {
         let start = self.pos;
         let element = match self.protocol {

@@ -4,6 +4,7 @@
 mod compatibility;
 mod corruption;
 mod roundtrip;
+mod serde;
 
 use shapeshift_formats::table::{FormatError, RowSink, RowSource};
 use shapeshift_formats::thrift::{self, Protocol};

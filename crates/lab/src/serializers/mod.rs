@@ -146,6 +146,12 @@ pub fn contenders() -> Result<Vec<(ContenderInfo, Box<dyn Runner>)>, String> {
             runner,
         ));
     }
+    for (format, typed) in ours::Typed::all(&schema)? {
+        all.push((
+            info(format!("ours {format} serde"), format, Side::OursSerde),
+            Box::new(typed),
+        ));
+    }
     let crates: Vec<(&str, &'static str, Box<dyn Runner>)> = vec![
         ("serde_json", "json", Box::new(peers_serde::SerdeJson)),
         ("sonic-rs", "json", Box::new(peers_serde::SonicRs)),

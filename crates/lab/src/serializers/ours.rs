@@ -10,9 +10,14 @@
 //! - [`RowCodec`]: a format's own one-message codec, where the crate has one (Thrift binary and
 //!   compact, Avro datum, dynamic Protobuf message): the message alone, the same unit the
 //!   crates' peers encode.
+//! - [`Typed`]: a schema format's typed path (Thrift binary and compact, Avro): the program's
+//!   own structs written and read as the table's row, guided by the schema, no row in between
+//!   (the same bytes as the codec's).
 
 use std::io::Cursor;
 
+use serde::de::DeserializeOwned;
+use serde::Serialize;
 use shapeshift_formats::registry::{open_sink, open_source, FormatKind};
 use shapeshift_formats::table::{value_from_ref, RowPosition, SharedOutput};
 use shapeshift_formats::{avro, protobuf, thrift};
@@ -330,5 +335,83 @@ impl Contender for RowCodec {
 
     fn deep(&self, row: Vec<Value>) -> Result<MediaContent, String> {
         from_row(row)
+    }
+}
+
+/// A schema format's typed path: serde on the program's own structs, guided by the table
+/// schema (the structs' fields are its columns).
+pub enum Typed {
+    Thrift(thrift::RowCodec),
+    Avro(avro::RowCodec),
+}
+
+impl Typed {
+    /// The typed paths the formats crate has, with their format names.
+    ///
+    /// # Errors
+    /// A schema a format cannot hold.
+    pub fn all(schema: &TableSchema) -> Result<Vec<(&'static str, Typed)>, String> {
+        Ok(vec![
+            (
+                "thrift",
+                Typed::Thrift(thrift::RowCodec::new(schema, thrift::Protocol::Binary)?),
+            ),
+            (
+                "thrift-compact",
+                Typed::Thrift(thrift::RowCodec::new(schema, thrift::Protocol::Compact)?),
+            ),
+            ("avro", Typed::Avro(avro::RowCodec::new(schema))),
+        ])
+    }
+
+    /// The bytes of `value`.
+    ///
+    /// # Errors
+    /// A value that does not fit the schema.
+    pub fn to_vec<T: Serialize + ?Sized>(&self, value: &T) -> Result<Vec<u8>, String> {
+        let mut out = Vec::new();
+        match self {
+            Typed::Thrift(codec) => codec.serialize(value, &mut out),
+            Typed::Avro(codec) => codec.serialize(value, &mut out),
+        }
+        .map_err(|e| e.to_string())?;
+        Ok(out)
+    }
+
+    /// The value of `bytes`.
+    ///
+    /// # Errors
+    /// Bytes that are not a value of the schema, or that do not fit `T`.
+    pub fn from_slice<T: DeserializeOwned>(&self, bytes: &[u8]) -> Result<T, String> {
+        match self {
+            Typed::Thrift(codec) => codec.deserialize(bytes),
+            Typed::Avro(codec) => codec.deserialize(bytes),
+        }
+        .map_err(|e| e.to_string())
+    }
+}
+
+impl Contender for Typed {
+    type Built<'a> = &'a MediaContent;
+    type Decoded = MediaContent;
+
+    fn forward<'a>(&self, value: &'a MediaContent) -> Result<&'a MediaContent, String> {
+        Ok(value)
+    }
+
+    fn serialize(&self, value: &&MediaContent) -> Result<Vec<u8>, String> {
+        self.to_vec(*value)
+    }
+
+    fn deserialize(&self, bytes: &[u8]) -> Result<MediaContent, String> {
+        self.from_slice(bytes)
+    }
+
+    fn shallow(&self, decoded: MediaContent) -> Result<Media, String> {
+        Ok(decoded.media)
+    }
+
+    fn deep(&self, decoded: MediaContent) -> Result<MediaContent, String> {
+        Ok(decoded)
     }
 }

@@ -1,17 +1,18 @@
 //! rust_serialization_benchmark's columns (serialize, deserialize, size, zlib, zstd) on its
 //! datasets ([`rsb_data`]): the whole dataset serialized as one value by the crates (the
 //! benchmark's way), and as a table of one row per record by our formats (their way: the
-//! forward step to rows is part of serialize, the reverse step part of deserialize).
+//! forward step to rows is part of serialize, the reverse step part of deserialize), and by
+//! our schema formats' typed paths as the crates do (one struct holding the list of records).
 //! Every contender's round trip is checked equal to the dataset before timing.
 
 use apache_avro::Schema;
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 use shapeshift_formats::registry::FormatKind;
-use shapeshift_types::TableSchema;
+use shapeshift_types::{ColumnSchema, Member, TableSchema, Type};
 
 use super::contender::{column, compressed_sizes, Column, Trials};
-use super::ours::{interface_rows, interface_write, RowCodec};
+use super::ours::{interface_rows, interface_write, RowCodec, Typed};
 use super::peer_thrift::ThriftCrate;
 use super::rsb_avro::{players_avro, updates_avro, LOGS_AVRO, MESH_AVRO};
 use super::rsb_data::{self, Logs, Mesh, Players, TableRows, Updates};
@@ -174,6 +175,33 @@ impl<T: TableRows> DataCodec<T> for OursTable {
     }
 }
 
+/// A schema format's typed path on the dataset's structs.
+impl<T: Serialize + DeserializeOwned> DataCodec<T> for Typed {
+    fn serialize(&self, data: &T) -> Result<Vec<u8>, String> {
+        self.to_vec(data)
+    }
+
+    fn deserialize(&self, bytes: &[u8]) -> Result<T, String> {
+        self.from_slice(bytes)
+    }
+}
+
+/// The schema of a whole dataset's struct (one field: the list of its records) from the
+/// table of its records: the shape the typed paths write, as the crates write the dataset.
+fn dataset_schema(records: &TableSchema) -> TableSchema {
+    let record = Type::Struct(
+        records
+            .columns
+            .iter()
+            .map(|c| Member {
+                name: c.name.clone(),
+                ty: c.ty.clone(),
+            })
+            .collect(),
+    );
+    TableSchema::new(vec![ColumnSchema::new("records", Type::list(record))])
+}
+
 type Entry<T> = (ContenderInfo, Box<dyn DataCodec<T>>);
 
 fn contenders_for<T>(avro_schema: &str) -> Result<Vec<Entry<T>>, String>
@@ -202,7 +230,15 @@ where
             }
             (Side::OursSerde, "ours msgpack serde") => Box::new(SerdeCrate::OursMsgpack),
             (Side::OursSerde, "ours cbor serde") => Box::new(SerdeCrate::OursCbor),
-            (Side::OursSerde, other) => return Err(format!("no dataset codec for {other}")),
+            (Side::OursSerde, name) => {
+                let format = name.trim_start_matches("ours ").trim_end_matches(" serde");
+                let typed = Typed::all(&dataset_schema(&schema))?
+                    .into_iter()
+                    .find(|(n, _)| *n == format)
+                    .ok_or(format!("no dataset codec for {name}"))?
+                    .1;
+                Box::new(typed)
+            }
             (Side::Crate, "serde_json") => Box::new(SerdeCrate::SerdeJson),
             (Side::Crate, "sonic-rs") => Box::new(SerdeCrate::SonicRs),
             (Side::Crate, "rmp-serde") => Box::new(SerdeCrate::RmpSerde),

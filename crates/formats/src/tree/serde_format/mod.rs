@@ -29,12 +29,12 @@
 //! (no allocation is sized by the input), bounds nesting at [`DEPTH_LIMIT`], refuses trailing
 //! bytes, and says at which byte offset it failed.
 
-use std::fmt;
-
 use serde::de;
-use serde::ser::{self, Serialize};
+use serde::ser::Serialize;
 
 use super::Dialect;
+pub(super) use crate::serde_error::error;
+pub use crate::serde_error::SerdeError;
 
 mod read;
 mod write;
@@ -44,80 +44,6 @@ use write::Serializer;
 
 /// How deep arrays and maps may nest when read.
 pub const DEPTH_LIMIT: usize = 256;
-
-/// A failure to write a value or to read one: what went wrong and, when reading, where.
-/// (Boxed: a result's error stays one pointer wide on the decoder's hot path.)
-#[derive(Debug, Clone, PartialEq)]
-pub struct SerdeError(Box<ErrorDetail>);
-
-#[derive(Debug, Clone, PartialEq)]
-struct ErrorDetail {
-    format: &'static str,
-    offset: Option<usize>,
-    message: String,
-}
-
-impl SerdeError {
-    fn new(format: &'static str, offset: Option<usize>, message: String) -> SerdeError {
-        SerdeError(Box::new(ErrorDetail {
-            format,
-            offset,
-            message,
-        }))
-    }
-
-    /// The format's name.
-    pub fn format(&self) -> &'static str {
-        self.0.format
-    }
-
-    /// Byte offset in the input of the item that failed (reading only).
-    pub fn offset(&self) -> Option<usize> {
-        self.0.offset
-    }
-
-    /// What went wrong.
-    pub fn message(&self) -> &str {
-        &self.0.message
-    }
-
-    /// The same error in `format`, at `at` unless it has an offset already.
-    fn located(mut self, format: &'static str, at: Option<usize>) -> SerdeError {
-        self.0.format = format;
-        self.0.offset = self.0.offset.or(at);
-        self
-    }
-}
-
-impl fmt::Display for SerdeError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self.0.offset {
-            Some(offset) => write!(f, "{}: at byte {offset}: {}", self.0.format, self.0.message),
-            None => write!(f, "{}: {}", self.0.format, self.0.message),
-        }
-    }
-}
-
-impl std::error::Error for SerdeError {}
-
-impl ser::Error for SerdeError {
-    #[cold]
-    fn custom<T: fmt::Display>(message: T) -> SerdeError {
-        SerdeError::new("", None, message.to_string())
-    }
-}
-
-impl de::Error for SerdeError {
-    #[cold]
-    fn custom<T: fmt::Display>(message: T) -> SerdeError {
-        SerdeError::new("", None, message.to_string())
-    }
-}
-
-#[cold]
-pub(super) fn error(message: impl Into<String>) -> SerdeError {
-    SerdeError::new("", None, message.into())
-}
 
 /// Appends `value` to `out` in format `D`. On error `out` holds what was written before it.
 ///

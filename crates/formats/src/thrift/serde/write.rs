@@ -1,0 +1,1020 @@
+//! Writing serde values as the schema's Thrift values (the mapping: the parent module's table).
+//!
+//! A value goes into a [`Slot`]: a struct's field (written with its header, or left out when
+//! absent) or an element (a list item, a variant payload, the row itself). The schema, not
+//! serde, decides each wire type, so a field's header is written before serde's call writes
+//! the value; the wrapper structs of the mapping (`{1: T}` around a nullable `T`) are opened
+//! on the way in and closed by counting their stop fields into the value written last.
+
+use serde::ser::{self, Impossible, Serialize};
+use shapeshift_types::{check_decimal_binary, signed_range, unsigned_max, PrimitiveType, Type};
+
+use super::{binary_primitive, field_id, format_name, member, member_count};
+use crate::serde_error::{error, SerdeError};
+use crate::thrift::mapping::{element_wire, field_wire, primitive_wire};
+use crate::thrift::wire::{Encoder, Protocol, WireType};
+use crate::yson::{self, YsonFormat};
+
+/// Appends the struct of `row` (a struct type: the table's columns) holding `value` to `out`;
+/// on error `out` holds what was written before it.
+pub(in crate::thrift) fn to_vec_into<T: Serialize + ?Sized>(
+    protocol: Protocol,
+    row: &Type,
+    value: &T,
+    out: &mut Vec<u8>,
+) -> Result<(), SerdeError> {
+    let mut writer = Writer {
+        protocol,
+        out: std::mem::take(out),
+    };
+    let slot = Slot {
+        w: &mut writer,
+        ty: row,
+        field: None,
+        closes: 0,
+    };
+    let written = value.serialize(slot);
+    *out = writer.out;
+    written.map_err(|e| e.located(format_name(protocol), None))
+}
+
+/// Owns the buffer while it writes.
+struct Writer {
+    protocol: Protocol,
+    out: Vec<u8>,
+}
+
+impl Writer {
+    #[inline]
+    fn enc(&mut self) -> Encoder<'_> {
+        Encoder {
+            protocol: self.protocol,
+            out: &mut self.out,
+        }
+    }
+
+    #[inline]
+    fn stops(&mut self, count: u32) {
+        for _ in 0..count {
+            self.out.push(0);
+        }
+    }
+}
+
+/// A struct's field: its id and the id of the field written before it in the same struct.
+#[derive(Clone, Copy)]
+struct Field {
+    id: i16,
+    prev: i16,
+}
+
+/// Where the next value goes, and how many stop fields close the structs around it after it.
+struct Slot<'w, 't> {
+    w: &'w mut Writer,
+    ty: &'t Type,
+    field: Option<Field>,
+    closes: u32,
+}
+
+/// A present value's place once optionals and wrappers are resolved: `ty` is untagged and not
+/// nullable, its field header is written (but for a bool field, whose compact header holds
+/// the value).
+struct Body<'w, 't> {
+    w: &'w mut Writer,
+    ty: &'t Type,
+    bool_field: Option<Field>,
+    closes: u32,
+}
+
+#[cold]
+fn describe(ty: &Type) -> String {
+    String::from_utf8_lossy(&yson::to_vec(&ty.to_node(), YsonFormat::Text)).into_owned()
+}
+
+#[cold]
+fn mismatch(what: &str, ty: &Type) -> SerdeError {
+    error(format!("{what} does not fit type {}", describe(ty)))
+}
+
+impl<'w, 't> Slot<'w, 't> {
+    fn present(self) -> Result<Body<'w, 't>, SerdeError> {
+        let Slot {
+            w,
+            mut ty,
+            mut field,
+            mut closes,
+        } = self;
+        loop {
+            ty = ty.untagged();
+            match field {
+                Some(mut f) => match ty {
+                    Type::Optional(item) if item.is_nullable() => {
+                        w.enc().field(WireType::Struct, f.id, &mut f.prev);
+                        closes += 1;
+                        field = Some(Field { id: 1, prev: 0 });
+                        ty = item;
+                    }
+                    Type::Optional(item) => ty = item,
+                    Type::Primitive(PrimitiveType::Bool) => {
+                        return Ok(Body {
+                            w,
+                            ty,
+                            bool_field: Some(f),
+                            closes,
+                        })
+                    }
+                    _ => {
+                        let wire = field_wire(ty).ok_or_else(|| mismatch("a value", ty))?;
+                        w.enc().field(wire, f.id, &mut f.prev);
+                        return Ok(Body {
+                            w,
+                            ty,
+                            bool_field: None,
+                            closes,
+                        });
+                    }
+                },
+                // A nullable element is the wrapper `{1: T}`.
+                None if ty.is_nullable() => {
+                    closes += 1;
+                    field = Some(Field { id: 1, prev: 0 });
+                }
+                None => {
+                    return Ok(Body {
+                        w,
+                        ty,
+                        bool_field: None,
+                        closes,
+                    })
+                }
+            }
+        }
+    }
+
+    /// `None` or unit: a left-out field, or an empty wrapper.
+    fn absent(self) -> Result<(), SerdeError> {
+        let ty = self.ty.untagged();
+        if !ty.is_nullable() {
+            return Err(mismatch("no value (None or unit)", ty));
+        }
+        if self.field.is_none() {
+            self.w.out.push(0);
+        }
+        self.w.stops(self.closes);
+        Ok(())
+    }
+
+    fn some<T: Serialize + ?Sized>(self, value: &T) -> Result<(), SerdeError> {
+        let ty = self.ty.untagged();
+        match (self.field, ty) {
+            (Some(mut f), Type::Optional(item)) if item.is_nullable() => {
+                self.w.enc().field(WireType::Struct, f.id, &mut f.prev);
+                value.serialize(Slot {
+                    w: self.w,
+                    ty: item,
+                    field: Some(Field { id: 1, prev: 0 }),
+                    closes: self.closes + 1,
+                })
+            }
+            (Some(_), Type::Optional(item)) => value.serialize(Slot { ty: item, ..self }),
+            (None, _) if ty.is_nullable() => Slot {
+                w: self.w,
+                ty,
+                field: Some(Field { id: 1, prev: 0 }),
+                closes: self.closes + 1,
+            }
+            .some(value),
+            // `Some` of a value where one is required: the value.
+            _ => value.serialize(self),
+        }
+    }
+}
+
+impl<'w, 't> Body<'w, 't> {
+    #[inline]
+    fn done(self) -> Result<(), SerdeError> {
+        self.w.stops(self.closes);
+        Ok(())
+    }
+
+    fn int(self, v: i64) -> Result<(), SerdeError> {
+        let Type::Primitive(p) = self.ty else {
+            return Err(mismatch(&format!("integer {v}"), self.ty));
+        };
+        let fits = match (signed_range(*p), unsigned_max(*p)) {
+            (Some((lo, hi)), _) => (lo..=hi).contains(&v),
+            (_, Some(max)) => v >= 0 && v as u64 <= max,
+            _ => false,
+        };
+        if !fits {
+            return Err(mismatch(&format!("integer {v}"), self.ty));
+        }
+        self.write_int(*p, v)
+    }
+
+    fn uint(self, v: u64) -> Result<(), SerdeError> {
+        let Type::Primitive(p) = self.ty else {
+            return Err(mismatch(&format!("integer {v}"), self.ty));
+        };
+        let fits = match (signed_range(*p), unsigned_max(*p)) {
+            (Some((_, hi)), _) => v <= hi as u64,
+            (_, Some(max)) => v <= max,
+            _ => false,
+        };
+        if !fits {
+            return Err(mismatch(&format!("integer {v}"), self.ty));
+        }
+        // uint64 travels as the bit pattern of an i64.
+        self.write_int(*p, v as i64)
+    }
+
+    /// Writes an integer already checked against `p`'s range.
+    #[inline]
+    fn write_int(self, p: PrimitiveType, v: i64) -> Result<(), SerdeError> {
+        let mut e = self.w.enc();
+        match primitive_wire(p) {
+            Some(WireType::I8) => e.i8(v as i8),
+            Some(WireType::I16) => e.i16(v as i16),
+            Some(WireType::I32) => e.i32(v as i32),
+            Some(WireType::I64) => e.i64(v),
+            _ => return Err(mismatch(&format!("integer {v}"), self.ty)),
+        }
+        self.done()
+    }
+
+    fn float(self, v: f64) -> Result<(), SerdeError> {
+        match self.ty {
+            Type::Primitive(PrimitiveType::Float | PrimitiveType::Double) => {
+                self.w.enc().double(v);
+                self.done()
+            }
+            ty => Err(mismatch(&format!("float {v}"), ty)),
+        }
+    }
+
+    fn bool(self, v: bool) -> Result<(), SerdeError> {
+        match (self.ty, self.bool_field) {
+            (Type::Primitive(PrimitiveType::Bool), Some(mut f)) => {
+                self.w.enc().bool_field(f.id, v, &mut f.prev);
+            }
+            (Type::Primitive(PrimitiveType::Bool), None) => self.w.enc().bool(v),
+            (ty, _) => return Err(mismatch(&format!("bool {v}"), ty)),
+        }
+        self.done()
+    }
+
+    fn str(self, v: &str) -> Result<(), SerdeError> {
+        match binary_primitive(self.ty) {
+            Some(PrimitiveType::String | PrimitiveType::Utf8 | PrimitiveType::Json) => {}
+            _ => return self.bytes(v.as_bytes()),
+        }
+        self.w.enc().binary(v.as_bytes()).map_err(error)?;
+        self.done()
+    }
+
+    fn bytes(self, v: &[u8]) -> Result<(), SerdeError> {
+        let checked = match (self.ty, binary_primitive(self.ty)) {
+            (_, Some(PrimitiveType::String)) => Ok(()),
+            (_, Some(PrimitiveType::Utf8 | PrimitiveType::Json)) => std::str::from_utf8(v)
+                .map(drop)
+                .map_err(|e| format!("bytes that are not UTF-8 ({e})")),
+            (_, Some(PrimitiveType::Uuid)) if v.len() == 16 => Ok(()),
+            (_, Some(PrimitiveType::Uuid)) => Err(format!("{} bytes for a uuid of 16", v.len())),
+            (_, Some(PrimitiveType::Yson)) => yson::from_slice(v)
+                .map(drop)
+                .map_err(|e| format!("bytes that are not YSON ({e})")),
+            (Type::Decimal { precision, scale }, _) => {
+                check_decimal_binary(v, *precision, *scale).map_err(|e| e.to_string())
+            }
+            (ty, _) => return Err(mismatch(&format!("{} bytes", v.len()), ty)),
+        };
+        checked.map_err(|what| error(format!("{what} for type {}", describe(self.ty))))?;
+        self.w.enc().binary(v).map_err(error)?;
+        self.done()
+    }
+
+    /// The payload slot of variant `index` of a variant type: the union's field
+    /// `index + 1` (a nullable alternative in its wrapper), closed by the union's stop.
+    fn variant(self, index: u32) -> Result<Slot<'w, 't>, SerdeError> {
+        let (Type::VariantStruct(_) | Type::VariantTuple(_)) = self.ty else {
+            return Err(mismatch(&format!("variant {index} of an enum"), self.ty));
+        };
+        let Some(alt) = member(self.ty, index as usize) else {
+            return Err(error(format!(
+                "variant {index} of an enum, but type {} has {} alternatives",
+                describe(self.ty),
+                member_count(self.ty)
+            )));
+        };
+        let id = field_id(index as usize);
+        let closes = self.closes + 1;
+        if alt.is_nullable() {
+            self.w.enc().field(WireType::Struct, id, &mut 0);
+            return Ok(Slot {
+                w: self.w,
+                ty: alt,
+                field: None,
+                closes,
+            });
+        }
+        Ok(Slot {
+            w: self.w,
+            ty: alt,
+            field: Some(Field { id, prev: 0 }),
+            closes,
+        })
+    }
+
+    /// A list, a byte string spelled as a sequence, a struct, or a dict, for serde's `shape`.
+    fn compound(self, len: Option<usize>, shape: Shape) -> Result<Compound<'w, 't>, SerdeError> {
+        let kind = match (shape, self.ty) {
+            (Shape::Seq, Type::List(item)) => match len {
+                Some(n) => {
+                    self.w.enc().list(element_wire(item), n).map_err(error)?;
+                    Kind::List {
+                        item,
+                        header: Header::Written(n),
+                        count: 0,
+                    }
+                }
+                None => Kind::List {
+                    item,
+                    header: Header::Pending(self.w.out.len()),
+                    count: 0,
+                },
+            },
+            (Shape::Seq, _) if binary_primitive(self.ty) == Some(PrimitiveType::String) => {
+                match len {
+                    Some(n) => {
+                        self.w.enc().binary_length(n).map_err(error)?;
+                        Kind::Bytes {
+                            header: Header::Written(n),
+                            count: 0,
+                        }
+                    }
+                    None => Kind::Bytes {
+                        header: Header::Pending(self.w.out.len()),
+                        count: 0,
+                    },
+                }
+            }
+            (Shape::Seq | Shape::Struct, Type::Struct(_) | Type::Tuple(_)) => Kind::Struct {
+                ty: self.ty,
+                next: 0,
+                last: 0,
+            },
+            (Shape::Map, Type::Dict { key, value }) => match len {
+                Some(n) => {
+                    self.w.enc().list(WireType::Struct, n).map_err(error)?;
+                    Kind::Dict {
+                        key,
+                        value,
+                        header: Header::Written(n),
+                        count: 0,
+                        key_written: false,
+                    }
+                }
+                None => Kind::Dict {
+                    key,
+                    value,
+                    header: Header::Pending(self.w.out.len()),
+                    count: 0,
+                    key_written: false,
+                },
+            },
+            (shape, ty) => return Err(mismatch(shape.name(), ty)),
+        };
+        Ok(Compound {
+            w: self.w,
+            kind,
+            closes: self.closes,
+        })
+    }
+}
+
+/// serde's compound shapes.
+#[derive(Clone, Copy)]
+enum Shape {
+    /// seq, tuple, tuple struct (a struct when the type is one).
+    Seq,
+    Struct,
+    Map,
+}
+
+impl Shape {
+    fn name(self) -> &'static str {
+        match self {
+            Shape::Seq => "a sequence",
+            Shape::Struct => "a struct",
+            Shape::Map => "a map",
+        }
+    }
+}
+
+/// A list's or byte string's header: written with its count, or to be put in front of the
+/// items at the end (serde did not give the count).
+#[derive(Clone, Copy)]
+enum Header {
+    Written(usize),
+    Pending(usize),
+}
+
+enum Kind<'t> {
+    List {
+        item: &'t Type,
+        header: Header,
+        count: usize,
+    },
+    Bytes {
+        header: Header,
+        count: usize,
+    },
+    Struct {
+        ty: &'t Type,
+        next: usize,
+        last: i16,
+    },
+    Dict {
+        key: &'t Type,
+        value: &'t Type,
+        header: Header,
+        count: usize,
+        key_written: bool,
+    },
+}
+
+/// A compound value being written.
+struct Compound<'w, 't> {
+    w: &'w mut Writer,
+    kind: Kind<'t>,
+    closes: u32,
+}
+
+impl Compound<'_, '_> {
+    fn element<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<(), SerdeError> {
+        match &mut self.kind {
+            Kind::List { item, count, .. } => {
+                *count += 1;
+                value.serialize(Slot {
+                    w: self.w,
+                    ty: item,
+                    field: None,
+                    closes: 0,
+                })
+            }
+            Kind::Bytes { count, .. } => {
+                *count += 1;
+                let byte = value.serialize(ByteOnly)?;
+                self.w.out.push(byte);
+                Ok(())
+            }
+            Kind::Struct { ty, next, last } => {
+                let Some(member_ty) = member(ty, *next) else {
+                    return Err(error(format!(
+                        "more than the {} members of type {}",
+                        member_count(ty),
+                        describe(ty)
+                    )));
+                };
+                let id = field_id(*next);
+                let before = self.w.out.len();
+                value
+                    .serialize(Slot {
+                        w: self.w,
+                        ty: member_ty,
+                        field: Some(Field { id, prev: *last }),
+                        closes: 0,
+                    })
+                    .map_err(|e| e.in_member(&member_name(ty, *next)))?;
+                if self.w.out.len() != before {
+                    *last = id;
+                }
+                *next += 1;
+                Ok(())
+            }
+            Kind::Dict { .. } => Err(error("a sequence's element in a dict")),
+        }
+    }
+
+    fn skip(&mut self, key: &'static str) -> Result<(), SerdeError> {
+        let Kind::Struct { ty, next, .. } = &mut self.kind else {
+            return Err(error(format!("field {key} skipped outside a struct")));
+        };
+        match member(ty, *next) {
+            Some(m) if m.is_nullable() => {
+                *next += 1;
+                Ok(())
+            }
+            _ => Err(error(format!(
+                "field {key} skipped, but member {} is required",
+                *next + 1
+            ))),
+        }
+    }
+
+    fn key<T: Serialize + ?Sized>(&mut self, key: &T) -> Result<(), SerdeError> {
+        let Kind::Dict {
+            key: key_ty,
+            key_written,
+            count,
+            ..
+        } = &mut self.kind
+        else {
+            return Err(error("a map's key outside a dict"));
+        };
+        *count += 1;
+        let before = self.w.out.len();
+        key.serialize(Slot {
+            w: self.w,
+            ty: key_ty,
+            field: Some(Field { id: 1, prev: 0 }),
+            closes: 0,
+        })
+        .map_err(|e| e.in_member("key"))?;
+        *key_written = self.w.out.len() != before;
+        Ok(())
+    }
+
+    fn value<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<(), SerdeError> {
+        let Kind::Dict {
+            value: value_ty,
+            key_written,
+            ..
+        } = &mut self.kind
+        else {
+            return Err(error("a map's value outside a dict"));
+        };
+        let prev = i16::from(*key_written);
+        value
+            .serialize(Slot {
+                w: self.w,
+                ty: value_ty,
+                field: Some(Field { id: 2, prev }),
+                closes: 0,
+            })
+            .map_err(|e| e.in_member("value"))?;
+        self.w.out.push(0);
+        Ok(())
+    }
+
+    fn end(self) -> Result<(), SerdeError> {
+        let w = self.w;
+        match self.kind {
+            Kind::List {
+                item,
+                header,
+                count,
+            } => {
+                let wire = element_wire(item);
+                end_header(w, header, count, |e, n| e.list(wire, n))?;
+            }
+            Kind::Bytes { header, count } => {
+                end_header(w, header, count, |e, n| e.binary_length(n))?;
+            }
+            Kind::Dict { header, count, .. } => {
+                end_header(w, header, count, |e, n| e.list(WireType::Struct, n))?;
+            }
+            Kind::Struct { ty, next, .. } => {
+                if next != member_count(ty) {
+                    return Err(error(format!(
+                        "{next} members for type {}, which has {}",
+                        describe(ty),
+                        member_count(ty)
+                    )));
+                }
+                w.out.push(0);
+            }
+        }
+        w.stops(self.closes);
+        Ok(())
+    }
+}
+
+/// Checks a written header's count, or puts the pending header in front of the items.
+fn end_header(
+    w: &mut Writer,
+    header: Header,
+    count: usize,
+    write: impl Fn(&mut Encoder<'_>, usize) -> Result<(), String>,
+) -> Result<(), SerdeError> {
+    match header {
+        Header::Written(n) if n == count => Ok(()),
+        Header::Written(n) => Err(error(format!("{count} items after a length of {n}"))),
+        Header::Pending(at) => {
+            let mut head = Vec::new();
+            write(
+                &mut Encoder {
+                    protocol: w.protocol,
+                    out: &mut head,
+                },
+                count,
+            )
+            .map_err(error)?;
+            w.out.splice(at..at, head);
+            Ok(())
+        }
+    }
+}
+
+#[cold]
+fn member_name(ty: &Type, i: usize) -> String {
+    match ty {
+        Type::Struct(m) | Type::VariantStruct(m) => m[i].name.clone(),
+        _ => format!("[{i}]"),
+    }
+}
+
+impl<'w, 't> ser::Serializer for Slot<'w, 't> {
+    type Ok = ();
+    type Error = SerdeError;
+    type SerializeSeq = Compound<'w, 't>;
+    type SerializeTuple = Compound<'w, 't>;
+    type SerializeTupleStruct = Compound<'w, 't>;
+    type SerializeTupleVariant = Compound<'w, 't>;
+    type SerializeMap = Compound<'w, 't>;
+    type SerializeStruct = Compound<'w, 't>;
+    type SerializeStructVariant = Compound<'w, 't>;
+
+    fn serialize_bool(self, v: bool) -> Result<(), SerdeError> {
+        self.present()?.bool(v)
+    }
+
+    fn serialize_i8(self, v: i8) -> Result<(), SerdeError> {
+        self.present()?.int(v.into())
+    }
+
+    fn serialize_i16(self, v: i16) -> Result<(), SerdeError> {
+        self.present()?.int(v.into())
+    }
+
+    fn serialize_i32(self, v: i32) -> Result<(), SerdeError> {
+        self.present()?.int(v.into())
+    }
+
+    fn serialize_i64(self, v: i64) -> Result<(), SerdeError> {
+        self.present()?.int(v)
+    }
+
+    fn serialize_i128(self, v: i128) -> Result<(), SerdeError> {
+        let body = self.present()?;
+        match (i64::try_from(v), u64::try_from(v)) {
+            (Ok(v), _) => body.int(v),
+            (_, Ok(v)) => body.uint(v),
+            _ => Err(mismatch(&format!("integer {v}"), body.ty)),
+        }
+    }
+
+    fn serialize_u8(self, v: u8) -> Result<(), SerdeError> {
+        self.present()?.uint(v.into())
+    }
+
+    fn serialize_u16(self, v: u16) -> Result<(), SerdeError> {
+        self.present()?.uint(v.into())
+    }
+
+    fn serialize_u32(self, v: u32) -> Result<(), SerdeError> {
+        self.present()?.uint(v.into())
+    }
+
+    fn serialize_u64(self, v: u64) -> Result<(), SerdeError> {
+        self.present()?.uint(v)
+    }
+
+    fn serialize_u128(self, v: u128) -> Result<(), SerdeError> {
+        let body = self.present()?;
+        match u64::try_from(v) {
+            Ok(v) => body.uint(v),
+            Err(_) => Err(mismatch(&format!("integer {v}"), body.ty)),
+        }
+    }
+
+    fn serialize_f32(self, v: f32) -> Result<(), SerdeError> {
+        self.present()?.float(v.into())
+    }
+
+    fn serialize_f64(self, v: f64) -> Result<(), SerdeError> {
+        self.present()?.float(v)
+    }
+
+    fn serialize_char(self, v: char) -> Result<(), SerdeError> {
+        self.present()?.str(v.encode_utf8(&mut [0; 4]))
+    }
+
+    fn serialize_str(self, v: &str) -> Result<(), SerdeError> {
+        self.present()?.str(v)
+    }
+
+    fn serialize_bytes(self, v: &[u8]) -> Result<(), SerdeError> {
+        self.present()?.bytes(v)
+    }
+
+    fn serialize_none(self) -> Result<(), SerdeError> {
+        self.absent()
+    }
+
+    fn serialize_some<T: Serialize + ?Sized>(self, value: &T) -> Result<(), SerdeError> {
+        self.some(value)
+    }
+
+    fn serialize_unit(self) -> Result<(), SerdeError> {
+        self.absent()
+    }
+
+    fn serialize_unit_struct(self, _name: &'static str) -> Result<(), SerdeError> {
+        self.absent()
+    }
+
+    fn serialize_unit_variant(
+        self,
+        _name: &'static str,
+        index: u32,
+        _variant: &'static str,
+    ) -> Result<(), SerdeError> {
+        let body = self.present()?;
+        match body.ty {
+            Type::Primitive(_) => body.uint(index.into()),
+            _ => body.variant(index)?.absent(),
+        }
+    }
+
+    fn serialize_newtype_struct<T: Serialize + ?Sized>(
+        self,
+        _name: &'static str,
+        value: &T,
+    ) -> Result<(), SerdeError> {
+        value.serialize(self)
+    }
+
+    fn serialize_newtype_variant<T: Serialize + ?Sized>(
+        self,
+        _name: &'static str,
+        index: u32,
+        _variant: &'static str,
+        value: &T,
+    ) -> Result<(), SerdeError> {
+        value.serialize(self.present()?.variant(index)?)
+    }
+
+    fn serialize_seq(self, len: Option<usize>) -> Result<Compound<'w, 't>, SerdeError> {
+        self.present()?.compound(len, Shape::Seq)
+    }
+
+    fn serialize_tuple(self, len: usize) -> Result<Compound<'w, 't>, SerdeError> {
+        self.present()?.compound(Some(len), Shape::Seq)
+    }
+
+    fn serialize_tuple_struct(
+        self,
+        _name: &'static str,
+        len: usize,
+    ) -> Result<Compound<'w, 't>, SerdeError> {
+        self.present()?.compound(Some(len), Shape::Seq)
+    }
+
+    fn serialize_tuple_variant(
+        self,
+        _name: &'static str,
+        index: u32,
+        _variant: &'static str,
+        len: usize,
+    ) -> Result<Compound<'w, 't>, SerdeError> {
+        let payload = self.present()?.variant(index)?;
+        payload.present()?.compound(Some(len), Shape::Seq)
+    }
+
+    fn serialize_map(self, len: Option<usize>) -> Result<Compound<'w, 't>, SerdeError> {
+        self.present()?.compound(len, Shape::Map)
+    }
+
+    fn serialize_struct(
+        self,
+        _name: &'static str,
+        len: usize,
+    ) -> Result<Compound<'w, 't>, SerdeError> {
+        self.present()?.compound(Some(len), Shape::Struct)
+    }
+
+    fn serialize_struct_variant(
+        self,
+        _name: &'static str,
+        index: u32,
+        _variant: &'static str,
+        len: usize,
+    ) -> Result<Compound<'w, 't>, SerdeError> {
+        let payload = self.present()?.variant(index)?;
+        payload.present()?.compound(Some(len), Shape::Struct)
+    }
+}
+
+macro_rules! compound_impl {
+    ($trait:ident, $method:ident $(, $key:ident)?) => {
+        impl ser::$trait for Compound<'_, '_> {
+            type Ok = ();
+            type Error = SerdeError;
+
+            #[inline]
+            fn $method<T: Serialize + ?Sized>(
+                &mut self,
+                $($key: &'static str,)?
+                value: &T,
+            ) -> Result<(), SerdeError> {
+                self.element(value)
+            }
+
+            fn end(self) -> Result<(), SerdeError> {
+                Compound::end(self)
+            }
+        }
+    };
+}
+
+compound_impl!(SerializeSeq, serialize_element);
+compound_impl!(SerializeTuple, serialize_element);
+compound_impl!(SerializeTupleStruct, serialize_field);
+compound_impl!(SerializeTupleVariant, serialize_field);
+
+impl ser::SerializeStruct for Compound<'_, '_> {
+    type Ok = ();
+    type Error = SerdeError;
+
+    #[inline]
+    fn serialize_field<T: Serialize + ?Sized>(
+        &mut self,
+        _key: &'static str,
+        value: &T,
+    ) -> Result<(), SerdeError> {
+        self.element(value)
+    }
+
+    fn skip_field(&mut self, key: &'static str) -> Result<(), SerdeError> {
+        self.skip(key)
+    }
+
+    fn end(self) -> Result<(), SerdeError> {
+        Compound::end(self)
+    }
+}
+
+impl ser::SerializeStructVariant for Compound<'_, '_> {
+    type Ok = ();
+    type Error = SerdeError;
+
+    #[inline]
+    fn serialize_field<T: Serialize + ?Sized>(
+        &mut self,
+        _key: &'static str,
+        value: &T,
+    ) -> Result<(), SerdeError> {
+        self.element(value)
+    }
+
+    fn skip_field(&mut self, key: &'static str) -> Result<(), SerdeError> {
+        self.skip(key)
+    }
+
+    fn end(self) -> Result<(), SerdeError> {
+        Compound::end(self)
+    }
+}
+
+impl ser::SerializeMap for Compound<'_, '_> {
+    type Ok = ();
+    type Error = SerdeError;
+
+    fn serialize_key<T: Serialize + ?Sized>(&mut self, key: &T) -> Result<(), SerdeError> {
+        self.key(key)
+    }
+
+    fn serialize_value<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<(), SerdeError> {
+        self.value(value)
+    }
+
+    fn end(self) -> Result<(), SerdeError> {
+        Compound::end(self)
+    }
+}
+
+/// The items of a byte string spelled as a sequence (a `Vec<u8>`): integers 0 to 255.
+struct ByteOnly;
+
+#[cold]
+fn not_a_byte() -> SerdeError {
+    error("a sequence's item that is not an integer 0 to 255, for type string")
+}
+
+macro_rules! byte_from {
+    ($($method:ident: $ty:ty),*) => {
+        $(fn $method(self, v: $ty) -> Result<u8, SerdeError> {
+            u8::try_from(v).map_err(|_| not_a_byte())
+        })*
+    };
+}
+
+macro_rules! not_byte {
+    ($($method:ident($($arg:ty),*)),*) => {
+        $(fn $method(self, $(_: $arg),*) -> Result<u8, SerdeError> {
+            Err(not_a_byte())
+        })*
+    };
+}
+
+impl ser::Serializer for ByteOnly {
+    type Ok = u8;
+    type Error = SerdeError;
+    type SerializeSeq = Impossible<u8, SerdeError>;
+    type SerializeTuple = Impossible<u8, SerdeError>;
+    type SerializeTupleStruct = Impossible<u8, SerdeError>;
+    type SerializeTupleVariant = Impossible<u8, SerdeError>;
+    type SerializeMap = Impossible<u8, SerdeError>;
+    type SerializeStruct = Impossible<u8, SerdeError>;
+    type SerializeStructVariant = Impossible<u8, SerdeError>;
+
+    fn serialize_u8(self, v: u8) -> Result<u8, SerdeError> {
+        Ok(v)
+    }
+
+    byte_from!(serialize_i8: i8, serialize_i16: i16, serialize_i32: i32, serialize_i64: i64,
+        serialize_u16: u16, serialize_u32: u32, serialize_u64: u64);
+    not_byte!(
+        serialize_bool(bool),
+        serialize_f32(f32),
+        serialize_f64(f64),
+        serialize_char(char),
+        serialize_str(&str),
+        serialize_bytes(&[u8]),
+        serialize_none(),
+        serialize_unit(),
+        serialize_unit_struct(&'static str),
+        serialize_unit_variant(&'static str, u32, &'static str)
+    );
+
+    fn serialize_some<T: Serialize + ?Sized>(self, _: &T) -> Result<u8, SerdeError> {
+        Err(not_a_byte())
+    }
+
+    fn serialize_newtype_struct<T: Serialize + ?Sized>(
+        self,
+        _: &'static str,
+        value: &T,
+    ) -> Result<u8, SerdeError> {
+        value.serialize(self)
+    }
+
+    fn serialize_newtype_variant<T: Serialize + ?Sized>(
+        self,
+        _: &'static str,
+        _: u32,
+        _: &'static str,
+        _: &T,
+    ) -> Result<u8, SerdeError> {
+        Err(not_a_byte())
+    }
+
+    fn serialize_seq(self, _: Option<usize>) -> Result<Self::SerializeSeq, SerdeError> {
+        Err(not_a_byte())
+    }
+
+    fn serialize_tuple(self, _: usize) -> Result<Self::SerializeTuple, SerdeError> {
+        Err(not_a_byte())
+    }
+
+    fn serialize_tuple_struct(
+        self,
+        _: &'static str,
+        _: usize,
+    ) -> Result<Self::SerializeTupleStruct, SerdeError> {
+        Err(not_a_byte())
+    }
+
+    fn serialize_tuple_variant(
+        self,
+        _: &'static str,
+        _: u32,
+        _: &'static str,
+        _: usize,
+    ) -> Result<Self::SerializeTupleVariant, SerdeError> {
+        Err(not_a_byte())
+    }
+
+    fn serialize_map(self, _: Option<usize>) -> Result<Self::SerializeMap, SerdeError> {
+        Err(not_a_byte())
+    }
+
+    fn serialize_struct(
+        self,
+        _: &'static str,
+        _: usize,
+    ) -> Result<Self::SerializeStruct, SerdeError> {
+        Err(not_a_byte())
+    }
+
+    fn serialize_struct_variant(
+        self,
+        _: &'static str,
+        _: u32,
+        _: &'static str,
+        _: usize,
+    ) -> Result<Self::SerializeStructVariant, SerdeError> {
+        Err(not_a_byte())
+    }
+}
