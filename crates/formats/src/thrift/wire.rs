@@ -342,15 +342,24 @@ impl<'a> Decoder<'a> {
 
     #[inline]
     fn take(&mut self, n: usize, what: &str) -> Result<&'a [u8], DecodeError> {
-        if self.remaining() < n {
-            return Err(self.error_at(
-                self.pos,
-                format!("{what} of {n} bytes but {} remain", self.remaining()),
-            ));
+        match self.bytes.get(self.pos..self.pos.saturating_add(n)) {
+            Some(bytes) => {
+                self.pos += n;
+                Ok(bytes)
+            }
+            None => Err(self.short(n, what)),
         }
-        let bytes = &self.bytes[self.pos..self.pos + n];
-        self.pos += n;
-        Ok(bytes)
+    }
+
+    /// The error of a value of `n` bytes cut short (out of line: the readers' fast paths stay
+    /// small enough to inline).
+    #[cold]
+    #[inline(never)]
+    fn short(&self, n: usize, what: &str) -> DecodeError {
+        self.error_at(
+            self.pos,
+            format!("{what} of {n} bytes but {} remain", self.remaining()),
+        )
     }
 
     #[inline]
@@ -391,6 +400,56 @@ impl<'a> Decoder<'a> {
     /// the previous field id of that struct (0 at its start) and becomes the id read.
     #[inline]
     pub fn field(&mut self, last: &mut i16) -> Result<Option<FieldHeader>, DecodeError> {
+        match self.short_field(last) {
+            Some(header) => Ok(header),
+            None => self.long_field(last),
+        }
+    }
+
+    /// The common headers, read inline: a stop, a binary header, a compact header with a
+    /// delta; `None` for anything else (read by [`Decoder::long_field`]).
+    #[inline(always)]
+    fn short_field(&mut self, last: &mut i16) -> Option<Option<FieldHeader>> {
+        let rest = &self.bytes[self.pos..];
+        let head = *rest.first()?;
+        if head == 0 {
+            self.pos += 1;
+            return Some(None);
+        }
+        let header = match self.protocol {
+            Protocol::Binary => {
+                let id = i16::from_be_bytes([*rest.get(1)?, *rest.get(2)?]);
+                let ty = WireType::from_binary_code(head)?;
+                self.pos += 3;
+                FieldHeader {
+                    ty,
+                    id,
+                    bool_value: None,
+                }
+            }
+            Protocol::Compact => {
+                let delta = head >> 4;
+                if delta == 0 {
+                    return None;
+                }
+                let code = head & 0x0F;
+                let ty = WireType::from_compact_code(code)?;
+                let id = last.checked_add(i16::from(delta))?;
+                self.pos += 1;
+                FieldHeader {
+                    ty,
+                    id,
+                    bool_value: (ty == WireType::Bool).then_some(code == 1),
+                }
+            }
+        };
+        *last = header.id;
+        Some(Some(header))
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn long_field(&mut self, last: &mut i16) -> Result<Option<FieldHeader>, DecodeError> {
         let start = self.pos;
         let head = self.byte("field header")?;
         if head == 0 {
@@ -486,17 +545,23 @@ impl<'a> Decoder<'a> {
                 i64::try_from(v).unwrap_or(i64::MAX)
             }
         };
+        if count < 0
+            || count > i64::from(i32::MAX)
+            || (count as usize).saturating_mul(unit) > self.remaining()
+        {
+            return Err(self.bad_count(start, what, count));
+        }
+        Ok(count as usize)
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn bad_count(&self, start: usize, what: &str, count: i64) -> DecodeError {
         if count < 0 || count > i64::from(i32::MAX) {
-            return Err(self.error_at(start, format!("{what} {count} out of range")));
+            return self.error_at(start, format!("{what} {count} out of range"));
         }
-        let count = count as usize;
-        if count.saturating_mul(unit) > self.remaining() {
-            return Err(self.error_at(
-                start,
-                format!("{what} {count} but only {} bytes remain", self.remaining()),
-            ));
-        }
-        Ok(count)
+        let message = format!("{what} {count} but only {} bytes remain", self.remaining());
+        self.error_at(start, message)
     }
 
     /// A binary (or string) value, borrowed.
