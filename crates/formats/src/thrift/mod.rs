@@ -46,8 +46,8 @@ pub struct RowCodec {
     protocol: Protocol,
     types: Vec<Type>,
     names: Vec<String>,
-    /// The row struct as one type (the serde path's root).
-    row: Type,
+    /// The row struct compiled for the serde path.
+    row: std::sync::Arc<serde::Node>,
 }
 
 impl RowCodec {
@@ -67,7 +67,7 @@ impl RowCodec {
             protocol,
             types: schema.columns.iter().map(|c| c.ty.clone()).collect(),
             names: schema.columns.iter().map(|c| c.name.clone()).collect(),
-            row: Type::Struct(
+            row: std::sync::Arc::new(serde::Node::compile(&Type::Struct(
                 schema
                     .columns
                     .iter()
@@ -76,7 +76,7 @@ impl RowCodec {
                         ty: c.ty.clone(),
                     })
                     .collect(),
-            ),
+            ))),
         })
     }
 

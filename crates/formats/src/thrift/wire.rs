@@ -407,9 +407,9 @@ impl<'a> Decoder<'a> {
     }
 
     /// The common headers, read inline: a stop, a binary header, a compact header with a
-    /// delta; `None` for anything else (read by [`Decoder::long_field`]).
+    /// delta; `None` for anything else, with nothing read (left to [`Decoder::field`]).
     #[inline(always)]
-    fn short_field(&mut self, last: &mut i16) -> Option<Option<FieldHeader>> {
+    pub(crate) fn short_field(&mut self, last: &mut i16) -> Option<Option<FieldHeader>> {
         let rest = &self.bytes[self.pos..];
         let head = *rest.first()?;
         if head == 0 {

@@ -30,10 +30,11 @@
 //! invalid UTF-8 in `utf8`, a struct with other than its member count, and trailing bytes are
 //! refused. Nesting is bounded by the schema, and skipped fields by the wire's own limit.
 
+mod plan;
 mod read;
 mod write;
 
-use shapeshift_types::{PrimitiveType, Type};
+pub(super) use plan::Node;
 
 pub(super) use read::from_slice;
 pub(super) use write::to_vec_into;
@@ -41,36 +42,6 @@ pub(super) use write::to_vec_into;
 /// The format names of the errors.
 fn format_name(protocol: super::Protocol) -> &'static str {
     super::format_name(protocol)
-}
-
-/// The number of members of a struct-like type (struct, tuple, variant).
-#[inline]
-fn member_count(ty: &Type) -> usize {
-    match ty {
-        Type::Struct(m) | Type::VariantStruct(m) => m.len(),
-        Type::Tuple(t) | Type::VariantTuple(t) => t.len(),
-        _ => 0,
-    }
-}
-
-/// Member `i` of a struct-like type.
-#[inline]
-fn member(ty: &Type, i: usize) -> Option<&Type> {
-    match ty {
-        Type::Struct(m) | Type::VariantStruct(m) => m.get(i).map(|m| &m.ty),
-        Type::Tuple(t) | Type::VariantTuple(t) => t.get(i),
-        _ => None,
-    }
-}
-
-/// The primitive of a type whose values are bytes on the wire (`binary`), if it is one.
-#[inline]
-fn binary_primitive(ty: &Type) -> Option<PrimitiveType> {
-    use PrimitiveType as P;
-    match ty {
-        Type::Primitive(p @ (P::String | P::Utf8 | P::Json | P::Uuid | P::Yson)) => Some(*p),
-        _ => None,
-    }
 }
 
 /// The field id of member `i`.

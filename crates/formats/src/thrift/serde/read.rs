@@ -6,18 +6,18 @@
 //! bytes leave out is handed as absent ([`Absent`]), which only `None` or unit accept.
 
 use serde::de::{self, DeserializeSeed, IntoDeserializer, Visitor};
-use shapeshift_types::{signed_range, unsigned_max, PhysicalType, PrimitiveType, Type};
+use shapeshift_types::PrimitiveType;
 
-use super::{binary_primitive, field_id, format_name, member, member_count};
+use super::plan::{Kind, Node, Range};
+use super::{field_id, format_name};
 use crate::serde_error::{error, SerdeError};
-use crate::thrift::mapping::{element_wire, field_wire, primitive_wire};
 use crate::thrift::wire::{DecodeError, Decoder, FieldHeader, Protocol, WireType};
 
 /// Reads the struct of `row` (a struct type: the table's columns) that is the whole of
 /// `bytes` as a `T`.
 pub(in crate::thrift) fn from_slice<'de, T: de::Deserialize<'de>>(
     protocol: Protocol,
-    row: &Type,
+    row: &Node,
     bytes: &'de [u8],
 ) -> Result<T, SerdeError> {
     let name = format_name(protocol);
@@ -48,7 +48,7 @@ fn at(offset: usize, message: impl Into<String>) -> SerdeError {
 /// A value in the bytes: a present field (its header read) or an element.
 struct ValueDe<'a, 'de, 't> {
     d: &'a mut Decoder<'de>,
-    ty: &'t Type,
+    ty: &'t Node,
     field: Option<FieldHeader>,
 }
 
@@ -56,7 +56,7 @@ struct ValueDe<'a, 'de, 't> {
 /// `closes` wrapper structs end after it.
 struct Body<'a, 'de, 't> {
     d: &'a mut Decoder<'de>,
-    ty: &'t Type,
+    ty: &'t Node,
     bool_value: Option<bool>,
     closes: u32,
 }
@@ -73,13 +73,13 @@ enum Hint {
 
 /// The one field of a wrapper struct `{1: ty}`, `None` when it is left out (the stop field
 /// read).
-fn wrapper_field(d: &mut Decoder<'_>, ty: &Type) -> Result<Option<FieldHeader>, SerdeError> {
+fn wrapper_field(d: &mut Decoder<'_>, ty: &Node) -> Result<Option<FieldHeader>, SerdeError> {
     let start = d.pos;
     let mut last = 0;
     let Some(header) = d.field(&mut last).map_err(wire)? else {
         return Ok(None);
     };
-    if header.id != 1 || Some(header.ty) != field_wire(ty) {
+    if header.id != 1 || Some(header.ty) != ty.field_wire {
         return Err(at(
             start,
             format!(
@@ -115,9 +115,8 @@ impl<'a, 'de, 't> ValueDe<'a, 'de, 't> {
         } = self;
         let mut closes = 0;
         loop {
-            ty = ty.untagged();
-            match (field, ty) {
-                (Some(_), Type::Optional(item)) if item.is_nullable() => {
+            match (field, &ty.kind) {
+                (Some(_), Kind::Optional(item)) if item.nullable => {
                     let start = d.pos;
                     field = Some(wrapper_field(d, item)?.ok_or_else(|| {
                         at(
@@ -128,7 +127,7 @@ impl<'a, 'de, 't> ValueDe<'a, 'de, 't> {
                     closes += 1;
                     ty = item;
                 }
-                (Some(_), Type::Optional(item)) => ty = item,
+                (Some(_), Kind::Optional(item)) => ty = item,
                 (Some(h), _) => {
                     return Ok(Body {
                         d,
@@ -137,7 +136,7 @@ impl<'a, 'de, 't> ValueDe<'a, 'de, 't> {
                         closes,
                     })
                 }
-                (None, _) if ty.is_nullable() => {
+                (None, _) if ty.nullable => {
                     let start = d.pos;
                     field = Some(wrapper_field(d, ty)?.ok_or_else(|| {
                         at(start, "a null element where the Rust type needs a value")
@@ -170,16 +169,14 @@ impl<'de> Body<'_, 'de, '_> {
             closes,
         } = self;
         let start = d.pos;
-        let value = match ty {
-            Type::Primitive(PrimitiveType::Bool) => visitor.visit_bool(match bool_value {
+        let value = match &ty.kind {
+            Kind::Bool => visitor.visit_bool(match bool_value {
                 Some(v) => v,
                 None => d.bool().map_err(wire)?,
             })?,
-            Type::Primitive(PrimitiveType::Float | PrimitiveType::Double) => {
-                visitor.visit_f64(d.double().map_err(wire)?)?
-            }
-            Type::Primitive(PrimitiveType::Null | PrimitiveType::Void) => visitor.visit_unit()?,
-            Type::Primitive(p) if binary_primitive(ty).is_some() => {
+            Kind::Double => visitor.visit_f64(d.double().map_err(wire)?)?,
+            Kind::Null => visitor.visit_unit()?,
+            Kind::Binary(p) => {
                 let bytes = d.binary().map_err(wire)?;
                 let text = |bytes| {
                     std::str::from_utf8(bytes)
@@ -196,22 +193,26 @@ impl<'de> Body<'_, 'de, '_> {
                     _ => visitor.visit_borrowed_bytes(bytes)?,
                 }
             }
-            Type::Primitive(p) => {
-                let v = read_int(d, *p)?;
-                match (hint, p.physical()) {
+            Kind::Int {
+                primitive,
+                wire: int_wire,
+                range,
+            } => {
+                let v = read_int(d, *primitive, *int_wire, *range)?;
+                match (hint, range) {
                     (Hint::Enum, _) => {
                         let index = u32::try_from(v).map_err(|_| {
                             at(start, format!("{v} is not an enum's variant index"))
                         })?;
                         visitor.visit_enum(IndexEnum(index))?
                     }
-                    (_, PhysicalType::Uint64) => visitor.visit_u64(v as u64)?,
+                    (_, Range::Unsigned(_)) => visitor.visit_u64(v as u64)?,
                     _ => visitor.visit_i64(v)?,
                 }
             }
-            Type::Decimal { .. } => visitor.visit_borrowed_bytes(d.binary().map_err(wire)?)?,
-            Type::List(item) => {
-                let want = element_wire(item);
+            Kind::Decimal { .. } => visitor.visit_borrowed_bytes(d.binary().map_err(wire)?)?,
+            Kind::List(item) => {
+                let want = item.element_wire;
                 let (element, count) = d.list().map_err(wire)?;
                 if element != want && count > 0 {
                     let message = format!("list of {}, expected {}", element.name(), want.name());
@@ -232,7 +233,7 @@ impl<'de> Body<'_, 'de, '_> {
                 }
                 return close(items.d, closes).map(|()| value);
             }
-            Type::Dict { key, value } => {
+            Kind::Dict { key, value } => {
                 let (element, count) = d.list().map_err(wire)?;
                 if element != WireType::Struct && count > 0 {
                     let message = format!("dict as a list of {}, expected struct", element.name());
@@ -249,10 +250,11 @@ impl<'de> Body<'_, 'de, '_> {
                 let value = visitor.visit_map(&mut entries)?;
                 return close(entries.d, closes).map(|()| value);
             }
-            Type::Struct(_) | Type::Tuple(_) => {
+            Kind::Struct { members, names } => {
                 let mut fields = StructAccess {
                     d,
-                    ty,
+                    members,
+                    names,
                     next: 0,
                     last: 0,
                     pending: None,
@@ -262,11 +264,14 @@ impl<'de> Body<'_, 'de, '_> {
                 fields.finish()?;
                 return close(fields.d, closes).map(|()| value);
             }
-            Type::VariantStruct(_) | Type::VariantTuple(_) => {
-                let value = visitor.visit_enum(UnionAccess { d: &mut *d, ty })?;
+            Kind::Variant { alternatives } => {
+                let value = visitor.visit_enum(UnionAccess {
+                    d: &mut *d,
+                    alternatives,
+                })?;
                 return close(d, closes).map(|()| value);
             }
-            Type::Optional(_) | Type::Tagged { .. } => {
+            Kind::Optional(_) => {
                 return Err(at(start, "an optional where a value must be present"))
             }
         };
@@ -275,22 +280,25 @@ impl<'de> Body<'_, 'de, '_> {
     }
 }
 
-/// An integer of primitive `p`, checked against its YT range.
-fn read_int(d: &mut Decoder<'_>, p: PrimitiveType) -> Result<i64, SerdeError> {
+/// An integer of primitive `p` on `wire_type`, checked against its YT range.
+#[inline]
+fn read_int(
+    d: &mut Decoder<'_>,
+    p: PrimitiveType,
+    wire_type: WireType,
+    range: Range,
+) -> Result<i64, SerdeError> {
     let start = d.pos;
-    let v = match primitive_wire(p) {
-        Some(WireType::I8) => i64::from(d.i8().map_err(wire)?),
-        Some(WireType::I16) => i64::from(d.i16().map_err(wire)?),
-        Some(WireType::I32) => i64::from(d.i32().map_err(wire)?),
-        Some(WireType::I64) => d.i64().map_err(wire)?,
-        _ => return Err(at(start, format!("{} is not an integer type", p.name()))),
+    let v = match wire_type {
+        WireType::I8 => i64::from(d.i8().map_err(wire)?),
+        WireType::I16 => i64::from(d.i16().map_err(wire)?),
+        WireType::I32 => i64::from(d.i32().map_err(wire)?),
+        _ => d.i64().map_err(wire)?,
     };
-    let fits = match (signed_range(p), unsigned_max(p)) {
-        (Some((lo, hi)), _) => (lo..=hi).contains(&v),
+    let fits = match range {
         // uint64 travels as the bit pattern of an i64.
-        (_, Some(u64::MAX)) => true,
-        (_, Some(max)) => v >= 0 && v as u64 <= max,
-        _ => false,
+        Range::Unsigned(u64::MAX) => true,
+        range => range.holds_signed(v),
     };
     if !fits {
         return Err(at(start, format!("{v} is out of range for {}", p.name())));
@@ -307,27 +315,44 @@ macro_rules! by_schema {
     };
 }
 
+macro_rules! scalars {
+    ($($method:ident),*) => {
+        $(#[inline]
+        fn $method<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, SerdeError> {
+            match self.ty.kind {
+                Kind::Double => visitor.visit_f64(self.d.double().map_err(wire)?),
+                Kind::Int {
+                    primitive,
+                    wire: int_wire,
+                    range,
+                } => {
+                    let v = read_int(self.d, primitive, int_wire, range)?;
+                    match range {
+                        Range::Unsigned(_) => visitor.visit_u64(v as u64),
+                        Range::Signed(..) => visitor.visit_i64(v),
+                    }
+                }
+                Kind::Bool => visitor.visit_bool(match self.field {
+                    Some(FieldHeader {
+                        bool_value: Some(v),
+                        ..
+                    }) => v,
+                    _ => self.d.bool().map_err(wire)?,
+                }),
+                _ => self.read(visitor, Hint::Any),
+            }
+        })*
+    };
+}
+
 impl<'de> de::Deserializer<'de> for ValueDe<'_, 'de, '_> {
     type Error = SerdeError;
 
     by_schema! {
         deserialize_any() => Hint::Any;
-        deserialize_bool() => Hint::Any;
-        deserialize_i8() => Hint::Any;
-        deserialize_i16() => Hint::Any;
-        deserialize_i32() => Hint::Any;
-        deserialize_i64() => Hint::Any;
         deserialize_i128() => Hint::Any;
-        deserialize_u8() => Hint::Any;
-        deserialize_u16() => Hint::Any;
-        deserialize_u32() => Hint::Any;
-        deserialize_u64() => Hint::Any;
         deserialize_u128() => Hint::Any;
-        deserialize_f32() => Hint::Any;
-        deserialize_f64() => Hint::Any;
         deserialize_char() => Hint::Str;
-        deserialize_str() => Hint::Str;
-        deserialize_string() => Hint::Str;
         deserialize_bytes() => Hint::Bytes;
         deserialize_byte_buf() => Hint::Bytes;
         deserialize_unit() => Hint::Any;
@@ -342,11 +367,38 @@ impl<'de> de::Deserializer<'de> for ValueDe<'_, 'de, '_> {
         deserialize_ignored_any() => Hint::Any;
     }
 
+    // Scalars of a present, plain type are read inline (the common case: no optional to
+    // resolve, no wrapper to close); anything else takes the general path.
+    scalars! {
+        deserialize_bool, deserialize_i8, deserialize_i16, deserialize_i32, deserialize_i64,
+        deserialize_u8, deserialize_u16, deserialize_u32, deserialize_u64, deserialize_f32,
+        deserialize_f64
+    }
+
+    #[inline]
+    fn deserialize_str<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, SerdeError> {
+        if let Kind::Binary(PrimitiveType::String | PrimitiveType::Utf8 | PrimitiveType::Json) =
+            self.ty.kind
+        {
+            let start = self.d.pos;
+            let bytes = self.d.binary().map_err(wire)?;
+            let text = std::str::from_utf8(bytes)
+                .map_err(|e| at(start, format!("a string value that is not UTF-8: {e}")))?;
+            return visitor.visit_borrowed_str(text);
+        }
+        self.read(visitor, Hint::Str)
+    }
+
+    #[inline]
+    fn deserialize_string<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, SerdeError> {
+        self.deserialize_str(visitor)
+    }
+
     fn deserialize_option<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, SerdeError> {
-        let ty = self.ty.untagged();
-        match (self.field, ty) {
+        let ty = self.ty;
+        match (self.field, &ty.kind) {
             // The field's value is the wrapper `{1: item}`.
-            (Some(_), Type::Optional(item)) if item.is_nullable() => {
+            (Some(_), Kind::Optional(item)) if item.nullable => {
                 match wrapper_field(self.d, item)? {
                     None => visitor.visit_some(Absent { ty: item, id: 1 }),
                     Some(header) => {
@@ -359,9 +411,9 @@ impl<'de> de::Deserializer<'de> for ValueDe<'_, 'de, '_> {
                     }
                 }
             }
-            (Some(_), Type::Optional(item)) => visitor.visit_some(ValueDe { ty: item, ..self }),
+            (Some(_), Kind::Optional(item)) => visitor.visit_some(ValueDe { ty: item, ..self }),
             // A nullable element is the wrapper `{1: ty}`.
-            (None, _) if ty.is_nullable() => match wrapper_field(self.d, ty)? {
+            (None, _) if ty.nullable => match wrapper_field(self.d, ty)? {
                 None => visitor.visit_none(),
                 Some(header) => {
                     let inner = ValueDe {
@@ -389,7 +441,7 @@ impl<'de> de::Deserializer<'de> for ValueDe<'_, 'de, '_> {
 
 /// A field the bytes leave out: `None` or unit, else an error naming the field.
 struct Absent<'t> {
-    ty: &'t Type,
+    ty: &'t Node,
     id: i16,
 }
 
@@ -397,9 +449,9 @@ impl<'de> de::Deserializer<'de> for Absent<'_> {
     type Error = SerdeError;
 
     fn deserialize_any<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, SerdeError> {
-        match self.ty.untagged() {
-            Type::Primitive(PrimitiveType::Null | PrimitiveType::Void) => visitor.visit_unit(),
-            ty if ty.is_nullable() => Err(error(format!(
+        match self.ty.kind {
+            Kind::Null => visitor.visit_unit(),
+            _ if self.ty.nullable => Err(error(format!(
                 "field {} is missing (null), and the Rust type needs a value",
                 self.id
             ))),
@@ -412,14 +464,14 @@ impl<'de> de::Deserializer<'de> for Absent<'_> {
     }
 
     fn deserialize_option<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, SerdeError> {
-        if self.ty.is_nullable() {
+        if self.ty.nullable {
             return visitor.visit_none();
         }
         Err(error(format!("required field {} is missing", self.id)))
     }
 
     fn deserialize_unit<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, SerdeError> {
-        if self.ty.is_nullable() {
+        if self.ty.nullable {
             return visitor.visit_unit();
         }
         Err(error(format!("required field {} is missing", self.id)))
@@ -434,7 +486,7 @@ impl<'de> de::Deserializer<'de> for Absent<'_> {
 /// A list's elements.
 struct ListAccess<'a, 'de, 't> {
     d: &'a mut Decoder<'de>,
-    item: &'t Type,
+    item: &'t Node,
     left: usize,
 }
 
@@ -490,7 +542,8 @@ impl<'de> de::SeqAccess<'de> for ByteSeq<'de> {
 /// A struct's members in order, fields read as they come (in id order).
 struct StructAccess<'a, 'de, 't> {
     d: &'a mut Decoder<'de>,
-    ty: &'t Type,
+    members: &'t [Node],
+    names: &'t [String],
     /// The next member to hand out.
     next: usize,
     /// The id of the last field header read (compact deltas).
@@ -507,10 +560,14 @@ impl StructAccess<'_, '_, '_> {
         if let Some(header) = self.pending.take() {
             return Ok(Some(header));
         }
-        let count = member_count(self.ty);
+        let count = self.members.len();
         while !self.done {
             let start = self.d.pos;
-            let Some(header) = self.d.field(&mut self.last).map_err(wire)? else {
+            let header = match self.d.short_field(&mut self.last) {
+                Some(header) => header,
+                None => self.d.field(&mut self.last).map_err(wire)?,
+            };
+            let Some(header) = header else {
                 self.done = true;
                 break;
             };
@@ -552,7 +609,7 @@ impl<'de> de::SeqAccess<'de> for &mut StructAccess<'_, 'de, '_> {
         &mut self,
         seed: S,
     ) -> Result<Option<S::Value>, SerdeError> {
-        let Some(ty) = member(self.ty, self.next) else {
+        let Some(ty) = self.members.get(self.next) else {
             return Ok(None);
         };
         let id = field_id(self.next);
@@ -561,9 +618,9 @@ impl<'de> de::SeqAccess<'de> for &mut StructAccess<'_, 'de, '_> {
         self.next += 1;
         let value = match header {
             Some(h) if h.id == id => {
-                if Some(h.ty) != field_wire(ty.untagged()) {
+                if Some(h.ty) != ty.field_wire {
                     let message = format!("field {id} is {}", h.ty.name());
-                    return Err(at(start, message).in_member(&member_label(self.ty, id)));
+                    return Err(at(start, message).in_member(&self.names[self.next - 1]));
                 }
                 seed.deserialize(ValueDe {
                     d: &mut *self.d,
@@ -578,27 +635,19 @@ impl<'de> de::SeqAccess<'de> for &mut StructAccess<'_, 'de, '_> {
         };
         value
             .map(Some)
-            .map_err(|e| e.in_member(&member_label(self.ty, id)))
+            .map_err(|e| e.in_member(&self.names[self.next - 1]))
     }
 
     fn size_hint(&self) -> Option<usize> {
-        Some(member_count(self.ty) - self.next)
-    }
-}
-
-#[cold]
-fn member_label(ty: &Type, id: i16) -> String {
-    match ty {
-        Type::Struct(m) => m[id as usize - 1].name.clone(),
-        _ => format!("[{}]", id - 1),
+        Some(self.members.len() - self.next)
     }
 }
 
 /// A dict's entries, each a struct `{1: key, 2: value}`.
 struct DictAccess<'a, 'de, 't> {
     d: &'a mut Decoder<'de>,
-    key: &'t Type,
-    value: &'t Type,
+    key: &'t Node,
+    value: &'t Node,
     left: usize,
     /// The id of the entry's last field header read (compact deltas).
     last: i16,
@@ -621,7 +670,7 @@ impl DictAccess<'_, '_, '_> {
                         return Err(at(start, message));
                     }
                     let ty = if h.id == 1 { self.key } else { self.value };
-                    if Some(h.ty) != field_wire(ty.untagged()) {
+                    if Some(h.ty) != ty.field_wire {
                         let message = format!("dict entry field {} is {}", h.id, h.ty.name());
                         return Err(at(start, message));
                     }
@@ -700,7 +749,7 @@ impl<'de> de::MapAccess<'de> for &mut DictAccess<'_, 'de, '_> {
 /// A union: the one field set names the variant.
 struct UnionAccess<'a, 'de, 't> {
     d: &'a mut Decoder<'de>,
-    ty: &'t Type,
+    alternatives: &'t [Node],
 }
 
 impl<'a, 'de, 't> de::EnumAccess<'de> for UnionAccess<'a, 'de, 't> {
@@ -720,15 +769,15 @@ impl<'a, 'de, 't> de::EnumAccess<'de> for UnionAccess<'a, 'de, 't> {
         let index = usize::try_from(header.id)
             .ok()
             .and_then(|id| id.checked_sub(1));
-        let Some((index, alt)) = index.and_then(|i| Some((i, member(self.ty, i)?))) else {
-            let count = member_count(self.ty);
+        let Some((index, alt)) = index.and_then(|i| Some((i, self.alternatives.get(i)?))) else {
+            let count = self.alternatives.len();
             let message = format!(
                 "union field {} is not one of its {count} alternatives",
                 header.id
             );
             return Err(at(start, message));
         };
-        if header.ty != element_wire(alt) {
+        if header.ty != alt.element_wire {
             let message = format!("union field {} is {}", header.id, header.ty.name());
             return Err(at(start, message));
         }
@@ -747,14 +796,14 @@ impl<'a, 'de, 't> de::EnumAccess<'de> for UnionAccess<'a, 'de, 't> {
 /// A union's payload, then the union's stop field.
 struct VariantDe<'a, 'de, 't> {
     d: &'a mut Decoder<'de>,
-    alt: &'t Type,
+    alt: &'t Node,
     header: FieldHeader,
 }
 
 impl<'de> VariantDe<'_, 'de, '_> {
     fn payload(&mut self) -> ValueDe<'_, 'de, '_> {
         // A nullable alternative is its wrapper struct, read as a nullable element.
-        let field = (!self.alt.is_nullable()).then_some(self.header);
+        let field = (!self.alt.nullable).then_some(self.header);
         ValueDe {
             d: &mut *self.d,
             ty: self.alt,
@@ -782,7 +831,7 @@ impl<'de> de::VariantAccess<'de> for VariantDe<'_, 'de, '_> {
     fn unit_variant(mut self) -> Result<(), SerdeError> {
         let start = self.d.pos;
         // Only a nullable alternative can be a unit, and then only when null.
-        let carried = !self.alt.is_nullable()
+        let carried = !self.alt.nullable
             || <Option<de::IgnoredAny> as de::Deserialize>::deserialize(self.payload())?.is_some();
         if carried {
             return Err(at(

@@ -7,11 +7,11 @@
 //! on the way in and closed by counting their stop fields into the value written last.
 
 use serde::ser::{self, Impossible, Serialize};
-use shapeshift_types::{check_decimal_binary, signed_range, unsigned_max, PrimitiveType, Type};
+use shapeshift_types::{check_decimal_binary, PrimitiveType, Type};
 
-use super::{binary_primitive, field_id, format_name, member, member_count};
+use super::plan::{Kind, Node};
+use super::{field_id, format_name};
 use crate::serde_error::{error, SerdeError};
-use crate::thrift::mapping::{element_wire, field_wire, primitive_wire};
 use crate::thrift::wire::{Encoder, Protocol, WireType};
 use crate::yson::{self, YsonFormat};
 
@@ -19,7 +19,7 @@ use crate::yson::{self, YsonFormat};
 /// on error `out` holds what was written before it.
 pub(in crate::thrift) fn to_vec_into<T: Serialize + ?Sized>(
     protocol: Protocol,
-    row: &Type,
+    row: &Node,
     value: &T,
     out: &mut Vec<u8>,
 ) -> Result<(), SerdeError> {
@@ -71,7 +71,7 @@ struct Field {
 /// Where the next value goes, and how many stop fields close the structs around it after it.
 struct Slot<'w, 't> {
     w: &'w mut Writer,
-    ty: &'t Type,
+    ty: &'t Node,
     field: Option<Field>,
     closes: u32,
 }
@@ -81,7 +81,7 @@ struct Slot<'w, 't> {
 /// the value).
 struct Body<'w, 't> {
     w: &'w mut Writer,
-    ty: &'t Type,
+    ty: &'t Node,
     bool_field: Option<Field>,
     closes: u32,
 }
@@ -92,12 +92,36 @@ fn describe(ty: &Type) -> String {
 }
 
 #[cold]
-fn mismatch(what: &str, ty: &Type) -> SerdeError {
-    error(format!("{what} does not fit type {}", describe(ty)))
+fn mismatch(what: &str, node: &Node) -> SerdeError {
+    error(format!("{what} does not fit type {}", describe(&node.ty)))
 }
 
 impl<'w, 't> Slot<'w, 't> {
+    /// The place of a present value: its field header written, optionals and wrappers
+    /// resolved.
+    #[inline(always)]
     fn present(self) -> Result<Body<'w, 't>, SerdeError> {
+        // A plain type (the common case): at most its header.
+        if !self.ty.nullable {
+            let mut bool_field = None;
+            if let Some(mut f) = self.field {
+                match self.ty.field_wire {
+                    Some(WireType::Bool) => bool_field = Some(f),
+                    Some(wire) => self.w.enc().field(wire, f.id, &mut f.prev),
+                    None => return Err(mismatch("a value", self.ty)),
+                }
+            }
+            return Ok(Body {
+                w: self.w,
+                ty: self.ty,
+                bool_field,
+                closes: self.closes,
+            });
+        }
+        self.present_nullable()
+    }
+
+    fn present_nullable(self) -> Result<Body<'w, 't>, SerdeError> {
         let Slot {
             w,
             mut ty,
@@ -105,17 +129,16 @@ impl<'w, 't> Slot<'w, 't> {
             mut closes,
         } = self;
         loop {
-            ty = ty.untagged();
             match field {
-                Some(mut f) => match ty {
-                    Type::Optional(item) if item.is_nullable() => {
+                Some(mut f) => match &ty.kind {
+                    Kind::Optional(item) if item.nullable => {
                         w.enc().field(WireType::Struct, f.id, &mut f.prev);
                         closes += 1;
                         field = Some(Field { id: 1, prev: 0 });
                         ty = item;
                     }
-                    Type::Optional(item) => ty = item,
-                    Type::Primitive(PrimitiveType::Bool) => {
+                    Kind::Optional(item) => ty = item,
+                    Kind::Bool => {
                         return Ok(Body {
                             w,
                             ty,
@@ -124,7 +147,7 @@ impl<'w, 't> Slot<'w, 't> {
                         })
                     }
                     _ => {
-                        let wire = field_wire(ty).ok_or_else(|| mismatch("a value", ty))?;
+                        let wire = ty.field_wire.ok_or_else(|| mismatch("a value", ty))?;
                         w.enc().field(wire, f.id, &mut f.prev);
                         return Ok(Body {
                             w,
@@ -135,7 +158,7 @@ impl<'w, 't> Slot<'w, 't> {
                     }
                 },
                 // A nullable element is the wrapper `{1: T}`.
-                None if ty.is_nullable() => {
+                None if ty.nullable => {
                     closes += 1;
                     field = Some(Field { id: 1, prev: 0 });
                 }
@@ -153,9 +176,8 @@ impl<'w, 't> Slot<'w, 't> {
 
     /// `None` or unit: a left-out field, or an empty wrapper.
     fn absent(self) -> Result<(), SerdeError> {
-        let ty = self.ty.untagged();
-        if !ty.is_nullable() {
-            return Err(mismatch("no value (None or unit)", ty));
+        if !self.ty.nullable {
+            return Err(mismatch("no value (None or unit)", self.ty));
         }
         if self.field.is_none() {
             self.w.out.push(0);
@@ -165,9 +187,9 @@ impl<'w, 't> Slot<'w, 't> {
     }
 
     fn some<T: Serialize + ?Sized>(self, value: &T) -> Result<(), SerdeError> {
-        let ty = self.ty.untagged();
-        match (self.field, ty) {
-            (Some(mut f), Type::Optional(item)) if item.is_nullable() => {
+        let ty = self.ty;
+        match (self.field, &ty.kind) {
+            (Some(mut f), Kind::Optional(item)) if item.nullable => {
                 self.w.enc().field(WireType::Struct, f.id, &mut f.prev);
                 value.serialize(Slot {
                     w: self.w,
@@ -176,8 +198,8 @@ impl<'w, 't> Slot<'w, 't> {
                     closes: self.closes + 1,
                 })
             }
-            (Some(_), Type::Optional(item)) => value.serialize(Slot { ty: item, ..self }),
-            (None, _) if ty.is_nullable() => Slot {
+            (Some(_), Kind::Optional(item)) => value.serialize(Slot { ty: item, ..self }),
+            (None, _) if ty.nullable => Slot {
                 w: self.w,
                 ty,
                 field: Some(Field { id: 1, prev: 0 }),
@@ -197,75 +219,64 @@ impl<'w, 't> Body<'w, 't> {
         Ok(())
     }
 
-    fn int(self, v: i64) -> Result<(), SerdeError> {
-        let Type::Primitive(p) = self.ty else {
-            return Err(mismatch(&format!("integer {v}"), self.ty));
-        };
-        let fits = match (signed_range(*p), unsigned_max(*p)) {
-            (Some((lo, hi)), _) => (lo..=hi).contains(&v),
-            (_, Some(max)) => v >= 0 && v as u64 <= max,
-            _ => false,
-        };
-        if !fits {
-            return Err(mismatch(&format!("integer {v}"), self.ty));
-        }
-        self.write_int(*p, v)
-    }
-
-    fn uint(self, v: u64) -> Result<(), SerdeError> {
-        let Type::Primitive(p) = self.ty else {
-            return Err(mismatch(&format!("integer {v}"), self.ty));
-        };
-        let fits = match (signed_range(*p), unsigned_max(*p)) {
-            (Some((_, hi)), _) => v <= hi as u64,
-            (_, Some(max)) => v <= max,
-            _ => false,
-        };
-        if !fits {
-            return Err(mismatch(&format!("integer {v}"), self.ty));
-        }
-        // uint64 travels as the bit pattern of an i64.
-        self.write_int(*p, v as i64)
-    }
-
-    /// Writes an integer already checked against `p`'s range.
     #[inline]
-    fn write_int(self, p: PrimitiveType, v: i64) -> Result<(), SerdeError> {
+    fn int(self, v: i64) -> Result<(), SerdeError> {
+        match self.ty.kind {
+            Kind::Int { wire, range, .. } if range.holds_signed(v) => self.write_int(wire, v),
+            _ => Err(mismatch(&format!("integer {v}"), self.ty)),
+        }
+    }
+
+    #[inline]
+    fn uint(self, v: u64) -> Result<(), SerdeError> {
+        match self.ty.kind {
+            // uint64 travels as the bit pattern of an i64.
+            Kind::Int { wire, range, .. } if range.holds_unsigned(v) => {
+                self.write_int(wire, v as i64)
+            }
+            _ => Err(mismatch(&format!("integer {v}"), self.ty)),
+        }
+    }
+
+    /// Writes an integer already checked against its type's range.
+    #[inline]
+    fn write_int(self, wire: WireType, v: i64) -> Result<(), SerdeError> {
         let mut e = self.w.enc();
-        match primitive_wire(p) {
-            Some(WireType::I8) => e.i8(v as i8),
-            Some(WireType::I16) => e.i16(v as i16),
-            Some(WireType::I32) => e.i32(v as i32),
-            Some(WireType::I64) => e.i64(v),
-            _ => return Err(mismatch(&format!("integer {v}"), self.ty)),
+        match wire {
+            WireType::I8 => e.i8(v as i8),
+            WireType::I16 => e.i16(v as i16),
+            WireType::I32 => e.i32(v as i32),
+            _ => e.i64(v),
         }
         self.done()
     }
 
+    #[inline]
     fn float(self, v: f64) -> Result<(), SerdeError> {
-        match self.ty {
-            Type::Primitive(PrimitiveType::Float | PrimitiveType::Double) => {
+        match self.ty.kind {
+            Kind::Double => {
                 self.w.enc().double(v);
                 self.done()
             }
-            ty => Err(mismatch(&format!("float {v}"), ty)),
+            _ => Err(mismatch(&format!("float {v}"), self.ty)),
         }
     }
 
     fn bool(self, v: bool) -> Result<(), SerdeError> {
-        match (self.ty, self.bool_field) {
-            (Type::Primitive(PrimitiveType::Bool), Some(mut f)) => {
+        match (&self.ty.kind, self.bool_field) {
+            (Kind::Bool, Some(mut f)) => {
                 self.w.enc().bool_field(f.id, v, &mut f.prev);
             }
-            (Type::Primitive(PrimitiveType::Bool), None) => self.w.enc().bool(v),
-            (ty, _) => return Err(mismatch(&format!("bool {v}"), ty)),
+            (Kind::Bool, None) => self.w.enc().bool(v),
+            _ => return Err(mismatch(&format!("bool {v}"), self.ty)),
         }
         self.done()
     }
 
+    #[inline]
     fn str(self, v: &str) -> Result<(), SerdeError> {
-        match binary_primitive(self.ty) {
-            Some(PrimitiveType::String | PrimitiveType::Utf8 | PrimitiveType::Json) => {}
+        match self.ty.kind {
+            Kind::Binary(PrimitiveType::String | PrimitiveType::Utf8 | PrimitiveType::Json) => {}
             _ => return self.bytes(v.as_bytes()),
         }
         self.w.enc().binary(v.as_bytes()).map_err(error)?;
@@ -273,22 +284,22 @@ impl<'w, 't> Body<'w, 't> {
     }
 
     fn bytes(self, v: &[u8]) -> Result<(), SerdeError> {
-        let checked = match (self.ty, binary_primitive(self.ty)) {
-            (_, Some(PrimitiveType::String)) => Ok(()),
-            (_, Some(PrimitiveType::Utf8 | PrimitiveType::Json)) => std::str::from_utf8(v)
+        let checked = match self.ty.kind {
+            Kind::Binary(PrimitiveType::String) => Ok(()),
+            Kind::Binary(PrimitiveType::Utf8 | PrimitiveType::Json) => std::str::from_utf8(v)
                 .map(drop)
                 .map_err(|e| format!("bytes that are not UTF-8 ({e})")),
-            (_, Some(PrimitiveType::Uuid)) if v.len() == 16 => Ok(()),
-            (_, Some(PrimitiveType::Uuid)) => Err(format!("{} bytes for a uuid of 16", v.len())),
-            (_, Some(PrimitiveType::Yson)) => yson::from_slice(v)
+            Kind::Binary(PrimitiveType::Uuid) if v.len() == 16 => Ok(()),
+            Kind::Binary(PrimitiveType::Uuid) => Err(format!("{} bytes for a uuid of 16", v.len())),
+            Kind::Binary(_) => yson::from_slice(v)
                 .map(drop)
                 .map_err(|e| format!("bytes that are not YSON ({e})")),
-            (Type::Decimal { precision, scale }, _) => {
-                check_decimal_binary(v, *precision, *scale).map_err(|e| e.to_string())
+            Kind::Decimal { precision, scale } => {
+                check_decimal_binary(v, precision, scale).map_err(|e| e.to_string())
             }
-            (ty, _) => return Err(mismatch(&format!("{} bytes", v.len()), ty)),
+            _ => return Err(mismatch(&format!("{} bytes", v.len()), self.ty)),
         };
-        checked.map_err(|what| error(format!("{what} for type {}", describe(self.ty))))?;
+        checked.map_err(|what| error(format!("{what} for type {}", describe(&self.ty.ty))))?;
         self.w.enc().binary(v).map_err(error)?;
         self.done()
     }
@@ -296,19 +307,19 @@ impl<'w, 't> Body<'w, 't> {
     /// The payload slot of variant `index` of a variant type: the union's field
     /// `index + 1` (a nullable alternative in its wrapper), closed by the union's stop.
     fn variant(self, index: u32) -> Result<Slot<'w, 't>, SerdeError> {
-        let (Type::VariantStruct(_) | Type::VariantTuple(_)) = self.ty else {
+        let Kind::Variant { alternatives } = &self.ty.kind else {
             return Err(mismatch(&format!("variant {index} of an enum"), self.ty));
         };
-        let Some(alt) = member(self.ty, index as usize) else {
+        let Some(alt) = alternatives.get(index as usize) else {
             return Err(error(format!(
                 "variant {index} of an enum, but type {} has {} alternatives",
-                describe(self.ty),
-                member_count(self.ty)
+                describe(&self.ty.ty),
+                alternatives.len()
             )));
         };
         let id = field_id(index as usize);
         let closes = self.closes + 1;
-        if alt.is_nullable() {
+        if alt.nullable {
             self.w.enc().field(WireType::Struct, id, &mut 0);
             return Ok(Slot {
                 w: self.w,
@@ -327,46 +338,45 @@ impl<'w, 't> Body<'w, 't> {
 
     /// A list, a byte string spelled as a sequence, a struct, or a dict, for serde's `shape`.
     fn compound(self, len: Option<usize>, shape: Shape) -> Result<Compound<'w, 't>, SerdeError> {
-        let kind = match (shape, self.ty) {
-            (Shape::Seq, Type::List(item)) => match len {
+        let kind = match (shape, &self.ty.kind) {
+            (Shape::Seq, Kind::List(item)) => match len {
                 Some(n) => {
-                    self.w.enc().list(element_wire(item), n).map_err(error)?;
-                    Kind::List {
+                    self.w.enc().list(item.element_wire, n).map_err(error)?;
+                    Compose::List {
                         item,
                         header: Header::Written(n),
                         count: 0,
                     }
                 }
-                None => Kind::List {
+                None => Compose::List {
                     item,
                     header: Header::Pending(self.w.out.len()),
                     count: 0,
                 },
             },
-            (Shape::Seq, _) if binary_primitive(self.ty) == Some(PrimitiveType::String) => {
-                match len {
-                    Some(n) => {
-                        self.w.enc().binary_length(n).map_err(error)?;
-                        Kind::Bytes {
-                            header: Header::Written(n),
-                            count: 0,
-                        }
-                    }
-                    None => Kind::Bytes {
-                        header: Header::Pending(self.w.out.len()),
+            (Shape::Seq, Kind::Binary(PrimitiveType::String)) => match len {
+                Some(n) => {
+                    self.w.enc().binary_length(n).map_err(error)?;
+                    Compose::Bytes {
+                        header: Header::Written(n),
                         count: 0,
-                    },
+                    }
                 }
-            }
-            (Shape::Seq | Shape::Struct, Type::Struct(_) | Type::Tuple(_)) => Kind::Struct {
-                ty: self.ty,
+                None => Compose::Bytes {
+                    header: Header::Pending(self.w.out.len()),
+                    count: 0,
+                },
+            },
+            (Shape::Seq | Shape::Struct, Kind::Struct { members, names }) => Compose::Struct {
+                members,
+                names,
                 next: 0,
                 last: 0,
             },
-            (Shape::Map, Type::Dict { key, value }) => match len {
+            (Shape::Map, Kind::Dict { key, value }) => match len {
                 Some(n) => {
                     self.w.enc().list(WireType::Struct, n).map_err(error)?;
-                    Kind::Dict {
+                    Compose::Dict {
                         key,
                         value,
                         header: Header::Written(n),
@@ -374,7 +384,7 @@ impl<'w, 't> Body<'w, 't> {
                         key_written: false,
                     }
                 }
-                None => Kind::Dict {
+                None => Compose::Dict {
                     key,
                     value,
                     header: Header::Pending(self.w.out.len()),
@@ -382,7 +392,7 @@ impl<'w, 't> Body<'w, 't> {
                     key_written: false,
                 },
             },
-            (shape, ty) => return Err(mismatch(shape.name(), ty)),
+            (shape, _) => return Err(mismatch(shape.name(), self.ty)),
         };
         Ok(Compound {
             w: self.w,
@@ -419,9 +429,9 @@ enum Header {
     Pending(usize),
 }
 
-enum Kind<'t> {
+enum Compose<'t> {
     List {
-        item: &'t Type,
+        item: &'t Node,
         header: Header,
         count: usize,
     },
@@ -430,13 +440,14 @@ enum Kind<'t> {
         count: usize,
     },
     Struct {
-        ty: &'t Type,
+        members: &'t [Node],
+        names: &'t [String],
         next: usize,
         last: i16,
     },
     Dict {
-        key: &'t Type,
-        value: &'t Type,
+        key: &'t Node,
+        value: &'t Node,
         header: Header,
         count: usize,
         key_written: bool,
@@ -446,14 +457,14 @@ enum Kind<'t> {
 /// A compound value being written.
 struct Compound<'w, 't> {
     w: &'w mut Writer,
-    kind: Kind<'t>,
+    kind: Compose<'t>,
     closes: u32,
 }
 
 impl Compound<'_, '_> {
     fn element<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<(), SerdeError> {
         match &mut self.kind {
-            Kind::List { item, count, .. } => {
+            Compose::List { item, count, .. } => {
                 *count += 1;
                 value.serialize(Slot {
                     w: self.w,
@@ -462,18 +473,22 @@ impl Compound<'_, '_> {
                     closes: 0,
                 })
             }
-            Kind::Bytes { count, .. } => {
+            Compose::Bytes { count, .. } => {
                 *count += 1;
                 let byte = value.serialize(ByteOnly)?;
                 self.w.out.push(byte);
                 Ok(())
             }
-            Kind::Struct { ty, next, last } => {
-                let Some(member_ty) = member(ty, *next) else {
+            Compose::Struct {
+                members,
+                names,
+                next,
+                last,
+            } => {
+                let Some(member) = members.get(*next) else {
                     return Err(error(format!(
-                        "more than the {} members of type {}",
-                        member_count(ty),
-                        describe(ty)
+                        "more than the {} members of the struct",
+                        members.len()
                     )));
                 };
                 let id = field_id(*next);
@@ -481,27 +496,27 @@ impl Compound<'_, '_> {
                 value
                     .serialize(Slot {
                         w: self.w,
-                        ty: member_ty,
+                        ty: member,
                         field: Some(Field { id, prev: *last }),
                         closes: 0,
                     })
-                    .map_err(|e| e.in_member(&member_name(ty, *next)))?;
+                    .map_err(|e| e.in_member(&names[*next]))?;
                 if self.w.out.len() != before {
                     *last = id;
                 }
                 *next += 1;
                 Ok(())
             }
-            Kind::Dict { .. } => Err(error("a sequence's element in a dict")),
+            Compose::Dict { .. } => Err(error("a sequence's element in a dict")),
         }
     }
 
     fn skip(&mut self, key: &'static str) -> Result<(), SerdeError> {
-        let Kind::Struct { ty, next, .. } = &mut self.kind else {
+        let Compose::Struct { members, next, .. } = &mut self.kind else {
             return Err(error(format!("field {key} skipped outside a struct")));
         };
-        match member(ty, *next) {
-            Some(m) if m.is_nullable() => {
+        match members.get(*next) {
+            Some(m) if m.nullable => {
                 *next += 1;
                 Ok(())
             }
@@ -513,7 +528,7 @@ impl Compound<'_, '_> {
     }
 
     fn key<T: Serialize + ?Sized>(&mut self, key: &T) -> Result<(), SerdeError> {
-        let Kind::Dict {
+        let Compose::Dict {
             key: key_ty,
             key_written,
             count,
@@ -536,7 +551,7 @@ impl Compound<'_, '_> {
     }
 
     fn value<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<(), SerdeError> {
-        let Kind::Dict {
+        let Compose::Dict {
             value: value_ty,
             key_written,
             ..
@@ -560,26 +575,25 @@ impl Compound<'_, '_> {
     fn end(self) -> Result<(), SerdeError> {
         let w = self.w;
         match self.kind {
-            Kind::List {
+            Compose::List {
                 item,
                 header,
                 count,
             } => {
-                let wire = element_wire(item);
+                let wire = item.element_wire;
                 end_header(w, header, count, |e, n| e.list(wire, n))?;
             }
-            Kind::Bytes { header, count } => {
+            Compose::Bytes { header, count } => {
                 end_header(w, header, count, |e, n| e.binary_length(n))?;
             }
-            Kind::Dict { header, count, .. } => {
+            Compose::Dict { header, count, .. } => {
                 end_header(w, header, count, |e, n| e.list(WireType::Struct, n))?;
             }
-            Kind::Struct { ty, next, .. } => {
-                if next != member_count(ty) {
+            Compose::Struct { members, next, .. } => {
+                if next != members.len() {
                     return Err(error(format!(
-                        "{next} members for type {}, which has {}",
-                        describe(ty),
-                        member_count(ty)
+                        "{next} members for a struct of {}",
+                        members.len()
                     )));
                 }
                 w.out.push(0);
@@ -613,14 +627,6 @@ fn end_header(
             w.out.splice(at..at, head);
             Ok(())
         }
-    }
-}
-
-#[cold]
-fn member_name(ty: &Type, i: usize) -> String {
-    match ty {
-        Type::Struct(m) | Type::VariantStruct(m) => m[i].name.clone(),
-        _ => format!("[{i}]"),
     }
 }
 
@@ -731,8 +737,8 @@ impl<'w, 't> ser::Serializer for Slot<'w, 't> {
         _variant: &'static str,
     ) -> Result<(), SerdeError> {
         let body = self.present()?;
-        match body.ty {
-            Type::Primitive(_) => body.uint(index.into()),
+        match body.ty.kind {
+            Kind::Int { .. } => body.uint(index.into()),
             _ => body.variant(index)?.absent(),
         }
     }
