@@ -1,7 +1,7 @@
 //! shapeshift's formats layer: row codecs over the types layer's value model.
 //!
 //! Three layers, each importing only those below it (`tests/layout.rs` checks), over leaf
-//! helpers all share (`varint`, `read_buffer`, `serde_error`):
+//! helpers all share (`varint`, `read_buffer`, `serde_error`, `byte_items`):
 //! - [`table`], the row interface every format implements: traits, positions, the value
 //!   convention, the shared row buffer. It names no format; it uses the binary YSON codec
 //!   for composite values, as YT's own rows do.
@@ -15,6 +15,7 @@ pub mod table;
 
 pub mod arrow;
 pub mod avro;
+mod byte_items;
 pub mod cbor;
 pub mod json;
 pub mod msgpack;

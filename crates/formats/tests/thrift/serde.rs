@@ -505,3 +505,122 @@ fn a_missing_required_field_is_named() {
         );
     }
 }
+
+#[derive(Debug, PartialEq, Serialize, Deserialize)]
+struct One<T> {
+    value: T,
+}
+
+#[test]
+fn checks_the_row_decoder_makes_are_made_both_ways() {
+    for protocol in PROTOCOLS {
+        // A float column holds f32's range; a double column the rest.
+        let float = narrow_codec(p(P::Float), protocol);
+        let error = float
+            .serialize(&One { value: 1e300f64 }, &mut Vec::new())
+            .expect_err("1e300 is no float");
+        assert!(error.message().contains("float"), "{error}");
+        let mut big = Vec::new();
+        narrow_codec(p(P::Double), protocol)
+            .serialize(&One { value: 1e300f64 }, &mut big)
+            .expect("a double");
+        assert!(float.deserialize::<One<f64>>(&big).is_err());
+        assert!(
+            float.decode(&big).is_err(),
+            "the row decoder refuses it too"
+        );
+
+        // Bytes of a uuid, a decimal and a yson column are checked when read.
+        let mut three = Vec::new();
+        narrow_codec(p(P::String), protocol)
+            .encode(&[Value::String(vec![1, 2, 3])], &mut three)
+            .expect("bytes");
+        for ty in [
+            p(P::Uuid),
+            Type::Decimal {
+                precision: 9,
+                scale: 2,
+            },
+        ] {
+            let codec = narrow_codec(ty, protocol);
+            assert!(codec.decode(&three).is_err());
+            let error = codec
+                .deserialize::<One<serde_bytes_free::Bytes>>(&three)
+                .expect_err("3 bytes do not fit");
+            assert!(error.offset().is_some(), "{error}");
+        }
+
+        // A yson value given as text is written as binary YSON, as the row codec writes it.
+        let yson = narrow_codec(p(P::Yson), protocol);
+        let mut typed = Vec::new();
+        yson.serialize(&One { value: "{a=1}" }, &mut typed)
+            .expect("text YSON");
+        let node = shapeshift_formats::yson::from_slice(b"{a=1}").expect("parses");
+        let mut rows = Vec::new();
+        yson.encode(&[Value::Any(node)], &mut rows)
+            .expect("encodes");
+        assert_eq!(typed, rows);
+    }
+}
+
+/// A `Vec<u8>` read as bytes (the visitor of serde's byte buffers).
+mod serde_bytes_free {
+    #[derive(Debug, PartialEq)]
+    pub struct Bytes(pub Vec<u8>);
+
+    impl<'de> serde::Deserialize<'de> for Bytes {
+        fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Bytes, D::Error> {
+            struct Visit;
+            impl serde::de::Visitor<'_> for Visit {
+                type Value = Bytes;
+                fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                    f.write_str("bytes")
+                }
+                fn visit_bytes<E>(self, v: &[u8]) -> Result<Bytes, E> {
+                    Ok(Bytes(v.to_vec()))
+                }
+            }
+            d.deserialize_bytes(Visit)
+        }
+    }
+}
+
+#[test]
+fn nothing_read_is_dropped_and_null_items_read_as_units() {
+    for protocol in PROTOCOLS {
+        let string = narrow_codec(p(P::String), protocol);
+        let mut ten = Vec::new();
+        string
+            .serialize(
+                &One {
+                    value: vec![7u8; 10],
+                },
+                &mut ten,
+            )
+            .expect("bytes");
+        let error = string
+            .deserialize::<One<[u8; 4]>>(&ten)
+            .expect_err("4 of 10 bytes");
+        assert!(error.message().contains("6 more bytes"), "{error}");
+        let whole: One<Vec<u8>> = string.deserialize(&ten).expect("all 10");
+        assert_eq!(whole.value, vec![7u8; 10]);
+
+        let nulls = narrow_codec(Type::list(p(P::Null)), protocol);
+        let mut bytes = Vec::new();
+        nulls
+            .serialize(
+                &One {
+                    value: vec![(), ()],
+                },
+                &mut bytes,
+            )
+            .expect("units");
+        let mut rows = Vec::new();
+        nulls
+            .encode(&[Value::List(vec![Value::Null, Value::Null])], &mut rows)
+            .expect("encodes");
+        assert_eq!(bytes, rows);
+        let back: One<Vec<()>> = nulls.deserialize(&bytes).expect("units back");
+        assert_eq!(back.value.len(), 2);
+    }
+}

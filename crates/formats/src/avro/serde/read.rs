@@ -5,10 +5,10 @@
 use ::serde::de::value::{BorrowedStrDeserializer, U32Deserializer};
 use ::serde::de::{self, DeserializeSeed, Visitor};
 
-use super::bytes::ByteItems;
 use super::input::{Input, Raw};
 use super::STRING;
 use crate::avro::codec::Plan;
+use crate::byte_items::ByteItems;
 use crate::serde_error::SerdeError;
 
 type Result<T> = std::result::Result<T, SerdeError>;

@@ -4,9 +4,10 @@
 
 use ::serde::ser::{self, Serialize};
 
-use super::bytes::{finish_bytes, insert_long, prefixed, ByteSerializer};
+use super::bytes::{finish_bytes, insert_long, prefixed};
 use super::{in_field, mismatch, STRING};
 use crate::avro::codec::{put_bytes, put_long, IntRange, Plan};
+use crate::byte_items::ByteSerializer;
 use crate::serde_error::{error, SerdeError};
 
 type Result<T> = std::result::Result<T, SerdeError>;

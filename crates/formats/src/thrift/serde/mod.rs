@@ -44,9 +44,13 @@ fn format_name(protocol: super::Protocol) -> &'static str {
     super::format_name(protocol)
 }
 
-/// The field id of member `i`.
+/// The field id of member `i`; Thrift's ids stop at 32767.
 #[inline]
-fn field_id(i: usize) -> i16 {
-    // Row codecs refuse tables of more than 32767 columns, and YT types have fewer members.
-    i16::try_from(i + 1).unwrap_or(i16::MAX)
+fn field_id(i: usize) -> Result<i16, crate::serde_error::SerdeError> {
+    i16::try_from(i + 1).map_err(|_| {
+        crate::serde_error::error(format!(
+            "member {} is past Thrift's largest field id 32767",
+            i + 1
+        ))
+    })
 }

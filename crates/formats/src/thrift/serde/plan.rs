@@ -28,8 +28,11 @@ pub(in crate::thrift) enum Kind {
         wire: WireType,
         range: Range,
     },
-    /// `float` or `double`: a Thrift double.
-    Double,
+    /// `float` or `double`: a Thrift double (`narrow` for `float`: finite values beyond
+    /// f32's range do not fit).
+    Double {
+        narrow: bool,
+    },
     /// `string`, `utf8`, `json`, `uuid`, `yson`.
     Binary(PrimitiveType),
     Decimal {
@@ -79,12 +82,19 @@ impl Range {
     }
 }
 
+/// Whether `v` is a value of a `float` column (`narrow`) or of a `double` one.
+#[inline]
+pub(in crate::thrift) fn fits_float(v: f64, narrow: bool) -> bool {
+    !narrow || !v.is_finite() || v.abs() <= f64::from(f32::MAX)
+}
+
 impl Node {
     pub fn compile(ty: &Type) -> Node {
         let ty = ty.untagged();
         let kind = match ty {
             Type::Primitive(PrimitiveType::Bool) => Kind::Bool,
-            Type::Primitive(PrimitiveType::Float | PrimitiveType::Double) => Kind::Double,
+            Type::Primitive(PrimitiveType::Float) => Kind::Double { narrow: true },
+            Type::Primitive(PrimitiveType::Double) => Kind::Double { narrow: false },
             Type::Primitive(PrimitiveType::Null | PrimitiveType::Void) => Kind::Null,
             Type::Primitive(
                 p @ (PrimitiveType::String

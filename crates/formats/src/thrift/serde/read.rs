@@ -8,8 +8,9 @@
 use serde::de::{self, DeserializeSeed, IntoDeserializer, Visitor};
 use shapeshift_types::PrimitiveType;
 
-use super::plan::{Kind, Node, Range};
+use super::plan::{fits_float, Kind, Node, Range};
 use super::{field_id, format_name};
+use crate::byte_items::ByteItems;
 use crate::serde_error::{error, SerdeError};
 use crate::thrift::wire::{DecodeError, Decoder, FieldHeader, Protocol, WireType};
 
@@ -138,10 +139,27 @@ impl<'a, 'de, 't> ValueDe<'a, 'de, 't> {
                 }
                 (None, _) if ty.nullable => {
                     let start = d.pos;
-                    field = Some(wrapper_field(d, ty)?.ok_or_else(|| {
-                        at(start, "a null element where the Rust type needs a value")
-                    })?);
-                    closes += 1;
+                    match wrapper_field(d, ty)? {
+                        Some(header) => {
+                            field = Some(header);
+                            closes += 1;
+                        }
+                        // The empty wrapper of a `null` element: a unit.
+                        None if matches!(ty.kind, Kind::Null) => {
+                            return Ok(Body {
+                                d,
+                                ty,
+                                bool_value: None,
+                                closes,
+                            })
+                        }
+                        None => {
+                            return Err(at(
+                                start,
+                                "a null element where the Rust type needs a value",
+                            ))
+                        }
+                    }
                 }
                 (None, _) => {
                     return Ok(Body {
@@ -174,10 +192,11 @@ impl<'de> Body<'_, 'de, '_> {
                 Some(v) => v,
                 None => d.bool().map_err(wire)?,
             })?,
-            Kind::Double => visitor.visit_f64(d.double().map_err(wire)?)?,
+            Kind::Double { narrow } => visitor.visit_f64(read_double(d, *narrow)?)?,
             Kind::Null => visitor.visit_unit()?,
             Kind::Binary(p) => {
                 let bytes = d.binary().map_err(wire)?;
+                check_bytes(*p, bytes).map_err(|m| at(start, m))?;
                 let text = |bytes| {
                     std::str::from_utf8(bytes)
                         .map_err(|e| at(start, format!("{} value is not UTF-8: {e}", p.name())))
@@ -189,7 +208,18 @@ impl<'de> Body<'_, 'de, '_> {
                     (PrimitiveType::Utf8 | PrimitiveType::Json, _) | (_, Hint::Str) => {
                         visitor.visit_borrowed_str(text(bytes)?)?
                     }
-                    (_, Hint::Seq) => visitor.visit_seq(ByteSeq { bytes, next: 0 })?,
+                    (_, Hint::Seq) => {
+                        let mut items = ByteItems { bytes, index: 0 };
+                        let value = visitor.visit_seq(&mut items)?;
+                        if items.index < bytes.len() {
+                            let left = bytes.len() - items.index;
+                            return Err(at(
+                                start,
+                                format!("{left} more bytes than the Rust type took"),
+                            ));
+                        }
+                        value
+                    }
                     _ => visitor.visit_borrowed_bytes(bytes)?,
                 }
             }
@@ -210,7 +240,12 @@ impl<'de> Body<'_, 'de, '_> {
                     _ => visitor.visit_i64(v)?,
                 }
             }
-            Kind::Decimal { .. } => visitor.visit_borrowed_bytes(d.binary().map_err(wire)?)?,
+            Kind::Decimal { precision, scale } => {
+                let bytes = d.binary().map_err(wire)?;
+                shapeshift_types::check_decimal_binary(bytes, *precision, *scale)
+                    .map_err(|e| at(start, e.to_string()))?;
+                visitor.visit_borrowed_bytes(bytes)?
+            }
             Kind::List(item) => {
                 let want = item.element_wire;
                 let (element, count) = d.list().map_err(wire)?;
@@ -248,6 +283,11 @@ impl<'de> Body<'_, 'de, '_> {
                     read_ahead: None,
                 };
                 let value = visitor.visit_map(&mut entries)?;
+                if entries.left > 0 {
+                    let message =
+                        format!("{} more dict entries than the Rust type took", entries.left);
+                    return Err(at(entries.d.pos, message));
+                }
                 return close(entries.d, closes).map(|()| value);
             }
             Kind::Struct { members, names } => {
@@ -277,6 +317,30 @@ impl<'de> Body<'_, 'de, '_> {
         };
         close(d, closes)?;
         Ok(value)
+    }
+}
+
+/// A double, checked against `float`'s range when `narrow`.
+#[inline]
+fn read_double(d: &mut Decoder<'_>, narrow: bool) -> Result<f64, SerdeError> {
+    let start = d.pos;
+    let v = d.double().map_err(wire)?;
+    if !fits_float(v, narrow) {
+        return Err(at(start, format!("{v} is out of range for float")));
+    }
+    Ok(v)
+}
+
+/// The checks of a byte string of primitive `p` that the row decoder makes too.
+fn check_bytes(p: PrimitiveType, bytes: &[u8]) -> Result<(), String> {
+    match p {
+        PrimitiveType::Uuid if bytes.len() != 16 => {
+            Err(format!("{} bytes for a uuid of 16", bytes.len()))
+        }
+        PrimitiveType::Yson => crate::yson::from_slice(bytes)
+            .map(drop)
+            .map_err(|e| format!("yson value: {e}")),
+        _ => Ok(()),
     }
 }
 
@@ -320,7 +384,7 @@ macro_rules! scalars {
         $(#[inline]
         fn $method<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, SerdeError> {
             match self.ty.kind {
-                Kind::Double => visitor.visit_f64(self.d.double().map_err(wire)?),
+                Kind::Double { narrow } => visitor.visit_f64(read_double(self.d, narrow)?),
                 Kind::Int {
                     primitive,
                     wire: int_wire,
@@ -347,6 +411,10 @@ macro_rules! scalars {
 
 impl<'de> de::Deserializer<'de> for ValueDe<'_, 'de, '_> {
     type Error = SerdeError;
+
+    fn is_human_readable(&self) -> bool {
+        false
+    }
 
     by_schema! {
         deserialize_any() => Hint::Any;
@@ -448,6 +516,10 @@ struct Absent<'t> {
 impl<'de> de::Deserializer<'de> for Absent<'_> {
     type Error = SerdeError;
 
+    fn is_human_readable(&self) -> bool {
+        false
+    }
+
     fn deserialize_any<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, SerdeError> {
         match self.ty.kind {
             Kind::Null => visitor.visit_unit(),
@@ -511,31 +583,6 @@ impl<'de> de::SeqAccess<'de> for ListAccess<'_, 'de, '_> {
 
     fn size_hint(&self) -> Option<usize> {
         Some(self.left)
-    }
-}
-
-/// A byte string's bytes as a sequence of u8 (a `Vec<u8>`).
-struct ByteSeq<'de> {
-    bytes: &'de [u8],
-    next: usize,
-}
-
-impl<'de> de::SeqAccess<'de> for ByteSeq<'de> {
-    type Error = SerdeError;
-
-    fn next_element_seed<S: DeserializeSeed<'de>>(
-        &mut self,
-        seed: S,
-    ) -> Result<Option<S::Value>, SerdeError> {
-        let Some(&byte) = self.bytes.get(self.next) else {
-            return Ok(None);
-        };
-        self.next += 1;
-        seed.deserialize(byte.into_deserializer()).map(Some)
-    }
-
-    fn size_hint(&self) -> Option<usize> {
-        Some(self.bytes.len() - self.next)
     }
 }
 
@@ -612,7 +659,7 @@ impl<'de> de::SeqAccess<'de> for &mut StructAccess<'_, 'de, '_> {
         let Some(ty) = self.members.get(self.next) else {
             return Ok(None);
         };
-        let id = field_id(self.next);
+        let id = field_id(self.next)?;
         let start = self.d.pos;
         let header = self.header()?;
         self.next += 1;

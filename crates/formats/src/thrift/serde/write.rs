@@ -6,11 +6,12 @@
 //! the value; the wrapper structs of the mapping (`{1: T}` around a nullable `T`) are opened
 //! on the way in and closed by counting their stop fields into the value written last.
 
-use serde::ser::{self, Impossible, Serialize};
+use serde::ser::{self, Serialize};
 use shapeshift_types::{check_decimal_binary, PrimitiveType, Type};
 
-use super::plan::{Kind, Node};
+use super::plan::{fits_float, Kind, Node};
 use super::{field_id, format_name};
+use crate::byte_items::ByteSerializer;
 use crate::serde_error::{error, SerdeError};
 use crate::thrift::wire::{Encoder, Protocol, WireType};
 use crate::yson::{self, YsonFormat};
@@ -254,7 +255,7 @@ impl<'w, 't> Body<'w, 't> {
     #[inline]
     fn float(self, v: f64) -> Result<(), SerdeError> {
         match self.ty.kind {
-            Kind::Double => {
+            Kind::Double { narrow } if fits_float(v, narrow) => {
                 self.w.enc().double(v);
                 self.done()
             }
@@ -291,9 +292,20 @@ impl<'w, 't> Body<'w, 't> {
                 .map_err(|e| format!("bytes that are not UTF-8 ({e})")),
             Kind::Binary(PrimitiveType::Uuid) if v.len() == 16 => Ok(()),
             Kind::Binary(PrimitiveType::Uuid) => Err(format!("{} bytes for a uuid of 16", v.len())),
-            Kind::Binary(_) => yson::from_slice(v)
-                .map(drop)
-                .map_err(|e| format!("bytes that are not YSON ({e})")),
+            Kind::Binary(_) => {
+                // Written as binary YSON, as `encode` writes a yson value.
+                let node = yson::from_slice(v).map_err(|e| {
+                    error(format!(
+                        "bytes that are not YSON ({e}) for type {}",
+                        describe(&self.ty.ty)
+                    ))
+                })?;
+                self.w
+                    .enc()
+                    .binary(&yson::to_vec(&node, YsonFormat::Binary))
+                    .map_err(error)?;
+                return self.done();
+            }
             Kind::Decimal { precision, scale } => {
                 check_decimal_binary(v, precision, scale).map_err(|e| e.to_string())
             }
@@ -317,7 +329,7 @@ impl<'w, 't> Body<'w, 't> {
                 alternatives.len()
             )));
         };
-        let id = field_id(index as usize);
+        let id = field_id(index as usize)?;
         let closes = self.closes + 1;
         if alt.nullable {
             self.w.enc().field(WireType::Struct, id, &mut 0);
@@ -475,7 +487,7 @@ impl Compound<'_, '_> {
             }
             Compose::Bytes { count, .. } => {
                 *count += 1;
-                let byte = value.serialize(ByteOnly)?;
+                let byte = value.serialize(ByteSerializer)?;
                 self.w.out.push(byte);
                 Ok(())
             }
@@ -491,7 +503,7 @@ impl Compound<'_, '_> {
                         members.len()
                     )));
                 };
-                let id = field_id(*next);
+                let id = field_id(*next)?;
                 let before = self.w.out.len();
                 value
                     .serialize(Slot {
@@ -640,6 +652,10 @@ impl<'w, 't> ser::Serializer for Slot<'w, 't> {
     type SerializeMap = Compound<'w, 't>;
     type SerializeStruct = Compound<'w, 't>;
     type SerializeStructVariant = Compound<'w, 't>;
+
+    fn is_human_readable(&self) -> bool {
+        false
+    }
 
     fn serialize_bool(self, v: bool) -> Result<(), SerdeError> {
         self.present()?.bool(v)
@@ -897,130 +913,5 @@ impl ser::SerializeMap for Compound<'_, '_> {
 
     fn end(self) -> Result<(), SerdeError> {
         Compound::end(self)
-    }
-}
-
-/// The items of a byte string spelled as a sequence (a `Vec<u8>`): integers 0 to 255.
-struct ByteOnly;
-
-#[cold]
-fn not_a_byte() -> SerdeError {
-    error("a sequence's item that is not an integer 0 to 255, for type string")
-}
-
-macro_rules! byte_from {
-    ($($method:ident: $ty:ty),*) => {
-        $(fn $method(self, v: $ty) -> Result<u8, SerdeError> {
-            u8::try_from(v).map_err(|_| not_a_byte())
-        })*
-    };
-}
-
-macro_rules! not_byte {
-    ($($method:ident($($arg:ty),*)),*) => {
-        $(fn $method(self, $(_: $arg),*) -> Result<u8, SerdeError> {
-            Err(not_a_byte())
-        })*
-    };
-}
-
-impl ser::Serializer for ByteOnly {
-    type Ok = u8;
-    type Error = SerdeError;
-    type SerializeSeq = Impossible<u8, SerdeError>;
-    type SerializeTuple = Impossible<u8, SerdeError>;
-    type SerializeTupleStruct = Impossible<u8, SerdeError>;
-    type SerializeTupleVariant = Impossible<u8, SerdeError>;
-    type SerializeMap = Impossible<u8, SerdeError>;
-    type SerializeStruct = Impossible<u8, SerdeError>;
-    type SerializeStructVariant = Impossible<u8, SerdeError>;
-
-    fn serialize_u8(self, v: u8) -> Result<u8, SerdeError> {
-        Ok(v)
-    }
-
-    byte_from!(serialize_i8: i8, serialize_i16: i16, serialize_i32: i32, serialize_i64: i64,
-        serialize_u16: u16, serialize_u32: u32, serialize_u64: u64);
-    not_byte!(
-        serialize_bool(bool),
-        serialize_f32(f32),
-        serialize_f64(f64),
-        serialize_char(char),
-        serialize_str(&str),
-        serialize_bytes(&[u8]),
-        serialize_none(),
-        serialize_unit(),
-        serialize_unit_struct(&'static str),
-        serialize_unit_variant(&'static str, u32, &'static str)
-    );
-
-    fn serialize_some<T: Serialize + ?Sized>(self, _: &T) -> Result<u8, SerdeError> {
-        Err(not_a_byte())
-    }
-
-    fn serialize_newtype_struct<T: Serialize + ?Sized>(
-        self,
-        _: &'static str,
-        value: &T,
-    ) -> Result<u8, SerdeError> {
-        value.serialize(self)
-    }
-
-    fn serialize_newtype_variant<T: Serialize + ?Sized>(
-        self,
-        _: &'static str,
-        _: u32,
-        _: &'static str,
-        _: &T,
-    ) -> Result<u8, SerdeError> {
-        Err(not_a_byte())
-    }
-
-    fn serialize_seq(self, _: Option<usize>) -> Result<Self::SerializeSeq, SerdeError> {
-        Err(not_a_byte())
-    }
-
-    fn serialize_tuple(self, _: usize) -> Result<Self::SerializeTuple, SerdeError> {
-        Err(not_a_byte())
-    }
-
-    fn serialize_tuple_struct(
-        self,
-        _: &'static str,
-        _: usize,
-    ) -> Result<Self::SerializeTupleStruct, SerdeError> {
-        Err(not_a_byte())
-    }
-
-    fn serialize_tuple_variant(
-        self,
-        _: &'static str,
-        _: u32,
-        _: &'static str,
-        _: usize,
-    ) -> Result<Self::SerializeTupleVariant, SerdeError> {
-        Err(not_a_byte())
-    }
-
-    fn serialize_map(self, _: Option<usize>) -> Result<Self::SerializeMap, SerdeError> {
-        Err(not_a_byte())
-    }
-
-    fn serialize_struct(
-        self,
-        _: &'static str,
-        _: usize,
-    ) -> Result<Self::SerializeStruct, SerdeError> {
-        Err(not_a_byte())
-    }
-
-    fn serialize_struct_variant(
-        self,
-        _: &'static str,
-        _: u32,
-        _: &'static str,
-        _: usize,
-    ) -> Result<Self::SerializeStructVariant, SerdeError> {
-        Err(not_a_byte())
     }
 }
