@@ -72,4 +72,17 @@ impl TableSchema {
     pub fn column_index(&self, name: &str) -> Option<usize> {
         self.columns.iter().position(|c| c.name == name)
     }
+
+    /// A row as one value: the struct whose members are the columns, in order.
+    pub fn row_type(&self) -> Type {
+        Type::Struct(
+            self.columns
+                .iter()
+                .map(|c| crate::Member {
+                    name: c.name.clone(),
+                    ty: c.ty.clone(),
+                })
+                .collect(),
+        )
+    }
 }

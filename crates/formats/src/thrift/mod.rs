@@ -17,7 +17,7 @@
 //! - [`RowCodec`]: one row struct to and from bytes, the fast path.
 //! - `rows/`: the row interface over the framing.
 
-use shapeshift_types::{Member, TableSchema, Type, Value, ValueRef};
+use shapeshift_types::{TableSchema, Type, Value, ValueRef};
 
 pub(crate) mod mapping;
 pub mod rows;
@@ -67,16 +67,7 @@ impl RowCodec {
             protocol,
             types: schema.columns.iter().map(|c| c.ty.clone()).collect(),
             names: schema.columns.iter().map(|c| c.name.clone()).collect(),
-            row: std::sync::Arc::new(serde::Node::compile(&Type::Struct(
-                schema
-                    .columns
-                    .iter()
-                    .map(|c| Member {
-                        name: c.name.clone(),
-                        ty: c.ty.clone(),
-                    })
-                    .collect(),
-            ))),
+            row: std::sync::Arc::new(serde::Node::compile(&schema.row_type())),
         })
     }
 

@@ -407,7 +407,7 @@ impl<'a> Decoder<'a> {
     }
 
     /// The common headers, read inline: a stop, a binary header, a compact header with a
-    /// delta; `None` for anything else, with nothing read (left to [`Decoder::field`]).
+    /// delta; `None` for anything else, with nothing read (left to [`Decoder::long_field`]).
     #[inline(always)]
     pub(crate) fn short_field(&mut self, last: &mut i16) -> Option<Option<FieldHeader>> {
         let rest = &self.bytes[self.pos..];
@@ -449,7 +449,10 @@ impl<'a> Decoder<'a> {
 
     #[cold]
     #[inline(never)]
-    fn long_field(&mut self, last: &mut i16) -> Result<Option<FieldHeader>, DecodeError> {
+    pub(crate) fn long_field(
+        &mut self,
+        last: &mut i16,
+    ) -> Result<Option<FieldHeader>, DecodeError> {
         let start = self.pos;
         let head = self.byte("field header")?;
         if head == 0 {

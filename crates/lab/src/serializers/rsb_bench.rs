@@ -9,7 +9,7 @@ use apache_avro::Schema;
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 use shapeshift_formats::registry::FormatKind;
-use shapeshift_types::{ColumnSchema, Member, TableSchema, Type};
+use shapeshift_types::{ColumnSchema, TableSchema, Type};
 
 use super::contender::{column, compressed_sizes, Column, Trials};
 use super::ours::{interface_rows, interface_write, RowCodec, Typed};
@@ -189,17 +189,10 @@ impl<T: Serialize + DeserializeOwned> DataCodec<T> for Typed {
 /// The schema of a whole dataset's struct (one field: the list of its records) from the
 /// table of its records: the shape the typed paths write, as the crates write the dataset.
 fn dataset_schema(records: &TableSchema) -> TableSchema {
-    let record = Type::Struct(
-        records
-            .columns
-            .iter()
-            .map(|c| Member {
-                name: c.name.clone(),
-                ty: c.ty.clone(),
-            })
-            .collect(),
-    );
-    TableSchema::new(vec![ColumnSchema::new("records", Type::list(record))])
+    TableSchema::new(vec![ColumnSchema::new(
+        "records",
+        Type::list(records.row_type()),
+    )])
 }
 
 type Entry<T> = (ContenderInfo, Box<dyn DataCodec<T>>);

@@ -612,7 +612,7 @@ impl StructAccess<'_, '_, '_> {
             let start = self.d.pos;
             let header = match self.d.short_field(&mut self.last) {
                 Some(header) => header,
-                None => self.d.field(&mut self.last).map_err(wire)?,
+                None => self.d.long_field(&mut self.last).map_err(wire)?,
             };
             let Some(header) = header else {
                 self.done = true;

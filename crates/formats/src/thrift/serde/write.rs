@@ -855,49 +855,35 @@ compound_impl!(SerializeTuple, serialize_element);
 compound_impl!(SerializeTupleStruct, serialize_field);
 compound_impl!(SerializeTupleVariant, serialize_field);
 
-impl ser::SerializeStruct for Compound<'_, '_> {
-    type Ok = ();
-    type Error = SerdeError;
+/// Struct fields: positional, and a skipped one is left out (when it may be).
+macro_rules! struct_impl {
+    ($trait:ident) => {
+        impl ser::$trait for Compound<'_, '_> {
+            type Ok = ();
+            type Error = SerdeError;
 
-    #[inline]
-    fn serialize_field<T: Serialize + ?Sized>(
-        &mut self,
-        _key: &'static str,
-        value: &T,
-    ) -> Result<(), SerdeError> {
-        self.element(value)
-    }
+            #[inline]
+            fn serialize_field<T: Serialize + ?Sized>(
+                &mut self,
+                _key: &'static str,
+                value: &T,
+            ) -> Result<(), SerdeError> {
+                self.element(value)
+            }
 
-    fn skip_field(&mut self, key: &'static str) -> Result<(), SerdeError> {
-        self.skip(key)
-    }
+            fn skip_field(&mut self, key: &'static str) -> Result<(), SerdeError> {
+                self.skip(key)
+            }
 
-    fn end(self) -> Result<(), SerdeError> {
-        Compound::end(self)
-    }
+            fn end(self) -> Result<(), SerdeError> {
+                Compound::end(self)
+            }
+        }
+    };
 }
 
-impl ser::SerializeStructVariant for Compound<'_, '_> {
-    type Ok = ();
-    type Error = SerdeError;
-
-    #[inline]
-    fn serialize_field<T: Serialize + ?Sized>(
-        &mut self,
-        _key: &'static str,
-        value: &T,
-    ) -> Result<(), SerdeError> {
-        self.element(value)
-    }
-
-    fn skip_field(&mut self, key: &'static str) -> Result<(), SerdeError> {
-        self.skip(key)
-    }
-
-    fn end(self) -> Result<(), SerdeError> {
-        Compound::end(self)
-    }
-}
+struct_impl!(SerializeStruct);
+struct_impl!(SerializeStructVariant);
 
 impl ser::SerializeMap for Compound<'_, '_> {
     type Ok = ();
