@@ -70,6 +70,7 @@ impl Dialect for Cbor {
     const NIL: u8 = 0xf6;
     const TINY_UINT_MAX: u8 = 0x17;
     const FLOAT32_HEAD: u8 = 0xfa;
+    const FALSE: u8 = 0xf4;
 
     fn nil(out: &mut Vec<u8>) {
         out.push(Self::NIL);

@@ -44,6 +44,7 @@ impl Dialect for MsgPack {
     const NIL: u8 = 0xc0;
     const TINY_UINT_MAX: u8 = 0x7f;
     const FLOAT32_HEAD: u8 = 0xca;
+    const FALSE: u8 = 0xc2;
 
     // The shortest forms, written straight into the Vec: through `rmp`'s writers (a `Write`
     // call per marker and per argument) the serde path spent a third of its serialize time in

@@ -123,6 +123,8 @@ pub trait Dialect {
     const TINY_UINT_MAX: u8;
     /// The first byte of a float32 item; its four big-endian bytes follow.
     const FLOAT32_HEAD: u8;
+    /// The one byte of `false`; `true` is the byte after it in both formats.
+    const FALSE: u8;
     fn nil(out: &mut Vec<u8>);
     fn boolean(out: &mut Vec<u8>, v: bool);
     fn int(out: &mut Vec<u8>, v: i64);
@@ -153,6 +155,18 @@ pub trait Dialect {
             Some(&byte) if byte <= Self::TINY_UINT_MAX => {
                 *pos += 1;
                 Some(byte)
+            }
+            _ => None,
+        }
+    }
+
+    /// The boolean item at `*pos`, moving past it; `None` (nothing moved) for any other item.
+    #[inline(always)]
+    fn read_bool(input: &[u8], pos: &mut usize) -> Option<bool> {
+        match input.get(*pos) {
+            Some(&byte) if byte == Self::FALSE || byte == Self::FALSE + 1 => {
+                *pos += 1;
+                Some(byte != Self::FALSE)
             }
             _ => None,
         }

@@ -351,3 +351,60 @@ proptest! {
         }
     }
 }
+
+/// Every integer width, read from the one-byte forms and the longer ones alike.
+type Integers = (i8, u8, i16, u16, i32, u32, i64, u64, bool, (bool, u8));
+
+proptest! {
+    #[test]
+    fn integers_and_booleans_read_back_at_every_width(
+        small in -300i64..300,
+        value in any::<Integers>(),
+    ) {
+        // One-byte forms are rare among arbitrary integers: the small ones fill in for them.
+        let s = small;
+        let tiny: Integers = (
+            s as i8, s as u8, s as i16, s as u16, s as i32, s as u32, s, s as u64, s % 2 == 0,
+            (s < 0, s as u8),
+        );
+        for value in [value, tiny] {
+            let ours = msgpack::to_vec(&value).unwrap();
+            prop_assert_eq!(msgpack::from_slice::<Integers>(&ours).unwrap(), value);
+            prop_assert_eq!(rmp_serde::from_slice::<Integers>(&ours).unwrap(), value);
+            let theirs = rmp_serde::to_vec(&value).unwrap();
+            prop_assert_eq!(msgpack::from_slice::<Integers>(&theirs).unwrap(), value);
+            let cbor_bytes = cbor::to_vec(&value).unwrap();
+            prop_assert_eq!(cbor::from_slice::<Integers>(&cbor_bytes).unwrap(), value);
+        }
+    }
+
+    #[test]
+    fn an_integer_out_of_the_target_s_range_is_an_error(
+        v in prop_oneof![-300i64..300, any::<i64>()],
+    ) {
+        for (bytes, name) in [(msgpack::to_vec(&v).unwrap(), "msgpack"), (cbor::to_vec(&v).unwrap(), "cbor")] {
+            let read = |ok: bool, result: Result<(), String>| match ok {
+                true => result.is_ok(),
+                false => result.is_err(),
+            };
+            let as_u8 = msgpack_or_cbor::<u8>(name, &bytes);
+            prop_assert!(read(u8::try_from(v).is_ok(), as_u8.map(drop)));
+            let as_i8 = msgpack_or_cbor::<i8>(name, &bytes);
+            prop_assert!(read(i8::try_from(v).is_ok(), as_i8.map(drop)));
+            let as_u32 = msgpack_or_cbor::<u32>(name, &bytes);
+            prop_assert!(read(u32::try_from(v).is_ok(), as_u32.map(drop)));
+            // An integer is no boolean, however small.
+            prop_assert!(msgpack_or_cbor::<bool>(name, &bytes).is_err());
+        }
+    }
+}
+
+fn msgpack_or_cbor<T: serde::de::DeserializeOwned>(
+    format: &str,
+    bytes: &[u8],
+) -> Result<T, String> {
+    match format {
+        "msgpack" => msgpack::from_slice(bytes).map_err(|e| e.to_string()),
+        _ => cbor::from_slice(bytes).map_err(|e| e.to_string()),
+    }
+}

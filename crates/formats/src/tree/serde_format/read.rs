@@ -118,6 +118,13 @@ macro_rules! integer {
     ($method:ident, $visit:ident, $ty:ty) => {
         #[inline]
         fn $method<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, SerdeError> {
+            // Small non-negative integers (most counts, ids, enum-like bytes) are one byte
+            // that fits every target type.
+            let start = self.pos;
+            if let Some(v) = D::read_tiny_uint(self.input, &mut self.pos) {
+                self.item_start = start;
+                return visitor.$visit(v as $ty);
+            }
             let item = self.next()?;
             let fits = match item {
                 Item::Int(v) => <$ty>::try_from(v).ok(),
@@ -223,6 +230,23 @@ impl<'de, D: Dialect> de::Deserializer<'de> for &mut Deserializer<'de, D> {
     integer!(deserialize_u32, visit_u32, u32);
     integer!(deserialize_u64, visit_u64, u64);
 
+    fn deserialize_bool<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, SerdeError> {
+        let start = self.pos;
+        if let Some(v) = D::read_bool(self.input, &mut self.pos) {
+            self.item_start = start;
+            return visitor.visit_bool(v);
+        }
+        self.deserialize_any(visitor)
+    }
+
+    fn deserialize_tuple<V: Visitor<'de>>(
+        self,
+        _len: usize,
+        visitor: V,
+    ) -> Result<V::Value, SerdeError> {
+        self.deserialize_seq(visitor)
+    }
+
     fn deserialize_f32<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, SerdeError> {
         let start = self.pos;
         if let Some(v) = D::read_single(self.input, &mut self.pos) {
@@ -267,7 +291,7 @@ impl<'de, D: Dialect> de::Deserializer<'de> for &mut Deserializer<'de, D> {
     }
 
     serde::forward_to_deserialize_any! {
-        bool i128 u128 f64 char bytes byte_buf tuple tuple_struct map identifier ignored_any
+        i128 u128 f64 char bytes byte_buf tuple_struct map identifier ignored_any
     }
 }
 
