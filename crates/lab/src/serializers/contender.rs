@@ -87,54 +87,89 @@ pub fn check_round_trip<C: Contender>(c: &C, value: &MediaContent) -> Result<Vec
     Ok(bytes)
 }
 
-/// Times every column of `c` on `value` (after [`check_round_trip`]).
+/// jvm-serializers' timed columns: create, ser, +same, deser, +shal, +deep.
+pub const COLUMNS: usize = 6;
+
+/// A contender's columns on one value, calibrated and warmed up, ready to be timed beside
+/// the other contenders' ([`interleave`]).
+pub struct Prepared<'a> {
+    /// create, ser, +same, deser, +shal, +deep, in [`Row`]'s order.
+    pub columns: Vec<Timed<'a>>,
+    /// The serialized value.
+    pub bytes: Vec<u8>,
+}
+
+impl Prepared<'_> {
+    /// The row of the six columns [`interleave`] timed (in `columns`' order).
+    ///
+    /// # Errors
+    /// A compressor's error, or not six columns.
+    pub fn row(&self, columns: Vec<Column>) -> Result<Row, String> {
+        let [create, ser, same, deser, shal, deep]: [Column; COLUMNS] = columns
+            .try_into()
+            .map_err(|c: Vec<Column>| format!("{} columns timed, expected {COLUMNS}", c.len()))?;
+        let total = Column {
+            min_ns: ser.min_ns + deep.min_ns,
+            trials_ns: ser
+                .trials_ns
+                .iter()
+                .zip(&deep.trials_ns)
+                .map(|(a, b)| a + b)
+                .collect(),
+            iterations: ser.iterations.min(deep.iterations),
+        };
+        let (deflate, zstd) = compressed_sizes(&self.bytes)?;
+        Ok(Row {
+            create,
+            ser,
+            same,
+            deser,
+            shal,
+            deep,
+            total,
+            size: self.bytes.len(),
+            deflate,
+            zstd,
+        })
+    }
+}
+
+/// Every column of `c` on `value` (after [`check_round_trip`]), calibrated and warmed up.
 ///
 /// # Errors
 /// A step's error (or a failed round trip).
-pub fn measure<C: Contender>(c: &C, value: &MediaContent, trials: Trials) -> Result<Row, String> {
+pub fn prepare<'a, C: Contender>(
+    c: &'a C,
+    value: &'a MediaContent,
+    trials: Trials,
+) -> Result<Prepared<'a>, String> {
     let bytes = check_round_trip(c, value)?;
     let built = c.forward(value)?;
-    let create = column(trials, || c.forward(value).map(|b| drop(black_box(b))))?;
-    let ser = column(trials, || {
+    let create = timed(trials, move || c.forward(value).map(|b| drop(black_box(b))))?;
+    let ser = timed(trials, move || {
         let built = c.forward(black_box(value))?;
         c.serialize(&built).map(|b| drop(black_box(b)))
     })?;
-    let same = column(trials, || {
+    let same = timed(trials, move || {
         c.serialize(black_box(&built)).map(|b| drop(black_box(b)))
     })?;
-    let deser = column(trials, || {
-        c.deserialize(black_box(&bytes)).map(|d| drop(black_box(d)))
+    let input = bytes.clone();
+    let deser = timed(trials, move || {
+        c.deserialize(black_box(&input)).map(|d| drop(black_box(d)))
     })?;
-    let shal = column(trials, || {
-        c.shallow(c.deserialize(black_box(&bytes))?)
+    let input = bytes.clone();
+    let shal = timed(trials, move || {
+        c.shallow(c.deserialize(black_box(&input))?)
             .map(|m| drop(black_box(m)))
     })?;
-    let deep = column(trials, || {
-        c.deep(c.deserialize(black_box(&bytes))?)
+    let input = bytes.clone();
+    let deep = timed(trials, move || {
+        c.deep(c.deserialize(black_box(&input))?)
             .map(|m| drop(black_box(m)))
     })?;
-    let total = Column {
-        min_ns: ser.min_ns + deep.min_ns,
-        trials_ns: ser
-            .trials_ns
-            .iter()
-            .zip(&deep.trials_ns)
-            .map(|(a, b)| a + b)
-            .collect(),
-        iterations: ser.iterations.min(deep.iterations),
-    };
-    let (deflate, zstd) = compressed_sizes(&bytes)?;
-    Ok(Row {
-        create,
-        ser,
-        same,
-        deser,
-        shal,
-        deep,
-        total,
-        size: bytes.len(),
-        deflate,
-        zstd,
+    Ok(Prepared {
+        columns: vec![create, ser, same, deser, shal, deep],
+        bytes,
     })
 }
 
@@ -175,31 +210,66 @@ fn zlib_size(bytes: &[u8], level: i32) -> Result<usize, String> {
     usize::try_from(out_len).map_err(|e| e.to_string())
 }
 
-/// One warm-up trial, then `trials.trials` timed ones, of `operation`.
-pub(crate) fn column(
+/// An operation calibrated to its iteration count: each call of `trial` runs one trial and
+/// gives nanoseconds per operation.
+pub struct Timed<'a> {
+    trial: Box<dyn FnMut() -> Result<f64, String> + 'a>,
+    iterations: usize,
+}
+
+/// `operation` run once, timed once to fit a trial in `trials.trial_budget_s` (at most
+/// `trials.iterations` iterations), then one untimed warm-up trial.
+///
+/// # Errors
+/// The operation's error.
+pub fn timed<'a>(
     trials: Trials,
-    mut operation: impl FnMut() -> Result<(), String>,
-) -> Result<Column, String> {
+    mut operation: impl FnMut() -> Result<(), String> + 'a,
+) -> Result<Timed<'a>, String> {
     operation()?;
     let start = Instant::now();
     operation()?;
     let one = start.elapsed().as_secs_f64().max(1e-9);
     let iterations = ((trials.trial_budget_s / one) as usize).clamp(1, trials.iterations.max(1));
-    let mut run = || -> Result<f64, String> {
+    // The iteration loop is compiled per operation: the box is called once per trial.
+    let mut trial = move || -> Result<f64, String> {
         let start = Instant::now();
         for _ in 0..iterations {
             operation()?;
         }
         Ok(start.elapsed().as_secs_f64() * 1e9 / iterations as f64)
     };
-    run()?;
-    let trials_ns = (0..trials.trials.max(1))
-        .map(|_| run())
-        .collect::<Result<Vec<_>, _>>()?;
-    let min_ns = trials_ns.iter().copied().fold(f64::INFINITY, f64::min);
-    Ok(Column {
-        min_ns,
-        trials_ns,
+    trial()?;
+    Ok(Timed {
+        trial: Box::new(trial),
         iterations,
     })
+}
+
+/// `trials` timed trials of every operation in `ops`, in rounds: a round runs one trial of
+/// each, starting one further along every round. A slow moment of the machine then falls on
+/// all contenders alike instead of on every trial of the one being timed, which is what the
+/// ratios between them need (timing each contender's trials back to back, as jvm-serializers
+/// did, moved single ratios by a third between runs on a shared host).
+///
+/// # Errors
+/// An operation's error.
+pub fn interleave(trials: usize, ops: &mut [Timed<'_>]) -> Result<Vec<Column>, String> {
+    let trials = trials.max(1);
+    let mut samples = vec![Vec::with_capacity(trials); ops.len()];
+    for round in 0..trials {
+        for k in 0..ops.len() {
+            let at = (round + k) % ops.len();
+            samples[at].push((ops[at].trial)()?);
+        }
+    }
+    Ok(samples
+        .into_iter()
+        .zip(ops.iter())
+        .map(|(trials_ns, op)| Column {
+            min_ns: trials_ns.iter().copied().fold(f64::INFINITY, f64::min),
+            trials_ns,
+            iterations: op.iterations,
+        })
+        .collect())
 }

@@ -22,7 +22,9 @@ pub mod rsb_thrift;
 use serde::Serialize;
 use shapeshift_formats::registry::FormatKind;
 
-use contender::{check_round_trip, measure, Contender, Row, Trials};
+use contender::{
+    check_round_trip, interleave, prepare, Contender, Prepared, Row, Timed, Trials, COLUMNS,
+};
 use media::MediaContent;
 
 /// What a contender is.
@@ -83,7 +85,12 @@ pub struct Report {
 /// A contender with its steps behind one object-safe face.
 pub trait Runner {
     fn round_trip(&self, value: &MediaContent) -> Result<Vec<u8>, String>;
-    fn measure(&self, value: &MediaContent, trials: Trials) -> Result<Row, String>;
+    /// Its columns on `value`, calibrated, for [`contender::interleave`].
+    fn prepare<'a>(
+        &'a self,
+        value: &'a MediaContent,
+        trials: Trials,
+    ) -> Result<Prepared<'a>, String>;
     /// Deserialize and the deep reverse step.
     fn decode(&self, bytes: &[u8]) -> Result<MediaContent, String>;
 }
@@ -93,8 +100,12 @@ impl<C: Contender> Runner for C {
         check_round_trip(self, value)
     }
 
-    fn measure(&self, value: &MediaContent, trials: Trials) -> Result<Row, String> {
-        measure(self, value, trials)
+    fn prepare<'a>(
+        &'a self,
+        value: &'a MediaContent,
+        trials: Trials,
+    ) -> Result<Prepared<'a>, String> {
+        prepare(self, value, trials)
     }
 
     fn decode(&self, bytes: &[u8]) -> Result<MediaContent, String> {
@@ -240,11 +251,26 @@ pub fn run(
     });
     let mut results = Vec::new();
     for (value_name, value) in &values {
+        // Every contender's columns on this value, timed in interleaved rounds.
+        let mut prepared = Vec::with_capacity(contenders.len());
         for (info, runner) in &contenders {
             progress(&format!("{value_name}: {}", info.name));
-            let row = runner
-                .measure(value, trials)
-                .map_err(|e| format!("{value_name}: {}: {e}", info.name))?;
+            prepared.push(
+                runner
+                    .prepare(value, trials)
+                    .map_err(|e| format!("{value_name}: {}: {e}", info.name))?,
+            );
+        }
+        let mut ops: Vec<Timed<'_>> = prepared
+            .iter_mut()
+            .flat_map(|p| p.columns.drain(..))
+            .collect();
+        let mut columns = interleave(trials.trials, &mut ops)
+            .map_err(|e| format!("{value_name}: {e}"))?
+            .into_iter();
+        drop(ops);
+        for ((info, _), p) in contenders.iter().zip(&prepared) {
+            let row = p.row(columns.by_ref().take(COLUMNS).collect())?;
             results.push(Measurement {
                 value: value_name.clone(),
                 contender: info.name.clone(),

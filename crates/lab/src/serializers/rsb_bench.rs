@@ -11,7 +11,7 @@ use serde::Serialize;
 use shapeshift_formats::registry::FormatKind;
 use shapeshift_types::{ColumnSchema, TableSchema, Type};
 
-use super::contender::{column, compressed_sizes, Column, Trials};
+use super::contender::{compressed_sizes, interleave, timed, Column, Timed, Trials};
 use super::ours::{interface_rows, interface_write, RowCodec, Typed};
 use super::peer_thrift::ThriftCrate;
 use super::rsb_avro::{players_avro, updates_avro, LOGS_AVRO, MESH_AVRO};
@@ -271,8 +271,12 @@ where
     ProstCrate: DataCodec<T>,
     ThriftCrate: DataCodec<T>,
 {
-    let mut out = Vec::new();
-    for (info, codec) in contenders_for::<T>(avro_schema)? {
+    let contenders = contenders_for::<T>(avro_schema)?;
+    // Each contender's round trip and calibrated columns, then every column timed in
+    // interleaved rounds (see `interleave`).
+    let mut measured = Vec::new();
+    let mut ops: Vec<Timed<'_>> = Vec::new();
+    for (info, codec) in &contenders {
         if !only.is_empty() && !only.contains(&info.name) {
             continue;
         }
@@ -292,16 +296,26 @@ where
             }
         };
         progress(&format!("{dataset}: {} ({} bytes)", info.name, bytes.len()));
-        let serialize = column(trials, || codec.serialize(data).map(drop))?;
-        let deserialize = column(trials, || codec.deserialize(&bytes).map(drop))?;
         let (zlib, zstd) = compressed_sizes(&bytes)?;
+        measured.push((info.name.clone(), bytes.len(), zlib, zstd));
+        ops.push(timed(trials, move || codec.serialize(data).map(drop))?);
+        ops.push(timed(trials, move || codec.deserialize(&bytes).map(drop))?);
+    }
+    let mut columns = interleave(trials.trials, &mut ops)
+        .map_err(|e| format!("{dataset}: {e}"))?
+        .into_iter();
+    let mut out = Vec::new();
+    for (contender, size, zlib, zstd) in measured {
+        let (Some(serialize), Some(deserialize)) = (columns.next(), columns.next()) else {
+            return Err(format!("{dataset}: {contender}: a column was not timed"));
+        };
         out.push(DatasetMeasurement {
             dataset,
             records,
-            contender: info.name,
+            contender,
             serialize,
             deserialize,
-            size: bytes.len(),
+            size,
             zlib,
             zstd,
         });

@@ -246,3 +246,57 @@ fn the_rebuilt_datasets_have_the_benchmarks_published_sizes() {
         3.0,
     );
 }
+
+#[test]
+fn interleaved_trials_rotate_through_every_operation() {
+    use std::cell::RefCell;
+
+    use super::contender::{interleave, timed};
+
+    let log = RefCell::new(Vec::new());
+    let trials = Trials {
+        trials: 3,
+        iterations: 1,
+        trial_budget_s: 1.0,
+    };
+    let mut ops: Vec<_> = (0..3)
+        .map(|id| {
+            let log = &log;
+            timed(trials, move || {
+                log.borrow_mut().push(id);
+                Ok(())
+            })
+            .unwrap()
+        })
+        .collect();
+    // Calibration: two calls and one warm-up trial of one iteration each, per operation.
+    assert_eq!(*log.borrow(), [0, 0, 0, 1, 1, 1, 2, 2, 2]);
+    log.borrow_mut().clear();
+    let columns = interleave(3, &mut ops).unwrap();
+    assert_eq!(
+        *log.borrow(),
+        [0, 1, 2, 1, 2, 0, 2, 0, 1],
+        "a round starts one further along"
+    );
+    assert!(columns
+        .iter()
+        .all(|c| c.trials_ns.len() == 3 && c.iterations == 1));
+    assert!(columns
+        .iter()
+        .all(|c| c.min_ns == c.trials_ns.iter().copied().fold(f64::INFINITY, f64::min)));
+    // An operation's error ends the timing with it.
+    let mut failing = vec![timed(trials, || Ok(())).unwrap()];
+    let mut calls = 0;
+    failing.push(
+        timed(trials, move || {
+            calls += 1;
+            if calls > 3 {
+                Err("broke".to_string())
+            } else {
+                Ok(())
+            }
+        })
+        .unwrap(),
+    );
+    assert_eq!(interleave(2, &mut failing).unwrap_err(), "broke");
+}
