@@ -6,6 +6,8 @@
 //! the value; the wrapper structs of the mapping (`{1: T}` around a nullable `T`) are opened
 //! on the way in and closed by counting their stop fields into the value written last.
 
+use std::num::NonZeroU64;
+
 use serde::ser::{self, Serialize};
 use shapeshift_types::{check_decimal_binary, PrimitiveType, Type};
 
@@ -62,11 +64,31 @@ impl Writer {
     }
 }
 
-/// A struct's field: its id and the id of the field written before it in the same struct.
+/// A struct's field: its id and the id of the field written before it in the same struct,
+/// packed in one word with a marker bit, so `Option<Field>` is one word as well. Slots and
+/// bodies pass through memory between serde's calls: two 16-bit halves stored apart and then
+/// loaded as one word stalled store forwarding (perf: 40% of `serialize_str` on one load).
 #[derive(Clone, Copy)]
-struct Field {
-    id: i16,
-    prev: i16,
+struct Field(NonZeroU64);
+
+impl Field {
+    const MARKER: u64 = 1 << 32;
+
+    #[inline(always)]
+    fn new(id: i16, prev: i16) -> Field {
+        let bits = Self::MARKER | u64::from(prev as u16) << 16 | u64::from(id as u16);
+        Field(NonZeroU64::new(bits).unwrap_or(NonZeroU64::MIN))
+    }
+
+    #[inline(always)]
+    fn id(self) -> i16 {
+        self.0.get() as u16 as i16
+    }
+
+    #[inline(always)]
+    fn prev(self) -> i16 {
+        (self.0.get() >> 16) as u16 as i16
+    }
 }
 
 /// Where the next value goes, and how many stop fields close the structs around it after it.
@@ -105,10 +127,10 @@ impl<'w, 't> Slot<'w, 't> {
         // A plain type (the common case): at most its header.
         if !self.ty.nullable {
             let mut bool_field = None;
-            if let Some(mut f) = self.field {
+            if let Some(f) = self.field {
                 match self.ty.field_wire {
                     Some(WireType::Bool) => bool_field = Some(f),
-                    Some(wire) => self.w.enc().field(wire, f.id, &mut f.prev),
+                    Some(wire) => self.w.enc().field(wire, f.id(), &mut f.prev()),
                     None => return Err(mismatch("a value", self.ty)),
                 }
             }
@@ -131,11 +153,11 @@ impl<'w, 't> Slot<'w, 't> {
         } = self;
         loop {
             match field {
-                Some(mut f) => match &ty.kind {
+                Some(f) => match &ty.kind {
                     Kind::Optional(item) if item.nullable => {
-                        w.enc().field(WireType::Struct, f.id, &mut f.prev);
+                        w.enc().field(WireType::Struct, f.id(), &mut f.prev());
                         closes += 1;
-                        field = Some(Field { id: 1, prev: 0 });
+                        field = Some(Field::new(1, 0));
                         ty = item;
                     }
                     Kind::Optional(item) => ty = item,
@@ -149,7 +171,7 @@ impl<'w, 't> Slot<'w, 't> {
                     }
                     _ => {
                         let wire = ty.field_wire.ok_or_else(|| mismatch("a value", ty))?;
-                        w.enc().field(wire, f.id, &mut f.prev);
+                        w.enc().field(wire, f.id(), &mut f.prev());
                         return Ok(Body {
                             w,
                             ty,
@@ -161,7 +183,7 @@ impl<'w, 't> Slot<'w, 't> {
                 // A nullable element is the wrapper `{1: T}`.
                 None if ty.nullable => {
                     closes += 1;
-                    field = Some(Field { id: 1, prev: 0 });
+                    field = Some(Field::new(1, 0));
                 }
                 None => {
                     return Ok(Body {
@@ -190,12 +212,12 @@ impl<'w, 't> Slot<'w, 't> {
     fn some<T: Serialize + ?Sized>(self, value: &T) -> Result<(), SerdeError> {
         let ty = self.ty;
         match (self.field, &ty.kind) {
-            (Some(mut f), Kind::Optional(item)) if item.nullable => {
-                self.w.enc().field(WireType::Struct, f.id, &mut f.prev);
+            (Some(f), Kind::Optional(item)) if item.nullable => {
+                self.w.enc().field(WireType::Struct, f.id(), &mut f.prev());
                 value.serialize(Slot {
                     w: self.w,
                     ty: item,
-                    field: Some(Field { id: 1, prev: 0 }),
+                    field: Some(Field::new(1, 0)),
                     closes: self.closes + 1,
                 })
             }
@@ -203,7 +225,7 @@ impl<'w, 't> Slot<'w, 't> {
             (None, _) if ty.nullable => Slot {
                 w: self.w,
                 ty,
-                field: Some(Field { id: 1, prev: 0 }),
+                field: Some(Field::new(1, 0)),
                 closes: self.closes + 1,
             }
             .some(value),
@@ -214,13 +236,13 @@ impl<'w, 't> Slot<'w, 't> {
 }
 
 impl<'w, 't> Body<'w, 't> {
-    #[inline]
+    #[inline(always)]
     fn done(self) -> Result<(), SerdeError> {
         self.w.stops(self.closes);
         Ok(())
     }
 
-    #[inline]
+    #[inline(always)]
     fn int(self, v: i64) -> Result<(), SerdeError> {
         match self.ty.kind {
             Kind::Int { wire, range, .. } if range.holds_signed(v) => self.write_int(wire, v),
@@ -228,7 +250,7 @@ impl<'w, 't> Body<'w, 't> {
         }
     }
 
-    #[inline]
+    #[inline(always)]
     fn uint(self, v: u64) -> Result<(), SerdeError> {
         match self.ty.kind {
             // uint64 travels as the bit pattern of an i64.
@@ -240,7 +262,7 @@ impl<'w, 't> Body<'w, 't> {
     }
 
     /// Writes an integer already checked against its type's range.
-    #[inline]
+    #[inline(always)]
     fn write_int(self, wire: WireType, v: i64) -> Result<(), SerdeError> {
         let mut e = self.w.enc();
         match wire {
@@ -252,7 +274,7 @@ impl<'w, 't> Body<'w, 't> {
         self.done()
     }
 
-    #[inline]
+    #[inline(always)]
     fn float(self, v: f64) -> Result<(), SerdeError> {
         match self.ty.kind {
             Kind::Double { narrow } if fits_float(v, narrow) => {
@@ -263,10 +285,11 @@ impl<'w, 't> Body<'w, 't> {
         }
     }
 
+    #[inline(always)]
     fn bool(self, v: bool) -> Result<(), SerdeError> {
         match (&self.ty.kind, self.bool_field) {
-            (Kind::Bool, Some(mut f)) => {
-                self.w.enc().bool_field(f.id, v, &mut f.prev);
+            (Kind::Bool, Some(f)) => {
+                self.w.enc().bool_field(f.id(), v, &mut f.prev());
             }
             (Kind::Bool, None) => self.w.enc().bool(v),
             _ => return Err(mismatch(&format!("bool {v}"), self.ty)),
@@ -274,7 +297,7 @@ impl<'w, 't> Body<'w, 't> {
         self.done()
     }
 
-    #[inline]
+    #[inline(always)]
     fn str(self, v: &str) -> Result<(), SerdeError> {
         match self.ty.kind {
             Kind::Binary(PrimitiveType::String | PrimitiveType::Utf8 | PrimitiveType::Json) => {}
@@ -343,7 +366,7 @@ impl<'w, 't> Body<'w, 't> {
         Ok(Slot {
             w: self.w,
             ty: alt,
-            field: Some(Field { id, prev: 0 }),
+            field: Some(Field::new(id, 0)),
             closes,
         })
     }
@@ -509,7 +532,7 @@ impl Compound<'_, '_> {
                     .serialize(Slot {
                         w: self.w,
                         ty: member,
-                        field: Some(Field { id, prev: *last }),
+                        field: Some(Field::new(id, *last)),
                         closes: 0,
                     })
                     .map_err(|e| e.in_member(&names[*next]))?;
@@ -554,7 +577,7 @@ impl Compound<'_, '_> {
         key.serialize(Slot {
             w: self.w,
             ty: key_ty,
-            field: Some(Field { id: 1, prev: 0 }),
+            field: Some(Field::new(1, 0)),
             closes: 0,
         })
         .map_err(|e| e.in_member("key"))?;
@@ -576,7 +599,7 @@ impl Compound<'_, '_> {
             .serialize(Slot {
                 w: self.w,
                 ty: value_ty,
-                field: Some(Field { id: 2, prev }),
+                field: Some(Field::new(2, prev)),
                 closes: 0,
             })
             .map_err(|e| e.in_member("value"))?;
