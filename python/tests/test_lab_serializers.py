@@ -185,3 +185,14 @@ def test_the_rust_target_judges_the_serde_path_before_the_codec_and_the_interfac
     targets, _, data = serializers_rust.targets(serializers_rust.summarize(raw))
     assert {d["ours"] for d in data} == {"ours msgpack serde"}
     assert targets[0].met and "ours msgpack serde" in targets[0].name
+
+
+def test_ratios_pair_the_trials_of_one_round():
+    # The host was slow from round 3 on (round 4 on for the peer): each round's ratio is 2 but
+    # one, so the paired median is 2 where the ratio of the medians would be 100 / 150.
+    peer = {"samples": [100, 100, 100, 300, 300]}
+    ours = {"samples": [50, 50, 150, 150, 150]}
+    ratio, ci = serializers_rust.paired_ratio(peer, ours)
+    assert ratio == 2
+    assert ci is None or ci[0] <= 2 <= ci[1]
+    assert serializers_rust.paired_ratio({"samples": [2.0] * 8}, {"samples": [1.0] * 8}) == (2.0, (2.0, 2.0))

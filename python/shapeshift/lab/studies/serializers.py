@@ -51,28 +51,52 @@ RUBY_SECONDS = {
 }
 
 
+class Timed:
+    """``fn(arg)`` calibrated to ``n`` calls per trial (at most ``cap``, fewer when ``cap`` calls
+    would take over ``trial_s``) and warmed up with one trial."""
+
+    def __init__(self, name: str, fn, arg, *, cap: int, trial_s: float):
+        started = time.perf_counter()
+        fn(arg)
+        estimate = max(time.perf_counter() - started, 1e-7)
+        self.name = name
+        self.n = n = max(1, min(cap, int(trial_s / estimate)))
+
+        def trial():
+            for _ in repeat(None, n):
+                fn(arg)
+
+        self.trial = trial
+        trial()
+
+
+def time_interleaved(ctx: LabContext, ops: list[Timed], trials: int) -> list[dict]:
+    """Seconds per call of every operation in ``ops``: ``trials`` rounds, each one trial of every
+    operation, starting one further along each round, so a slow moment of the machine falls on
+    all contenders alike (as the Rust side times them). The collector stays on (building objects
+    is part of what a caller pays). Minimum, median and the median's 95% CI over the trials."""
+    loads: list[list] = [[] for _ in ops]
+    for round_index in range(trials):
+        for k in range(len(ops)):
+            at = (round_index + k) % len(ops)
+            loads[at].append(ctx.sample(ops[at].trial))
+    out = []
+    for op, op_loads in zip(ops, loads):
+        ctx.record(op.name, [l.wall_s for l in op_loads], [l.cpu_s for l in op_loads], op_loads)
+        per_call = [l.wall_s / op.n for l in op_loads]
+        out.append({
+            "iterations": op.n,
+            "min": min(per_call),
+            "median": statistics.median(per_call),
+            "ci": median_ci(per_call),
+            "samples": per_call,
+        })
+    return out
+
+
 def time_per_call(ctx: LabContext, name: str, fn, arg, *, cap: int, trials: int, trial_s: float) -> dict:
-    """Seconds per ``fn(arg)`` call: trials of ``n`` calls (``n`` at most ``cap``, fewer when
-    ``cap`` calls would take over ``trial_s``), the collector on (building objects is part of
-    what a caller pays). Minimum, median and the median's 95% CI over the trials."""
-    started = time.perf_counter()
-    fn(arg)
-    estimate = max(time.perf_counter() - started, 1e-7)
-    n = max(1, min(cap, int(trial_s / estimate)))
-
-    def trial():
-        for _ in repeat(None, n):
-            fn(arg)
-
-    summary = ctx.time(trial, repeat=trials, warmup=1, collect_garbage=True, name=name)
-    per_call = [s / n for s in summary.samples]
-    return {
-        "iterations": n,
-        "min": min(per_call),
-        "median": statistics.median(per_call),
-        "ci": median_ci(per_call),
-        "samples": per_call,
-    }
+    """Seconds per ``fn(arg)`` call, timed alone (see ``time_interleaved``)."""
+    return time_interleaved(ctx, [Timed(name, fn, arg, cap=cap, trial_s=trial_s)], trials)[0]
 
 
 def _zstd_size(data: bytes) -> int:
@@ -101,6 +125,8 @@ def measure_media(ctx: LabContext, chosen: list[Contender], datasets: list[str],
     refused: dict[str, str] = {}
     with ctx.steps(len(datasets) * len(chosen), "serializers: MediaContent") as progress:
         for dataset in datasets:
+            # Every contender's columns on this dataset, calibrated, then timed interleaved.
+            ops: list[tuple[str, str, Timed]] = []
             for c in chosen:
                 progress.advance(note=f"{dataset} {c.name}")
                 if c.name in refused:
@@ -123,13 +149,14 @@ def measure_media(ctx: LabContext, chosen: list[Contender], datasets: list[str],
                 if dataset == "media.1":
                     message = published_schema_message(c, ref)
                     record["message_size"], record["message_dfl"] = len(message), len(zlib.compress(message, 6))
-                for column, (fn, on) in _steps(c).items():
-                    record[column] = time_per_call(
-                        ctx, f"media/{dataset}/{c.name}/{column}", fn, args[on],
-                        cap=CREATE_ITERATIONS if column == "create" else ITERATIONS,
-                        trials=trials, trial_s=trial_s,
-                    )
                 figures[dataset][c.name] = record
+                for column, (fn, on) in _steps(c).items():
+                    ops.append((c.name, column, Timed(
+                        f"media/{dataset}/{c.name}/{column}", fn, args[on],
+                        cap=CREATE_ITERATIONS if column == "create" else ITERATIONS, trial_s=trial_s)))
+            timed = time_interleaved(ctx, [op for _, _, op in ops], trials)
+            for (name, column, _), figure in zip(ops, timed):
+                figures[dataset][name][column] = figure
     return figures, refused
 
 
