@@ -20,6 +20,15 @@ fn not_a_byte(what: impl std::fmt::Display) -> SerdeError {
     error(format!("{what} in a sequence of bytes (0..=255 expected)"))
 }
 
+/// The integers other than `u8`: a byte when in `0..=255`.
+macro_rules! narrow {
+    ($($method:ident($ty:ty)),* $(,)?) => {
+        $(fn $method(self, v: $ty) -> Result<u8> {
+            u8::try_from(v).map_err(|_| not_a_byte(v))
+        })*
+    };
+}
+
 macro_rules! refuse {
     ($($method:ident($($arg:ty),*) -> $ok:ty, $what:literal;)*) => {
         $(fn $method(self, $(_: $arg),*) -> Result<$ok> {
@@ -42,26 +51,9 @@ impl ser::Serializer for ByteSerializer {
     fn serialize_u8(self, v: u8) -> Result<u8> {
         Ok(v)
     }
-    fn serialize_u16(self, v: u16) -> Result<u8> {
-        u8::try_from(v).map_err(|_| not_a_byte(v))
-    }
-    fn serialize_u32(self, v: u32) -> Result<u8> {
-        u8::try_from(v).map_err(|_| not_a_byte(v))
-    }
-    fn serialize_u64(self, v: u64) -> Result<u8> {
-        u8::try_from(v).map_err(|_| not_a_byte(v))
-    }
-    fn serialize_i8(self, v: i8) -> Result<u8> {
-        u8::try_from(v).map_err(|_| not_a_byte(v))
-    }
-    fn serialize_i16(self, v: i16) -> Result<u8> {
-        u8::try_from(v).map_err(|_| not_a_byte(v))
-    }
-    fn serialize_i32(self, v: i32) -> Result<u8> {
-        u8::try_from(v).map_err(|_| not_a_byte(v))
-    }
-    fn serialize_i64(self, v: i64) -> Result<u8> {
-        u8::try_from(v).map_err(|_| not_a_byte(v))
+    narrow! {
+        serialize_u16(u16), serialize_u32(u32), serialize_u64(u64),
+        serialize_i8(i8), serialize_i16(i16), serialize_i32(i32), serialize_i64(i64),
     }
     fn serialize_newtype_struct<T: Serialize + ?Sized>(self, _: &str, v: &T) -> Result<u8> {
         v.serialize(self)

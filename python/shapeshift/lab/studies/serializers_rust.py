@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import statistics
 
+from shapeshift.lab import stats
 from shapeshift.lab.stats import median_ci
 from shapeshift.lab.study import LabContext, Table, Target
 
@@ -29,9 +30,8 @@ TARGET_COLUMNS = ["ser", "+deep"]
 DATASET_COLUMNS = ["serialize", "deserialize"]  # rust_serialization_benchmark's
 # rust_serialization_benchmark's datasets in the lab: a tenth of its record counts (1,000 logs,
 # 12,500 triangles, 50 players, 100 mk48 updates) and 16 trials of one pass each (8 left the
-# per-round ratios' CI as wide as their range): the Rust side
-# takes about 22 s of make lab (MediaContent ~10 s, log and mesh ~8 s, minecraft_savedata and
-# mk48 ~4 s); `shapeshift bench serializers` runs the full counts by default.
+# per-round ratios' CI as wide as their range). The Rust side took 47 s of make lab on the
+# lab's 2-core host; `shapeshift bench serializers` runs the full counts by default.
 DATASET_SCALE = 0.1
 DATASET_TRIALS = 16
 WITHIN = 1.5  # "within 1.5x of the fastest crate of that format"
@@ -178,8 +178,8 @@ def paired_ratio(peer: dict, ours: dict) -> tuple[float, tuple[float, float] | N
     """peer / ours per round (the bench interleaves its trials: the k-th trials of two
     contenders ran moments apart), the median of those ratios and its 95% CI. Pairing cancels
     what a slow moment of the host does to both sides, which the ratio of two medians keeps."""
-    ratios = [p / o for p, o in zip(peer["samples"], ours["samples"])]
-    return statistics.median(ratios), median_ci(ratios)
+    ratios = stats.paired_ratio(peer["samples"], ours["samples"])
+    return ratios.median, median_ci(ratios.samples)
 
 
 def targets(rust: dict) -> tuple[list[Target], Table, list[dict]]:

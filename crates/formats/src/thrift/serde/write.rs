@@ -72,12 +72,11 @@ impl Writer {
 struct Field(NonZeroU64);
 
 impl Field {
-    const MARKER: u64 = 1 << 32;
+    const MARKER: NonZeroU64 = NonZeroU64::new(1 << 32).unwrap();
 
     #[inline(always)]
     fn new(id: i16, prev: i16) -> Field {
-        let bits = Self::MARKER | u64::from(prev as u16) << 16 | u64::from(id as u16);
-        Field(NonZeroU64::new(bits).unwrap_or(NonZeroU64::MIN))
+        Field(Self::MARKER | u64::from(prev as u16) << 16 | u64::from(id as u16))
     }
 
     #[inline(always)]
