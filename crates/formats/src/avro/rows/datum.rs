@@ -1,11 +1,12 @@
 //! Raw datum streams: datums of the first table back to back, no header, no positions.
 
 use std::io::{Read, Write};
+use std::sync::Arc;
 
 use shapeshift_types::{TableSchema, Value, ValueRef};
 
 use crate::table::row_arena::{owned_value, RowArena};
-use crate::table::{FormatError, RowPosition, RowRef, RowSink, RowSource};
+use crate::table::{FormatError, RowPosition, RowRef, RowSink, RowSource, SourceInput};
 
 use crate::avro::codec::Reader;
 use crate::avro::{error, RowCodec, FORMAT};
@@ -14,7 +15,7 @@ struct DatumSource {
     input: Option<Box<dyn Read>>,
     bytes: Vec<u8>,
     pos: usize,
-    codec: RowCodec,
+    codec: Arc<RowCodec>,
     rows: u64,
     row: RowArena,
 }
@@ -57,7 +58,7 @@ impl RowSource for DatumSource {
 
 struct DatumSink {
     output: Box<dyn Write>,
-    codec: RowCodec,
+    codec: Arc<RowCodec>,
     buffer: Vec<u8>,
     rows: u64,
 }
@@ -129,40 +130,72 @@ impl RowSink for DatumSink {
 /// whole.
 ///
 /// # Errors
-/// Never at construction; kept fallible for the common constructor shape.
+/// A [`FormatError`] when `schemas` is empty.
 pub fn datum_source(
     schemas: &[TableSchema],
     input: Box<dyn Read>,
 ) -> Result<Box<dyn RowSource>, FormatError> {
-    let table = schemas
-        .first()
-        .ok_or_else(|| error(None, None, "no table schema given"))?;
-    Ok(Box::new(DatumSource {
-        input: Some(input),
-        bytes: Vec::new(),
-        pos: 0,
-        codec: RowCodec::new(table),
-        rows: 0,
-        row: RowArena::default(),
-    }))
+    Ok(PreparedDatums::new(schemas)?.open_source(input))
 }
 
 /// Writes raw Avro datums back to back (no header) of the first table; positions are
 /// not carried.
 ///
 /// # Errors
-/// Never at construction; kept fallible for the common constructor shape.
+/// A [`FormatError`] when `schemas` is empty.
 pub fn datum_sink(
     schemas: &[TableSchema],
     output: Box<dyn Write>,
 ) -> Result<Box<dyn RowSink>, FormatError> {
-    let table = schemas
-        .first()
-        .ok_or_else(|| error(None, None, "no table schema given"))?;
-    Ok(Box::new(DatumSink {
-        output,
-        codec: RowCodec::new(table),
-        buffer: Vec::new(),
-        rows: 0,
-    }))
+    Ok(PreparedDatums::new(schemas)?.open_sink(output))
+}
+
+/// The first table's codec compiled once, for many raw datum streams: a server reading one
+/// message per stream pays the compile once (as the registry's `PreparedFormat` does for
+/// the other formats).
+#[derive(Clone)]
+pub struct PreparedDatums {
+    codec: Arc<RowCodec>,
+}
+
+impl PreparedDatums {
+    /// Compiles the first of `schemas`.
+    ///
+    /// # Errors
+    /// A [`FormatError`] when `schemas` is empty.
+    pub fn new(schemas: &[TableSchema]) -> Result<PreparedDatums, FormatError> {
+        let table = schemas
+            .first()
+            .ok_or_else(|| error(None, None, "no table schema given"))?;
+        Ok(PreparedDatums {
+            codec: Arc::new(RowCodec::new(table)),
+        })
+    }
+
+    /// A reader of the datums in `input` (bytes in memory are taken as they are, a stream is
+    /// read whole at the first row).
+    pub fn open_source(&self, input: impl Into<SourceInput>) -> Box<dyn RowSource> {
+        let (input, bytes) = match input.into() {
+            SourceInput::Stream(reader) => (Some(reader), Vec::new()),
+            SourceInput::Bytes(bytes) => (None, bytes),
+        };
+        Box::new(DatumSource {
+            input,
+            bytes,
+            pos: 0,
+            codec: Arc::clone(&self.codec),
+            rows: 0,
+            row: RowArena::default(),
+        })
+    }
+
+    /// A writer of datums into `output`.
+    pub fn open_sink(&self, output: Box<dyn Write>) -> Box<dyn RowSink> {
+        Box::new(DatumSink {
+            output,
+            codec: Arc::clone(&self.codec),
+            buffer: Vec::new(),
+            rows: 0,
+        })
+    }
 }

@@ -5,4 +5,4 @@ mod container;
 mod datum;
 
 pub use container::{sink, sink_with_codec, source};
-pub use datum::{datum_sink, datum_source};
+pub use datum::{datum_sink, datum_source, PreparedDatums};
