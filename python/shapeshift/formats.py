@@ -13,6 +13,10 @@
 its YSON text such as ``"<strict=%false>[{name=a;type_v3=int64}]"``), a list of table schemas
 (one per table index), or a pyarrow schema.
 
+``avro_datums=True`` (format ``avro``) reads and writes raw Avro datums of the first table back
+to back, with no container header: the form of a message whose schema both ends hold, as
+``fastavro.schemaless_writer`` writes it.
+
 Values follow the column types as YT's Python client gives them: int, float, bool, bytes for
 ``string`` (str for ``utf8``/``json``), None for null, list, dict for structs, tuple for
 tuples, ``(name or index, value)`` for variants, dict for dicts, ``[v]`` for a present value of
@@ -78,20 +82,22 @@ def _schema(schema: Any) -> Any:
     return schema
 
 
-def codec(format: str, schema: Any, *, skiff_system_columns: bool = False) -> Codec:
+def codec(format: str, schema: Any, *, skiff_system_columns: bool = False, avro_datums: bool = False) -> Codec:
     """A :class:`Codec`: ``format`` and ``schema`` prepared once, with ``dumps(rows,
     table_index=0)`` and ``loads(data)`` as the functions below, for many small calls (the
     schema is not parsed again on each)."""
-    return Codec(format, _schema(schema), skiff_system_columns=skiff_system_columns)
+    return Codec(format, _schema(schema), skiff_system_columns=skiff_system_columns, avro_datums=avro_datums)
 
 
-def loads(data: bytes, format: str, schema: Any, *, skiff_system_columns: bool = False) -> list[dict]:
+def loads(data: bytes, format: str, schema: Any, *, skiff_system_columns: bool = False,
+          avro_datums: bool = False) -> list[dict]:
     """Every row of ``data`` as a dict."""
-    return _native_formats.loads(data, format, _schema(schema), skiff_system_columns=skiff_system_columns)
+    return _native_formats.loads(data, format, _schema(schema), skiff_system_columns=skiff_system_columns,
+                                 avro_datums=avro_datums)
 
 
 def dumps(rows: Iterable[dict] | Any, format: str, schema: Any = None, *, table_index: int = 0,
-          skiff_system_columns: bool = False) -> bytes:
+          skiff_system_columns: bool = False, avro_datums: bool = False) -> bytes:
     """Rows as bytes of ``format``.
 
     ``rows`` is an iterable of dicts, or a pyarrow Table (anything with ``__arrow_c_stream__``),
@@ -99,23 +105,27 @@ def dumps(rows: Iterable[dict] | Any, format: str, schema: Any = None, *, table_
     ``@table_index``.
     """
     if _is_arrow(rows):
+        if avro_datums:
+            raise ValueError("avro_datums applies to rows given as dicts, not to a pyarrow Table")
         return from_arrow(rows, format, schema)
     return _native_formats.dumps(rows, format, _schema(schema), table_index=table_index,
-                                 skiff_system_columns=skiff_system_columns)
+                                 skiff_system_columns=skiff_system_columns, avro_datums=avro_datums)
 
 
-def load(stream: BinaryIO | bytes, format: str, schema: Any, *, skiff_system_columns: bool = False) -> Reader:
+def load(stream: BinaryIO | bytes, format: str, schema: Any, *, skiff_system_columns: bool = False,
+         avro_datums: bool = False) -> Reader:
     """A streaming :class:`Reader` of row dicts over a binary file object (or bytes)."""
     if isinstance(stream, (bytearray, memoryview)):
         stream = bytes(stream)
-    return Reader(stream, format, _schema(schema), skiff_system_columns=skiff_system_columns)
+    return Reader(stream, format, _schema(schema), skiff_system_columns=skiff_system_columns,
+                  avro_datums=avro_datums)
 
 
 def dump(rows: Iterable[dict], stream: BinaryIO, format: str, schema: Any, *, table_index: int = 0,
-         skiff_system_columns: bool = False) -> None:
+         skiff_system_columns: bool = False, avro_datums: bool = False) -> None:
     """Writes rows to a binary file object and ends the stream."""
     with Writer(stream, format, _schema(schema), table_index=table_index,
-                skiff_system_columns=skiff_system_columns) as writer:
+                skiff_system_columns=skiff_system_columns, avro_datums=avro_datums) as writer:
         writer.write_rows(rows)
 
 

@@ -353,3 +353,40 @@ def test_dict_with_unhashable_keys_reads_as_pairs_and_struct_names_as_given(fmt)
         back = codec.loads(codec.dumps(rows))
         assert back == [{"by_list": [([1, 2], "a"), ([3], "b")], "by_text": {"k": 1}, "point": {"x": 1, "y": None}},
                         {"by_list": {}, "by_text": {}, "point": {"x": -5, "y": "z"}}]
+
+
+def test_avro_datums_are_headerless_messages_fastavro_reads_and_writes():
+    import fastavro
+
+    schema = [{"name": "id", "type_v3": "int64"}, {"name": "name", "type_v3": {"type_name": "optional", "item": "utf8"}}]
+    rows = [{"id": 1, "name": "a"}, {"id": -2, "name": None}]
+    data = formats.dumps(rows, format="avro", schema=schema, avro_datums=True)
+    assert not data.startswith(b"Obj\x01")  # no container header
+    assert formats.loads(data, format="avro", schema=schema, avro_datums=True) == rows
+    # Every call of a codec, every streaming reader and writer: the same datums.
+    codec = formats.codec("avro", schema, avro_datums=True)
+    for _ in range(2):
+        assert codec.dumps(rows) == data
+        assert codec.loads(data) == rows
+    out = io.BytesIO()
+    formats.dump(rows, out, "avro", schema, avro_datums=True)
+    assert out.getvalue() == data
+    assert list(formats.load(data, "avro", schema, avro_datums=True)) == rows
+    # fastavro's schemaless reader and writer, with the record schema our container declares.
+    container = formats.dumps(rows, format="avro", schema=schema)
+    record = fastavro.reader(io.BytesIO(container)).writer_schema
+    parsed = fastavro.parse_schema(record)
+    source = io.BytesIO(data)
+    assert [fastavro.schemaless_reader(source, parsed) for _ in rows] == rows
+    theirs = io.BytesIO()
+    for row in rows:
+        fastavro.schemaless_writer(theirs, parsed, row)
+    assert theirs.getvalue() == data
+    # A cut datum is an error that says where.
+    with pytest.raises(formats.FormatError) as raised:
+        codec.loads(data[:-1])
+    assert raised.value.format == "avro" and raised.value.offset is not None
+    # Datum streams hold one table.
+    with pytest.raises(formats.FormatError):
+        formats.dumps([{"@table_index": 1, "id": 1, "name": None}], format="avro",
+                      schema=[schema, schema], avro_datums=True)

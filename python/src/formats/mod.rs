@@ -75,9 +75,10 @@ fn kind_of(name: &str) -> PyResult<FormatKind> {
     })
 }
 
-fn options(skiff_system_columns: bool) -> FormatOptions {
+fn options(skiff_system_columns: bool, avro_datums: bool) -> FormatOptions {
     FormatOptions {
         skiff_system_columns,
+        avro_datums,
         ..FormatOptions::default()
     }
 }
@@ -87,16 +88,17 @@ fn options(skiff_system_columns: bool) -> FormatOptions {
 
 /// Every row of `data` (bytes) in `format`, as a list of dicts.
 #[pyfunction]
-#[pyo3(signature = (data, format, schema, *, skiff_system_columns=false))]
+#[pyo3(signature = (data, format, schema, *, skiff_system_columns=false, avro_datums=false))]
 fn loads<'py>(
     py: Python<'py>,
     data: &Bound<'py, PyAny>,
     format: &str,
     schema: &Bound<'py, PyAny>,
     skiff_system_columns: bool,
+    avro_datums: bool,
 ) -> PyResult<Bound<'py, PyList>> {
     let tables = Tables::new(py, schemas_arg(schema)?);
-    let format = prepare(py, kind_of(format)?, &tables, skiff_system_columns)?;
+    let format = prepare(py, kind_of(format)?, &tables, skiff_system_columns, avro_datums)?;
     loads_with(py, data, &format, &tables)
 }
 
@@ -106,11 +108,12 @@ fn prepare(
     kind: FormatKind,
     tables: &Tables,
     skiff_system_columns: bool,
+    avro_datums: bool,
 ) -> PyResult<PreparedFormat> {
     PreparedFormat::new(
         kind,
         tables.schemas().to_vec(),
-        options(skiff_system_columns),
+        options(skiff_system_columns, avro_datums),
     )
     .map_err(|e| raise(py, e))
 }
@@ -129,7 +132,7 @@ fn loads_with<'py>(
 /// Rows (an iterable of dicts) as bytes of `format`; `table_index` is the table of rows
 /// without `@table_index`.
 #[pyfunction]
-#[pyo3(signature = (rows, format, schema, *, table_index=0, skiff_system_columns=false))]
+#[pyo3(signature = (rows, format, schema, *, table_index=0, skiff_system_columns=false, avro_datums=false))]
 fn dumps<'py>(
     py: Python<'py>,
     rows: &Bound<'py, PyAny>,
@@ -137,9 +140,10 @@ fn dumps<'py>(
     schema: &Bound<'py, PyAny>,
     table_index: usize,
     skiff_system_columns: bool,
+    avro_datums: bool,
 ) -> PyResult<Bound<'py, PyBytes>> {
     let tables = Rc::new(Tables::new(py, schemas_arg(schema)?));
-    let format = prepare(py, kind_of(format)?, &tables, skiff_system_columns)?;
+    let format = prepare(py, kind_of(format)?, &tables, skiff_system_columns, avro_datums)?;
     dumps_with(py, rows, &format, tables, table_index)
 }
 
@@ -235,13 +239,14 @@ struct PyReader {
 #[pymethods]
 impl PyReader {
     #[new]
-    #[pyo3(signature = (stream, format, schema, *, skiff_system_columns=false))]
+    #[pyo3(signature = (stream, format, schema, *, skiff_system_columns=false, avro_datums=false))]
     fn new(
         py: Python<'_>,
         stream: &Bound<'_, PyAny>,
         format: &str,
         schema: &Bound<'_, PyAny>,
         skiff_system_columns: bool,
+        avro_datums: bool,
     ) -> PyResult<Self> {
         let kind = kind_of(format)?;
         let tables = Tables::new(py, schemas_arg(schema)?);
@@ -258,7 +263,7 @@ impl PyReader {
             kind,
             tables.schemas(),
             input,
-            &options(skiff_system_columns),
+            &options(skiff_system_columns, avro_datums),
         )
         .map_err(|e| raise(py, e))?;
         Ok(PyReader {
@@ -319,7 +324,7 @@ struct PyWriter {
 #[pymethods]
 impl PyWriter {
     #[new]
-    #[pyo3(signature = (stream, format, schema, *, table_index=0, skiff_system_columns=false))]
+    #[pyo3(signature = (stream, format, schema, *, table_index=0, skiff_system_columns=false, avro_datums=false))]
     fn new(
         py: Python<'_>,
         stream: &Bound<'_, PyAny>,
@@ -327,6 +332,7 @@ impl PyWriter {
         schema: &Bound<'_, PyAny>,
         table_index: usize,
         skiff_system_columns: bool,
+        avro_datums: bool,
     ) -> PyResult<Self> {
         let output = BufWriter::with_capacity(
             BUFFER,
@@ -340,7 +346,7 @@ impl PyWriter {
             kind,
             tables.schemas(),
             Box::new(output),
-            &options(skiff_system_columns),
+            &options(skiff_system_columns, avro_datums),
         )
         .map_err(|e| raise(py, e))?;
         let writer = RowWriter::new(kind, tables, sink, table_index);
@@ -414,16 +420,17 @@ struct PyCodec {
 #[pymethods]
 impl PyCodec {
     #[new]
-    #[pyo3(signature = (format, schema, *, skiff_system_columns=false))]
+    #[pyo3(signature = (format, schema, *, skiff_system_columns=false, avro_datums=false))]
     fn new(
         py: Python<'_>,
         format: &str,
         schema: &Bound<'_, PyAny>,
         skiff_system_columns: bool,
+        avro_datums: bool,
     ) -> PyResult<Self> {
         let tables = Rc::new(Tables::new(py, schemas_arg(schema)?));
         Ok(PyCodec {
-            format: prepare(py, kind_of(format)?, &tables, skiff_system_columns)?,
+            format: prepare(py, kind_of(format)?, &tables, skiff_system_columns, avro_datums)?,
             tables,
         })
     }

@@ -51,6 +51,10 @@ pub struct FormatOptions {
     /// Avro: how object container blocks are compressed when writing (readers take the
     /// codec from each container's header).
     pub avro_codec: crate::avro::BlockCodec,
+    /// Avro: raw datums of the first table back to back, no container header (both ends hold
+    /// the schema: Avro's RPC, a schema registry's messages, `fastavro.schemaless_writer`);
+    /// positions are not carried and other tables are refused.
+    pub avro_datums: bool,
 }
 
 /// [`open_source`] with [`FormatOptions`]: the format prepared for this one stream.
@@ -114,6 +118,7 @@ enum Compiled {
     Json,
     Arrow,
     Avro,
+    AvroDatums(crate::avro::rows::PreparedDatums),
 }
 
 impl PreparedFormat {
@@ -153,6 +158,9 @@ impl PreparedFormat {
             FormatKind::Skiff => Compiled::Skiff,
             FormatKind::Json => Compiled::Json,
             FormatKind::Arrow => Compiled::Arrow,
+            FormatKind::Avro if options.avro_datums => {
+                Compiled::AvroDatums(crate::avro::rows::PreparedDatums::new(&schemas)?)
+            }
             FormatKind::Avro => Compiled::Avro,
         };
         Ok(PreparedFormat {
@@ -204,6 +212,7 @@ impl PreparedFormat {
             Compiled::Json => crate::json::rows::source(schemas, input.into_reader()),
             Compiled::Arrow => crate::arrow::rows::source(schemas, input.into_reader()),
             Compiled::Avro => crate::avro::rows::source(schemas, input.into_reader()),
+            Compiled::AvroDatums(datums) => Ok(datums.open_source(input)),
         }
     }
 
@@ -237,6 +246,7 @@ impl PreparedFormat {
             Compiled::Avro => {
                 crate::avro::rows::sink_with_codec(schemas, output, self.options.avro_codec)
             }
+            Compiled::AvroDatums(datums) => Ok(datums.open_sink(output)),
         };
         schema_columns_only(self.kind, sink)
     }

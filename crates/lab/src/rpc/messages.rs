@@ -1,13 +1,11 @@
 //! The rpc study's messages and their encoding by any of our row formats.
 //!
 //! A message is one table row written through the formats crate's common interface
-//! ([`open_sink`] / [`open_source`]), so switching the wire format is switching a
-//! [`FormatKind`]. Requests are rows of `{op: int64, key: int64, <value columns>}`, responses
+//! ([`PreparedFormat`]), so switching the wire format is switching a [`FormatKind`]. Requests are rows of `{op: int64, key: int64, <value columns>}`, responses
 //! rows of `{result: int64, <value columns>}`; the value columns are all optional and null when
 //! a message carries no value (a get request, a put response). Avro is written as raw datums
 //! (both ends know the schema, as in Avro's RPC), not as an object container file per message.
 
-use shapeshift_formats::avro::rows::PreparedDatums;
 use shapeshift_formats::registry::{FormatKind, FormatOptions, PreparedFormat};
 use shapeshift_formats::table::{
     FormatError, OwnedRefs, RowPosition, RowSink, RowSource, SharedOutput,
@@ -235,42 +233,32 @@ impl std::fmt::Debug for MessageCodec {
     }
 }
 
-/// One message type's schema, compiled once: a server answering one small message per
-/// stream would otherwise compile it for every request (it was a quarter of the server's
-/// CPU per tiny read with MessagePack), as a generated RPC stub never does.
+/// One message type's schema compiled once (`registry::PreparedFormat`; Avro as raw datums,
+/// as Avro's RPC sends them): a server answering one small message per stream would
+/// otherwise compile it for every request (a quarter of the server's CPU per tiny
+/// MessagePack read), as a generated RPC stub never does. Bytes in memory are read in place
+/// where the format can.
 #[derive(Clone)]
-enum Messages {
-    /// Through the registry, prepared; in-memory bytes are read in place where the format can.
-    Rows(PreparedFormat),
-    /// Avro as raw datums (its container file is not a message).
-    AvroDatums(PreparedDatums),
-}
+struct Messages(PreparedFormat);
 
 impl Messages {
     fn new(format: FormatKind, schema: TableSchema) -> Messages {
-        match format {
-            FormatKind::Avro => Messages::AvroDatums(
-                PreparedDatums::new(&[schema]).expect("a schema is given"),
-            ),
-            kind => Messages::Rows(
-                PreparedFormat::new(kind, vec![schema], FormatOptions::default())
-                    .expect("the study's message schemas hold in every study format"),
-            ),
-        }
+        let options = FormatOptions {
+            avro_datums: true,
+            ..FormatOptions::default()
+        };
+        Messages(
+            PreparedFormat::new(format, vec![schema], options)
+                .expect("the study's message schemas hold in every study format"),
+        )
     }
 
     fn sink(&self, out: SharedOutput) -> Result<Box<dyn RowSink>, FormatError> {
-        match self {
-            Messages::Rows(prepared) => prepared.open_sink(Box::new(out)),
-            Messages::AvroDatums(prepared) => Ok(prepared.open_sink(Box::new(out))),
-        }
+        self.0.open_sink(Box::new(out))
     }
 
     fn source(&self, bytes: Vec<u8>) -> Result<Box<dyn RowSource>, FormatError> {
-        match self {
-            Messages::Rows(prepared) => prepared.open_source(bytes),
-            Messages::AvroDatums(prepared) => Ok(prepared.open_source(bytes)),
-        }
+        self.0.open_source(bytes)
     }
 }
 

@@ -21,7 +21,8 @@
 //!   valid, and the bitmap is brought up to date before a null and at the cut, so a valid
 //!   value costs no bitmap update.
 //! - Buffers are taken (not copied) into the arrays when a batch is cut, and the builders
-//!   start the next batch with the same capacity.
+//!   start the next batch with room for as many rows as the larger of their capacity and
+//!   the batch just cut (a writer can start small: a one-row message allocates for one row).
 
 use std::sync::Arc;
 
@@ -662,8 +663,9 @@ impl ColumnBuilder {
     pub(super) fn cut(&mut self) -> Result<ArrayRef, String> {
         self.catch_up_validity();
         let nulls = self.validity.finish();
-        let capacity = self.capacity;
         let len = self.len;
+        let capacity = self.capacity.max(len);
+        self.capacity = capacity;
         self.len = 0;
         fn take<T>(v: &mut Vec<T>, capacity: usize) -> ScalarBuffer<T>
         where

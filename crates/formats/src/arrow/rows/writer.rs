@@ -48,6 +48,9 @@ pub struct BatchWriter {
     finished: bool,
 }
 
+/// Rows the builders of a table's first batch have room for before they grow.
+const FIRST_BATCH_CAPACITY: usize = 16;
+
 impl BatchWriter {
     pub fn new(schemas: &[TableSchema], output: Box<dyn Write>) -> BatchWriter {
         BatchWriter {
@@ -86,7 +89,10 @@ impl BatchWriter {
                 format!("table index {table_index} out of range"),
             )
         })?;
-        let capacity = self.batch_rows.min(DEFAULT_BATCH_ROWS);
+        // The first batch of a table grows from a few rows (a stream of one small message
+        // allocated a whole batch per column: 1.3 MB for MediaContent); the builders keep
+        // the first batch's size for the next ones.
+        let capacity = self.batch_rows.min(FIRST_BATCH_CAPACITY);
         self.pending = Some(RowBatchBuilder::new(table, capacity));
         self.pending_table = table_index;
         Ok(())
