@@ -51,10 +51,26 @@ fn to_py_error(error: SkiffError) -> PyErr {
 // ---------------------------------------------------------------------------------------------
 // YSON nodes <-> Python objects
 
+/// `bytes` as a str when they are UTF-8, validated once by CPython's decoder (a check in
+/// Rust first, then `PyString::new`, validated them twice).
+pub(crate) fn utf8_to_py<'py>(py: Python<'py>, bytes: &[u8]) -> Option<Bound<'py, PyAny>> {
+    let len = pyo3::ffi::Py_ssize_t::try_from(bytes.len()).ok()?;
+    // SAFETY: the pointer and length describe `bytes`; the call returns a new reference, or
+    // null with an exception set.
+    let ptr = unsafe { pyo3::ffi::PyUnicode_DecodeUTF8(bytes.as_ptr().cast(), len, c"strict".as_ptr()) };
+    if ptr.is_null() {
+        // Not UTF-8: the caller makes bytes instead.
+        drop(PyErr::take(py));
+        return None;
+    }
+    // SAFETY: a new, non-null reference.
+    Some(unsafe { Bound::from_owned_ptr(py, ptr) })
+}
+
 fn bytes_to_py<'py>(py: Python<'py>, bytes: &[u8], text: bool) -> Bound<'py, PyAny> {
     if text {
-        if let Ok(s) = std::str::from_utf8(bytes) {
-            return PyString::new(py, s).into_any();
+        if let Some(s) = utf8_to_py(py, bytes) {
+            return s;
         }
     }
     PyBytes::new(py, bytes).into_any()

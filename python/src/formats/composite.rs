@@ -4,11 +4,12 @@
 //! tree in between; whatever it does not cover goes back to the general path.
 
 use pyo3::prelude::*;
-use pyo3::types::{PyBool, PyBytes, PyDict, PyFloat, PyList, PyString, PyTuple};
+use pyo3::types::{PyBool, PyBytes, PyDict, PyFloat, PyList, PyTuple};
 use shapeshift_formats::yson::{Event, PullParser, SliceSource, YsonType};
 use shapeshift_types::{signed_range, unsigned_max, PrimitiveType, Type};
 
 use super::tables::Names;
+use crate::skiff::utf8_to_py;
 
 /// A composite column's value straight from its binary YSON to Python objects, walked once
 /// guided by the type (no `Node` and `Value` trees in between). It covers what most schemas
@@ -72,9 +73,9 @@ fn walk_yson<'py>(
         (Type::Primitive(P::Double), Event::Double(v)) => PyFloat::new(py, v).into_any(),
         (Type::Primitive(P::Bool), Event::Bool(b)) => PyBool::new(py, b).to_owned().into_any(),
         (Type::Primitive(P::String), Event::String(s)) => PyBytes::new(py, s).into_any(),
-        (Type::Primitive(P::Utf8 | P::Json), Event::String(s)) => match std::str::from_utf8(s) {
-            Ok(text) => PyString::new(py, text).into_any(),
-            Err(_) => return Ok(Walked::Other),
+        (Type::Primitive(P::Utf8 | P::Json), Event::String(s)) => match utf8_to_py(py, s) {
+            Some(text) => text,
+            None => return Ok(Walked::Other),
         },
         _ if depth >= WALK_DEPTH => return Ok(Walked::Other),
         (Type::List(item), Event::BeginList) => {

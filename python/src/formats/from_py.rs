@@ -3,6 +3,7 @@
 use std::rc::Rc;
 
 use pyo3::exceptions::{PyTypeError, PyValueError};
+use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyBytes, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
 use shapeshift_formats::registry::FormatKind;
@@ -122,9 +123,18 @@ fn py_to_typed(ty: &Type, names: &Names, obj: &Bound<'_, PyAny>) -> PyResult<Val
             if obj.cast::<PyString>().is_ok() || obj.cast::<PyBytes>().is_ok() {
                 return Err(expected("list", obj));
             }
+            let names = names.item(0);
+            if let Ok(list) = obj.cast::<PyList>() {
+                // A list's items directly, sized once (not through the iterator protocol).
+                let mut items = Vec::with_capacity(list.len());
+                for v in list.iter() {
+                    items.push(py_to_typed(item, names, &v)?);
+                }
+                return Ok(Value::List(items));
+            }
             let mut items = Vec::new();
             for v in obj.try_iter().map_err(|_| expected("list", obj))? {
-                items.push(py_to_typed(item, names.item(0), &v?)?);
+                items.push(py_to_typed(item, names, &v?)?);
             }
             Ok(Value::List(items))
         }
@@ -307,19 +317,22 @@ impl RowWriter {
             ..RowPosition::default()
         };
         let mut system_keys = 0;
-        if let Some(index) = dict.get_item(TABLE_INDEX)? {
+        // The keys as interned Python strings, made once: a `&str` key would be a new
+        // string, allocated and hashed, on every lookup of every row.
+        let py = dict.py();
+        if let Some(index) = dict.get_item(intern!(py, TABLE_INDEX))? {
             position.table_index = index.extract()?;
             system_keys += 1;
         }
-        if let Some(index) = dict.get_item(ROW_INDEX)? {
+        if let Some(index) = dict.get_item(intern!(py, ROW_INDEX))? {
             position.row_index = index.extract()?;
             system_keys += 1;
         }
-        if let Some(index) = dict.get_item(RANGE_INDEX)? {
+        if let Some(index) = dict.get_item(intern!(py, RANGE_INDEX))? {
             position.range_index = index.extract()?;
             system_keys += 1;
         }
-        if let Some(flag) = dict.get_item(KEY_SWITCH)? {
+        if let Some(flag) = dict.get_item(intern!(py, KEY_SWITCH))? {
             position.key_switch = flag.is_truthy()?;
             system_keys += 1;
         }

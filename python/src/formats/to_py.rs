@@ -11,13 +11,10 @@ use shapeshift_types::{NodeValue, PrimitiveType, Type, Value, ValueRef};
 use super::composite::composite_to_py;
 use super::raise;
 use super::tables::{Names, Plan, Tables};
-use crate::skiff::{dict_or_pairs, node_to_py};
+use crate::skiff::{dict_or_pairs, node_to_py, utf8_to_py};
 /// `bytes` as a str when they are UTF-8, else as bytes.
 pub(super) fn text_or_bytes<'py>(py: Python<'py>, bytes: &[u8]) -> Bound<'py, PyAny> {
-    match std::str::from_utf8(bytes) {
-        Ok(s) => PyString::new(py, s).into_any(),
-        Err(_) => PyBytes::new(py, bytes).into_any(),
-    }
+    utf8_to_py(py, bytes).unwrap_or_else(|| PyBytes::new(py, bytes).into_any())
 }
 
 /// `value` of type `ty` as a Python object; `names` is the type's [`Names`] tree.
@@ -220,16 +217,16 @@ fn row_to_py<'py>(
         }
     }
     if tables.0.len() > 1 {
-        dict.set_item(TABLE_INDEX, position.table_index)?;
+        dict.set_item(pyo3::intern!(py, TABLE_INDEX), position.table_index)?;
     }
     if let Some(index) = position.row_index {
-        dict.set_item(ROW_INDEX, index)?;
+        dict.set_item(pyo3::intern!(py, ROW_INDEX), index)?;
     }
     if let Some(index) = position.range_index {
-        dict.set_item(RANGE_INDEX, index)?;
+        dict.set_item(pyo3::intern!(py, RANGE_INDEX), index)?;
     }
     if position.key_switch {
-        dict.set_item(KEY_SWITCH, true)?;
+        dict.set_item(pyo3::intern!(py, KEY_SWITCH), true)?;
     }
     Ok(dict)
 }

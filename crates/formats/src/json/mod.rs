@@ -559,6 +559,20 @@ fn value_from_json(json: &Json, ty: &Type) -> Result<Value, String> {
             _ => return wrong(),
         },
         Type::Struct(members) => match json {
+            // The usual object: every member once, in order; nothing to respell or look up.
+            Json::Object(entries)
+                if entries.len() == members.len()
+                    && entries
+                        .iter()
+                        .zip(members)
+                        .all(|((key, _), member)| is_json_key_of(key, &member.name)) =>
+            {
+                let mut items = Vec::with_capacity(members.len());
+                for ((_, value), member) in entries.iter().zip(members) {
+                    items.push(value_from_json(value, &member.ty)?);
+                }
+                Value::Tuple(items)
+            }
             Json::Object(entries) => {
                 for (key, _) in entries {
                     let name = unescape_key(key)?;
@@ -647,6 +661,22 @@ fn value_from_json(json: &Json, ty: &Type) -> Result<Value, String> {
             _ => return wrong(),
         },
     })
+}
+
+/// Whether `key` is [`json_key`]`(name)`, without building it.
+fn is_json_key_of(key: &str, name: &str) -> bool {
+    let mut chars = key.chars();
+    if name.starts_with('$') && chars.next() != Some('$') {
+        return false;
+    }
+    let mut bytes = name.bytes();
+    loop {
+        match (chars.next(), bytes.next()) {
+            (None, None) => return true,
+            (Some(c), Some(b)) if c == char::from(b) => {}
+            _ => return false,
+        }
+    }
 }
 
 /// The JSON key of a column or member name (bytes as code points, `$` doubled at the start).
@@ -856,5 +886,23 @@ impl<'a> RowReader<'a> {
     /// schema; `None` when it has none.
     pub fn other_columns(&self) -> Option<&[u8]> {
         (!self.rows.others.is_empty()).then_some(self.rows.others.as_slice())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        #[test]
+        fn a_key_matches_a_name_exactly_when_it_is_the_names_json_key(
+            name in "\\$?\\$?[a-zé$]{0,4}",
+            other in "\\$?\\$?[a-zÃ©©$]{0,5}",
+        ) {
+            let key = json_key(&name);
+            prop_assert!(is_json_key_of(&key, &name));
+            prop_assert_eq!(is_json_key_of(&other, &name), other == key);
+        }
     }
 }
