@@ -59,9 +59,12 @@ pub(crate) fn utf8_to_py<'py>(py: Python<'py>, bytes: &[u8]) -> Option<Bound<'py
     // null with an exception set.
     let ptr = unsafe { pyo3::ffi::PyUnicode_DecodeUTF8(bytes.as_ptr().cast(), len, c"strict".as_ptr()) };
     if ptr.is_null() {
-        // Not UTF-8: the caller makes bytes instead.
         drop(PyErr::take(py));
-        return None;
+        // Not UTF-8: the caller makes bytes instead. UTF-8 that CPython still could not
+        // decode (out of memory) is not hidden as bytes: retried, a second failure raises.
+        return std::str::from_utf8(bytes)
+            .ok()
+            .map(|text| PyString::new(py, text).into_any());
     }
     // SAFETY: a new, non-null reference.
     Some(unsafe { Bound::from_owned_ptr(py, ptr) })

@@ -386,7 +386,11 @@ def test_avro_datums_are_headerless_messages_fastavro_reads_and_writes():
     with pytest.raises(formats.FormatError) as raised:
         codec.loads(data[:-1])
     assert raised.value.format == "avro" and raised.value.offset is not None
-    # Datum streams hold one table.
-    with pytest.raises(formats.FormatError):
+    # Datum streams hold one table, of Avro: refused, not ignored.
+    with pytest.raises(formats.FormatError, match="one table"):
         formats.dumps([{"@table_index": 1, "id": 1, "name": None}], format="avro",
                       schema=[schema, schema], avro_datums=True)
+    with pytest.raises(formats.FormatError, match="one table"):
+        formats.loads(data, format="avro", schema=[schema, schema], avro_datums=True)
+    with pytest.raises(formats.FormatError, match="Avro form"):
+        formats.codec("msgpack", schema, avro_datums=True)

@@ -124,8 +124,8 @@ fn py_to_typed(ty: &Type, names: &Names, obj: &Bound<'_, PyAny>) -> PyResult<Val
                 return Err(expected("list", obj));
             }
             let names = names.item(0);
-            if let Ok(list) = obj.cast::<PyList>() {
-                // A list's items directly, sized once (not through the iterator protocol).
+            if let Ok(list) = obj.cast_exact::<PyList>() {
+                // A list's items directly, sized once (a subclass keeps its own `__iter__`).
                 let mut items = Vec::with_capacity(list.len());
                 for v in list.iter() {
                     items.push(py_to_typed(item, names, &v)?);

@@ -125,8 +125,9 @@ impl PreparedFormat {
     /// Compiles `schemas` for `kind`.
     ///
     /// # Errors
-    /// A [`FormatError`] when `schemas` is empty, or (Thrift) a schema cannot be expressed
-    /// in the format.
+    /// A [`FormatError`] when `schemas` is empty, (Thrift) a schema cannot be expressed in
+    /// the format, or `avro_datums` is asked of another format, with a block codec, or for
+    /// more than one table.
     pub fn new(
         kind: FormatKind,
         schemas: Vec<TableSchema>,
@@ -134,6 +135,21 @@ impl PreparedFormat {
     ) -> Result<PreparedFormat, FormatError> {
         if schemas.is_empty() {
             return Err(FormatError::new(kind.name(), "no table schema given"));
+        }
+        if options.avro_datums {
+            // Said rather than ignored: each would drop something the caller asked for.
+            let refusal = if kind != FormatKind::Avro {
+                Some("raw datums (avro_datums) are an Avro form")
+            } else if options.avro_codec != crate::avro::BlockCodec::Null {
+                Some("raw datums (avro_datums) are not compressed: no block codec applies")
+            } else if schemas.len() > 1 {
+                Some("raw datums (avro_datums) carry one table: give one schema")
+            } else {
+                None
+            };
+            if let Some(message) = refusal {
+                return Err(FormatError::new(kind.name(), message));
+            }
         }
         let compiled = match kind {
             FormatKind::Yson | FormatKind::YsonText => Compiled::Yson {

@@ -548,3 +548,69 @@ fn positions_survive_conversion_between_control_formats() {
         }
     }
 }
+
+/// Avro's raw datums through the registry: the bytes of `avro::rows::datum_sink`, read back
+/// from bytes in memory and from a stream; asked of another format, with a block codec or
+/// for several tables, the option is refused, not ignored.
+#[test]
+fn avro_datums_through_the_registry_are_the_datum_streams_and_refused_where_they_cannot_apply() {
+    let schema = TableSchema::new(vec![ColumnSchema::new(
+        "x",
+        Type::optional(shapeshift_types::PrimitiveType::Utf8.into()),
+    )]);
+    let rows: Rows = ["a", "", "é"]
+        .iter()
+        .map(|s| (RowPosition::default(), vec![Value::String(s.as_bytes().to_vec())]))
+        .chain(std::iter::once((RowPosition::default(), vec![Value::Null])))
+        .collect();
+    let datums = FormatOptions {
+        avro_datums: true,
+        ..FormatOptions::default()
+    };
+    let schemas = vec![schema.clone()];
+    let prepared = PreparedFormat::new(FormatKind::Avro, schemas.clone(), datums).unwrap();
+    let expected = {
+        let buffer = SharedOutput::default();
+        let mut sink =
+            shapeshift_formats::avro::rows::datum_sink(&schemas, Box::new(buffer.clone())).unwrap();
+        for (position, values) in &rows {
+            sink.write_owned_row(position, values).unwrap();
+        }
+        sink.finish().unwrap();
+        drop(sink);
+        buffer.take()
+    };
+    let buffer = SharedOutput::default();
+    let mut sink = prepared.open_sink(Box::new(buffer.clone())).unwrap();
+    for (position, values) in &rows {
+        sink.write_owned_row(position, values).unwrap();
+    }
+    sink.finish().unwrap();
+    drop(sink);
+    let bytes = buffer.take();
+    assert_eq!(bytes, expected);
+    assert!(!bytes.starts_with(b"Obj\x01"), "no container header");
+    let stream: Box<dyn std::io::Read> = Box::new(Cursor::new(bytes.clone()));
+    let inputs: [shapeshift_formats::table::SourceInput; 2] = [bytes.clone().into(), stream.into()];
+    for input in inputs {
+        let mut source = prepared.open_source(input).unwrap();
+        let mut read_rows = Vec::new();
+        while let Some(row) = source.next_row().unwrap() {
+            read_rows.push(value_from_ref(row.values[0], &schema.columns[0].ty).unwrap());
+        }
+        let written: Vec<Value> = rows.iter().map(|(_, values)| values[0].clone()).collect();
+        assert_eq!(read_rows, written);
+    }
+    let refused = |kind: FormatKind, schemas: Vec<TableSchema>, options: FormatOptions| {
+        let error = PreparedFormat::new(kind, schemas, options).err().expect("refused");
+        assert!(error.message.contains("avro_datums"), "{kind}: {}", error.message);
+    };
+    refused(FormatKind::Msgpack, schemas.clone(), datums);
+    refused(FormatKind::Json, schemas.clone(), datums);
+    let compressed = FormatOptions {
+        avro_codec: shapeshift_formats::avro::BlockCodec::Snappy,
+        ..datums
+    };
+    refused(FormatKind::Avro, schemas.clone(), compressed);
+    refused(FormatKind::Avro, vec![schema.clone(), schema], datums);
+}

@@ -68,8 +68,8 @@ mod tests {
     #[test]
     fn mediacontent_costs_the_codec_more_than_a_tiny_value() {
         for format in [FormatKind::Msgpack, FormatKind::Thrift] {
-            let tiny = MessageCodec::new(format, ValueKind::Tiny);
-            let media = MessageCodec::new(format, ValueKind::Media);
+            let tiny = MessageCodec::new(format, ValueKind::Tiny).unwrap();
+            let media = MessageCodec::new(format, ValueKind::Media).unwrap();
             let tiny_ns =
                 codec_cpu_ns_per_request(&tiny, ValueKind::Tiny, Workload::Read, 3000).unwrap();
             let media_ns =

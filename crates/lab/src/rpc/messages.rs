@@ -242,15 +242,12 @@ impl std::fmt::Debug for MessageCodec {
 struct Messages(PreparedFormat);
 
 impl Messages {
-    fn new(format: FormatKind, schema: TableSchema) -> Messages {
+    fn new(format: FormatKind, schema: TableSchema) -> Result<Messages, FormatError> {
         let options = FormatOptions {
-            avro_datums: true,
+            avro_datums: format == FormatKind::Avro,
             ..FormatOptions::default()
         };
-        Messages(
-            PreparedFormat::new(format, vec![schema], options)
-                .expect("the study's message schemas hold in every study format"),
-        )
+        PreparedFormat::new(format, vec![schema], options).map(Messages)
     }
 
     fn sink(&self, out: SharedOutput) -> Result<Box<dyn RowSink>, FormatError> {
@@ -263,7 +260,11 @@ impl Messages {
 }
 
 impl MessageCodec {
-    pub fn new(format: FormatKind, kind: ValueKind) -> MessageCodec {
+    /// The codec of the study's messages in `format`.
+    ///
+    /// # Errors
+    /// A [`FormatError`] when the format cannot express the message schemas.
+    pub fn new(format: FormatKind, kind: ValueKind) -> Result<MessageCodec, FormatError> {
         let int64 = |name: &str| ColumnSchema::new(name, PrimitiveType::Int64.into());
         let values = kind.value_columns();
         let value_columns = values.len();
@@ -271,12 +272,12 @@ impl MessageCodec {
         request.extend(values.iter().cloned());
         let mut response = vec![int64("result")];
         response.extend(values);
-        MessageCodec {
+        Ok(MessageCodec {
             format,
-            request: Messages::new(format, TableSchema::new(request)),
-            response: Messages::new(format, TableSchema::new(response)),
+            request: Messages::new(format, TableSchema::new(request))?,
+            response: Messages::new(format, TableSchema::new(response))?,
             value_columns,
-        }
+        })
     }
 
     pub fn format(&self) -> FormatKind {
@@ -410,7 +411,7 @@ mod tests {
     fn every_study_format_round_trips_requests_and_responses_of_both_value_kinds() {
         for format in STUDY_FORMATS {
             for kind in ValueKind::ALL {
-                let codec = MessageCodec::new(format, kind);
+                let codec = MessageCodec::new(format, kind).unwrap();
                 let put = Request {
                     op: OP_PUT,
                     key: 7,
@@ -450,7 +451,7 @@ mod tests {
     #[test]
     fn garbage_and_truncated_messages_are_errors_in_every_format() {
         for format in STUDY_FORMATS {
-            let codec = MessageCodec::new(format, ValueKind::Media);
+            let codec = MessageCodec::new(format, ValueKind::Media).unwrap();
             let good = codec
                 .encode_request(&Request {
                     op: OP_PUT,

@@ -177,7 +177,8 @@ pub fn run_grid(
             let (codec, protocol): (Option<MessageCodec>, Option<Arc<dyn WireProtocol>>) =
                 match spec {
                     ServerSpec::Ours(format) => {
-                        let codec = MessageCodec::new(format, kind);
+                        let codec = MessageCodec::new(format, kind)
+                            .map_err(|e| format!("{format} messages: {e}"))?;
                         let protocol = Arc::new(OurProtocol::new(codec.clone(), kind));
                         (Some(codec), Some(protocol))
                     }

@@ -113,14 +113,16 @@ pub async fn bind(port: u16) -> std::io::Result<TcpListener> {
     TcpListener::bind(("127.0.0.1", port)).await
 }
 
-/// Serves `listener` until `shutdown` completes.
+/// Serves `listener` with `codec` (the messages of `config.format` and `config.kind`) until
+/// `shutdown` completes.
 pub async fn serve(
     listener: TcpListener,
     config: &ServerConfig,
+    codec: MessageCodec,
     shutdown: impl std::future::Future<Output = ()>,
 ) {
     let state = Arc::new(State {
-        codec: MessageCodec::new(config.format, config.kind),
+        codec,
         items: (0..ITEMS as i64)
             .map(|key| Mutex::new(Arc::new(config.kind.initial_item(key))))
             .collect(),
@@ -202,8 +204,11 @@ impl RunningServer {
     /// Starts a server on 127.0.0.1:`port`.
     ///
     /// # Errors
-    /// The runtime's or the bind's error.
+    /// The runtime's or the bind's error, or the format's (`InvalidInput`) when it cannot
+    /// express the messages.
     pub fn start(config: ServerConfig, port: u16) -> std::io::Result<RunningServer> {
+        let codec = MessageCodec::new(config.format, config.kind)
+            .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidInput, e.to_string()))?;
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(config.workers.max(1))
             .enable_io()
@@ -214,7 +219,7 @@ impl RunningServer {
         let thread = std::thread::Builder::new()
             .name("rpc-server".into())
             .spawn(move || {
-                runtime.block_on(serve(listener, &config, async {
+                runtime.block_on(serve(listener, &config, codec, async {
                     let _ = stopped.await;
                 }));
             })?;

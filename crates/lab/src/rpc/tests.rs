@@ -61,7 +61,7 @@ fn get_and_put_round_trip_through_a_server_in_every_format() {
     for format in STUDY_FORMATS {
         for kind in ValueKind::ALL {
             let server = RunningServer::start(ServerConfig::new(format, kind), 0).unwrap();
-            let codec = MessageCodec::new(format, kind);
+            let codec = MessageCodec::new(format, kind).unwrap();
             runtime().block_on(async {
                 let mut stream = TcpStream::connect(server.addr).await.unwrap();
                 let got = call(
@@ -140,7 +140,7 @@ fn get_and_put_round_trip_through_a_server_in_every_format() {
 fn garbage_payloads_are_bad_requests_and_the_connection_goes_on() {
     let server =
         RunningServer::start(ServerConfig::new(FormatKind::Msgpack, ValueKind::Tiny), 0).unwrap();
-    let codec = MessageCodec::new(FormatKind::Msgpack, ValueKind::Tiny);
+    let codec = MessageCodec::new(FormatKind::Msgpack, ValueKind::Tiny).unwrap();
     runtime().block_on(async {
         let mut stream = TcpStream::connect(server.addr).await.unwrap();
         for garbage in [&b""[..], b"\xc1\xc1\xc1", b"\x93\x01", &[0xffu8; 64]] {
@@ -187,7 +187,7 @@ fn an_oversized_frame_is_answered_and_the_connection_closed() {
     let mut config = ServerConfig::new(FormatKind::Cbor, ValueKind::Tiny);
     config.max_frame = 64;
     let server = RunningServer::start(config, 0).unwrap();
-    let codec = MessageCodec::new(FormatKind::Cbor, ValueKind::Tiny);
+    let codec = MessageCodec::new(FormatKind::Cbor, ValueKind::Tiny).unwrap();
     runtime().block_on(async {
         let mut stream = TcpStream::connect(server.addr).await.unwrap();
         // Announces 4 GiB - 1 and sends a few bytes: the server must not wait for or allocate it.
@@ -209,7 +209,7 @@ fn an_oversized_frame_is_answered_and_the_connection_closed() {
 fn a_truncated_frame_closes_only_its_connection() {
     let server =
         RunningServer::start(ServerConfig::new(FormatKind::Json, ValueKind::Tiny), 0).unwrap();
-    let codec = MessageCodec::new(FormatKind::Json, ValueKind::Tiny);
+    let codec = MessageCodec::new(FormatKind::Json, ValueKind::Tiny).unwrap();
     runtime().block_on(async {
         let mut stream = TcpStream::connect(server.addr).await.unwrap();
         stream.write_all(&[0, 0, 0, 50, b'{']).await.unwrap();
@@ -224,7 +224,7 @@ fn connections_over_the_bound_are_refused_with_busy() {
     let mut config = ServerConfig::new(FormatKind::Protobuf, ValueKind::Tiny);
     config.max_connections = 2;
     let server = RunningServer::start(config, 0).unwrap();
-    let codec = MessageCodec::new(FormatKind::Protobuf, ValueKind::Tiny);
+    let codec = MessageCodec::new(FormatKind::Protobuf, ValueKind::Tiny).unwrap();
     runtime().block_on(async {
         let get = Request {
             op: OP_GET,
@@ -264,7 +264,7 @@ fn connections_over_the_bound_are_refused_with_busy() {
 fn the_load_generator_measures_a_bounded_run() {
     let server =
         RunningServer::start(ServerConfig::new(FormatKind::Msgpack, ValueKind::Media), 0).unwrap();
-    let codec = MessageCodec::new(FormatKind::Msgpack, ValueKind::Media);
+    let codec = MessageCodec::new(FormatKind::Msgpack, ValueKind::Media).unwrap();
     let protocol = Arc::new(OurProtocol::new(codec.clone(), ValueKind::Media));
     let target = Target {
         addr: server.addr,

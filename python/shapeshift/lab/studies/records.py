@@ -114,7 +114,8 @@ def _grain_pipelines(ctx: LabContext, paths: dict, count: int, sources: dict) ->
                 loads[lib].append(load)
                 assert seen == [records], (name, lib, seen)
         for lib in sources:
-            ctx.record(f"grain/{name}/{lib}", [l.wall_s for l in loads[lib]], [l.cpu_s for l in loads[lib]], loads[lib])
+            ctx.record(f"grain/{name}, {records} records/{lib}", [l.wall_s for l in loads[lib]],
+                       [l.cpu_s for l in loads[lib]], loads[lib])
         ours, peer = (_qps(records, statistics.median(l.wall_s for l in loads[lib])) for lib in sources)
         comparison = paired_comparison(*sources, loads)
         rows.append([name, f"{records:,}", f"{ours:,.0f}", f"{peer:,.0f}", f"{ours / peer:.2f}x",
@@ -150,15 +151,18 @@ def run(ctx: LabContext) -> StudyResult:
     # Compressed sizes and write times: the access compressions written WRITE_ROUNDS times by
     # each library, the libraries alternating which goes first (the median of each); the other
     # levels once each.
-    for group_size in GROUP_SIZES:
-        for compression in COMPRESSIONS:
+    for group_index, group_size in enumerate(GROUP_SIZES):
+        for compression_index, compression in enumerate(COMPRESSIONS):
             options = f"group_size:{group_size},{compression}"
             key = (compression, group_size)
             rounds = WRITE_ROUNDS if compression in ACCESS_COMPRESSIONS else 1
             write_loads: dict[str, list] = {lib: [] for lib in libs}
+            # Which library goes first alternates round by round, and from one configuration
+            # to the next (the levels written once are not all led by the same library).
+            first = (group_index + compression_index) % 2
             for round_index in range(rounds):
                 order = list(libs.items())
-                if round_index % 2:
+                if (round_index + first) % 2:
                     order.reverse()
                 for lib, writer_class in order:
                     # A new file every round, written after deleting the previous round's,
@@ -449,6 +453,6 @@ def run(ctx: LabContext) -> StudyResult:
             "write_comparisons": {f"{c}|{g}": v.as_dict() for (c, g), v in write_comparisons.items()},
             "cores": cores,
             "grain": grain_rows,
-            "write_rounds": WRITE_ROUNDS,
+            "write_rounds": {c: WRITE_ROUNDS if c in ACCESS_COMPRESSIONS else 1 for c in COMPRESSIONS},
         },
     )

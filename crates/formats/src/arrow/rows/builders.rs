@@ -21,8 +21,9 @@
 //!   valid, and the bitmap is brought up to date before a null and at the cut, so a valid
 //!   value costs no bitmap update.
 //! - Buffers are taken (not copied) into the arrays when a batch is cut, and the builders
-//!   start the next batch with room for as many rows as the larger of their capacity and
-//!   the batch just cut (a writer can start small: a one-row message allocates for one row).
+//!   start the next batch with room for as many slots as the batch just cut held, and at
+//!   least their first capacity (a writer can start small: a one-row message allocates for
+//!   a few rows; one batch with an unusually long list sizes its child for one batch only).
 
 use std::sync::Arc;
 
@@ -665,7 +666,6 @@ impl ColumnBuilder {
         let nulls = self.validity.finish();
         let len = self.len;
         let capacity = self.capacity.max(len);
-        self.capacity = capacity;
         self.len = 0;
         fn take<T>(v: &mut Vec<T>, capacity: usize) -> ScalarBuffer<T>
         where
