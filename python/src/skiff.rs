@@ -57,7 +57,8 @@ pub(crate) fn utf8_to_py<'py>(py: Python<'py>, bytes: &[u8]) -> Option<Bound<'py
     let len = pyo3::ffi::Py_ssize_t::try_from(bytes.len()).ok()?;
     // SAFETY: the pointer and length describe `bytes`; the call returns a new reference, or
     // null with an exception set.
-    let ptr = unsafe { pyo3::ffi::PyUnicode_DecodeUTF8(bytes.as_ptr().cast(), len, c"strict".as_ptr()) };
+    let ptr =
+        unsafe { pyo3::ffi::PyUnicode_DecodeUTF8(bytes.as_ptr().cast(), len, c"strict".as_ptr()) };
     if ptr.is_null() {
         drop(PyErr::take(py));
         // Not UTF-8: the caller makes bytes instead. UTF-8 that CPython still could not

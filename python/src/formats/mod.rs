@@ -98,7 +98,13 @@ fn loads<'py>(
     avro_datums: bool,
 ) -> PyResult<Bound<'py, PyList>> {
     let tables = Tables::new(py, schemas_arg(schema)?);
-    let format = prepare(py, kind_of(format)?, &tables, skiff_system_columns, avro_datums)?;
+    let format = prepare(
+        py,
+        kind_of(format)?,
+        &tables,
+        skiff_system_columns,
+        avro_datums,
+    )?;
     loads_with(py, data, &format, &tables)
 }
 
@@ -143,7 +149,13 @@ fn dumps<'py>(
     avro_datums: bool,
 ) -> PyResult<Bound<'py, PyBytes>> {
     let tables = Rc::new(Tables::new(py, schemas_arg(schema)?));
-    let format = prepare(py, kind_of(format)?, &tables, skiff_system_columns, avro_datums)?;
+    let format = prepare(
+        py,
+        kind_of(format)?,
+        &tables,
+        skiff_system_columns,
+        avro_datums,
+    )?;
     dumps_with(py, rows, &format, tables, table_index)
 }
 
@@ -430,7 +442,13 @@ impl PyCodec {
     ) -> PyResult<Self> {
         let tables = Rc::new(Tables::new(py, schemas_arg(schema)?));
         Ok(PyCodec {
-            format: prepare(py, kind_of(format)?, &tables, skiff_system_columns, avro_datums)?,
+            format: prepare(
+                py,
+                kind_of(format)?,
+                &tables,
+                skiff_system_columns,
+                avro_datums,
+            )?,
             tables,
         })
     }

@@ -560,7 +560,12 @@ fn avro_datums_through_the_registry_are_the_datum_streams_and_refused_where_they
     )]);
     let rows: Rows = ["a", "", "é"]
         .iter()
-        .map(|s| (RowPosition::default(), vec![Value::String(s.as_bytes().to_vec())]))
+        .map(|s| {
+            (
+                RowPosition::default(),
+                vec![Value::String(s.as_bytes().to_vec())],
+            )
+        })
         .chain(std::iter::once((RowPosition::default(), vec![Value::Null])))
         .collect();
     let datums = FormatOptions {
@@ -602,8 +607,14 @@ fn avro_datums_through_the_registry_are_the_datum_streams_and_refused_where_they
         assert_eq!(read_rows, written);
     }
     let refused = |kind: FormatKind, schemas: Vec<TableSchema>, options: FormatOptions| {
-        let error = PreparedFormat::new(kind, schemas, options).err().expect("refused");
-        assert!(error.message.contains("avro_datums"), "{kind}: {}", error.message);
+        let error = PreparedFormat::new(kind, schemas, options)
+            .err()
+            .expect("refused");
+        assert!(
+            error.message.contains("avro_datums"),
+            "{kind}: {}",
+            error.message
+        );
     };
     refused(FormatKind::Msgpack, schemas.clone(), datums);
     refused(FormatKind::Json, schemas.clone(), datums);
