@@ -100,28 +100,22 @@ fn loads<'py>(
     let tables = Tables::new(py, schemas_arg(schema)?);
     let format = prepare(
         py,
-        kind_of(format)?,
+        format,
         &tables,
-        skiff_system_columns,
-        avro_datums,
+        options(skiff_system_columns, avro_datums),
     )?;
     loads_with(py, data, &format, &tables)
 }
 
-/// `kind` compiled for the schemas of `tables`.
+/// The format named `format` compiled for the schemas of `tables`.
 fn prepare(
     py: Python<'_>,
-    kind: FormatKind,
+    format: &str,
     tables: &Tables,
-    skiff_system_columns: bool,
-    avro_datums: bool,
+    options: FormatOptions,
 ) -> PyResult<PreparedFormat> {
-    PreparedFormat::new(
-        kind,
-        tables.schemas().to_vec(),
-        options(skiff_system_columns, avro_datums),
-    )
-    .map_err(|e| raise(py, e))
+    PreparedFormat::new(kind_of(format)?, tables.schemas().to_vec(), options)
+        .map_err(|e| raise(py, e))
 }
 
 fn loads_with<'py>(
@@ -151,10 +145,9 @@ fn dumps<'py>(
     let tables = Rc::new(Tables::new(py, schemas_arg(schema)?));
     let format = prepare(
         py,
-        kind_of(format)?,
+        format,
         &tables,
-        skiff_system_columns,
-        avro_datums,
+        options(skiff_system_columns, avro_datums),
     )?;
     dumps_with(py, rows, &format, tables, table_index)
 }
@@ -444,10 +437,9 @@ impl PyCodec {
         Ok(PyCodec {
             format: prepare(
                 py,
-                kind_of(format)?,
+                format,
                 &tables,
-                skiff_system_columns,
-                avro_datums,
+                options(skiff_system_columns, avro_datums),
             )?,
             tables,
         })

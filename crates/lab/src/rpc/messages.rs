@@ -1,15 +1,13 @@
 //! The rpc study's messages and their encoding by any of our row formats.
 //!
 //! A message is one table row written through the formats crate's common interface
-//! ([`PreparedFormat`]), so switching the wire format is switching a [`FormatKind`]. Requests are rows of `{op: int64, key: int64, <value columns>}`, responses
-//! rows of `{result: int64, <value columns>}`; the value columns are all optional and null when
+//! ([`PreparedFormat`]), so switching the wire format is switching a [`FormatKind`].
+//! Requests are rows of `{op: int64, key: int64, <value columns>}`, responses rows of `{result: int64, <value columns>}`; the value columns are all optional and null when
 //! a message carries no value (a get request, a put response). Avro is written as raw datums
 //! (both ends know the schema, as in Avro's RPC), not as an object container file per message.
 
 use shapeshift_formats::registry::{FormatKind, FormatOptions, PreparedFormat};
-use shapeshift_formats::table::{
-    FormatError, OwnedRefs, RowPosition, RowSink, RowSource, SharedOutput,
-};
+use shapeshift_formats::table::{FormatError, OwnedRefs, RowPosition, SharedOutput};
 use shapeshift_types::{ColumnSchema, PrimitiveType, TableSchema, Type, Value, ValueRef};
 
 /// Read the item at `key`.
@@ -219,8 +217,8 @@ pub struct Response {
 #[derive(Clone)]
 pub struct MessageCodec {
     format: FormatKind,
-    request: Messages,
-    response: Messages,
+    request: PreparedFormat,
+    response: PreparedFormat,
     value_columns: usize,
 }
 
@@ -233,30 +231,16 @@ impl std::fmt::Debug for MessageCodec {
     }
 }
 
-/// One message type's schema compiled once (`registry::PreparedFormat`; Avro as raw datums,
-/// as Avro's RPC sends them): a server answering one small message per stream would
-/// otherwise compile it for every request (a quarter of the server's CPU per tiny
-/// MessagePack read), as a generated RPC stub never does. Bytes in memory are read in place
-/// where the format can.
-#[derive(Clone)]
-struct Messages(PreparedFormat);
-
-impl Messages {
-    fn new(format: FormatKind, schema: TableSchema) -> Result<Messages, FormatError> {
-        let options = FormatOptions {
-            avro_datums: format == FormatKind::Avro,
-            ..FormatOptions::default()
-        };
-        PreparedFormat::new(format, vec![schema], options).map(Messages)
-    }
-
-    fn sink(&self, out: SharedOutput) -> Result<Box<dyn RowSink>, FormatError> {
-        self.0.open_sink(Box::new(out))
-    }
-
-    fn source(&self, bytes: Vec<u8>) -> Result<Box<dyn RowSource>, FormatError> {
-        self.0.open_source(bytes)
-    }
+/// One message type's schema compiled once (Avro as raw datums, as Avro's RPC sends them):
+/// a server answering one small message per stream would otherwise compile it for every
+/// request (a quarter of the server's CPU per tiny MessagePack read), as a generated RPC stub
+/// never does. Bytes in memory are read in place where the format can.
+fn prepare(format: FormatKind, schema: TableSchema) -> Result<PreparedFormat, FormatError> {
+    let options = FormatOptions {
+        avro_datums: format == FormatKind::Avro,
+        ..FormatOptions::default()
+    };
+    PreparedFormat::new(format, vec![schema], options)
 }
 
 impl MessageCodec {
@@ -274,8 +258,8 @@ impl MessageCodec {
         response.extend(values);
         Ok(MessageCodec {
             format,
-            request: Messages::new(format, TableSchema::new(request))?,
-            response: Messages::new(format, TableSchema::new(response))?,
+            request: prepare(format, TableSchema::new(request))?,
+            response: prepare(format, TableSchema::new(response))?,
             value_columns,
         })
     }
@@ -333,7 +317,7 @@ impl MessageCodec {
 
     fn encode(
         &self,
-        messages: &Messages,
+        messages: &PreparedFormat,
         head: &[ValueRef<'_>],
         value: Option<&Item>,
     ) -> Result<Vec<u8>, FormatError> {
@@ -344,7 +328,7 @@ impl MessageCodec {
             None => row.extend(std::iter::repeat_n(ValueRef::Null, self.value_columns)),
         }
         let out = SharedOutput::default();
-        let mut sink = messages.sink(out.clone())?;
+        let mut sink = messages.open_sink(Box::new(out.clone()))?;
         sink.write_row(&RowPosition::default(), &row)?;
         sink.finish()?;
         drop(sink);
@@ -354,12 +338,12 @@ impl MessageCodec {
     /// The `heads` int64 columns and the value of the one row in `bytes`.
     fn decode(
         &self,
-        messages: &Messages,
+        messages: &PreparedFormat,
         bytes: Vec<u8>,
         heads: usize,
     ) -> Result<([i64; 2], Option<Item>), FormatError> {
         let name = self.format.name();
-        let mut source = messages.source(bytes)?;
+        let mut source = messages.open_source(bytes)?;
         let mut head = [0i64; 2];
         let value = {
             let row = source
