@@ -98,12 +98,8 @@ fn loads<'py>(
     avro_datums: bool,
 ) -> PyResult<Bound<'py, PyList>> {
     let tables = Tables::new(py, schemas_arg(schema)?);
-    let format = prepare(
-        py,
-        format,
-        &tables,
-        options(skiff_system_columns, avro_datums),
-    )?;
+    let options = options(skiff_system_columns, avro_datums);
+    let format = prepare(py, format, &tables, options)?;
     loads_with(py, data, &format, &tables)
 }
 
@@ -143,12 +139,8 @@ fn dumps<'py>(
     avro_datums: bool,
 ) -> PyResult<Bound<'py, PyBytes>> {
     let tables = Rc::new(Tables::new(py, schemas_arg(schema)?));
-    let format = prepare(
-        py,
-        format,
-        &tables,
-        options(skiff_system_columns, avro_datums),
-    )?;
+    let options = options(skiff_system_columns, avro_datums);
+    let format = prepare(py, format, &tables, options)?;
     dumps_with(py, rows, &format, tables, table_index)
 }
 
