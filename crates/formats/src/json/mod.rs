@@ -44,6 +44,9 @@ use crate::table::{FormatError, RowPosition};
 
 mod parse;
 pub(crate) mod rows;
+mod serde;
+
+pub use self::serde::RowCodec;
 
 use parse::{Json, Parser};
 
@@ -52,10 +55,52 @@ const FORMAT: &str = "json";
 // ---------------------------------------------------------------------------------------
 // Writing
 
+/// Which bytes stand for themselves in a JSON string: printable ASCII but `"` and `\`.
+const PLAIN: [bool; 256] = {
+    let mut plain = [false; 256];
+    let mut b = 0x20;
+    while b < 0x7f {
+        plain[b] = b != b'"' as usize && b != b'\\' as usize;
+        b += 1;
+    }
+    plain
+};
+
+/// The length of the run of [`PLAIN`] bytes at the start of `bytes`, eight at a time.
+#[inline]
+fn plain_run(bytes: &[u8]) -> usize {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGHS: u64 = 0x8080_8080_8080_8080;
+    let mut at = 0;
+    while let Some(chunk) = bytes.get(at..at + 8) {
+        let w = u64::from_le_bytes(chunk.try_into().unwrap_or_default());
+        // A high bit per byte that is below 0x20, 0x7f or above, '"' or '\\' (bytes past
+        // the first such may be flagged falsely; the byte loop below finds the first).
+        let zero_in = |x: u64| x.wrapping_sub(ONES) & !x;
+        let low = w.wrapping_sub(ONES * 0x20) & !w;
+        let high = w | w.wrapping_add(ONES);
+        let quote = zero_in(w ^ (ONES * u64::from(b'"')));
+        let backslash = zero_in(w ^ (ONES * u64::from(b'\\')));
+        if (low | high | quote | backslash) & HIGHS != 0 {
+            break;
+        }
+        at += 8;
+    }
+    at + bytes[at..].iter().take_while(|&&b| PLAIN[usize::from(b)]).count()
+}
+
 /// Writes `bytes` as a JSON string, each byte the code point of its value.
 fn write_bytes(out: &mut Vec<u8>, bytes: &[u8]) {
+    out.reserve(bytes.len() + 2);
     out.push(b'"');
-    for &b in bytes {
+    let mut run = 0;
+    let plain = plain_run(bytes);
+    for (i, &b) in bytes.iter().enumerate().skip(plain) {
+        if PLAIN[usize::from(b)] {
+            continue;
+        }
+        out.extend_from_slice(&bytes[run..i]);
+        run = i + 1;
         match b {
             b'"' => out.extend_from_slice(b"\\\""),
             b'\\' => out.extend_from_slice(b"\\\\"),
@@ -68,7 +113,6 @@ fn write_bytes(out: &mut Vec<u8>, bytes: &[u8]) {
                 out.push(HEX[usize::from(b >> 4)]);
                 out.push(HEX[usize::from(b & 15)]);
             }
-            0x20..=0x7e => out.push(b),
             _ => {
                 // U+0080..U+00FF in UTF-8.
                 out.push(0xc0 | (b >> 6));
@@ -76,6 +120,7 @@ fn write_bytes(out: &mut Vec<u8>, bytes: &[u8]) {
             }
         }
     }
+    out.extend_from_slice(&bytes[run..]);
     out.push(b'"');
 }
 
@@ -93,16 +138,17 @@ fn write_key(out: &mut Vec<u8>, key: &[u8]) {
 }
 
 fn write_i64(out: &mut Vec<u8>, v: i64) {
-    let _ = write!(out, "{v}");
+    out.extend_from_slice(itoa::Buffer::new().format(v).as_bytes());
 }
 
 fn write_u64(out: &mut Vec<u8>, v: u64) {
-    let _ = write!(out, "{v}");
+    out.extend_from_slice(itoa::Buffer::new().format(v).as_bytes());
 }
 
-/// A finite double, shortest round trip, always with `.` or an exponent.
+/// A finite double, shortest round trip, always with `.` or an exponent (serde_json's
+/// spelling: ryu's).
 fn write_finite(out: &mut Vec<u8>, v: f64) {
-    let _ = serde_json::to_writer(&mut *out, &v);
+    out.extend_from_slice(ryu::Buffer::new().format_finite(v).as_bytes());
 }
 
 fn non_finite_name(v: f64) -> &'static str {
@@ -351,6 +397,64 @@ fn string_bytes(text: &str) -> Result<Vec<u8>, String> {
             })
         })
         .collect()
+}
+
+/// Decodes the string at `*at` (its opening quote) into `out`, each code point one byte,
+/// moving `*at` past the closing quote. `None`, with `*at` and `out`'s length unspecified,
+/// for anything the row reader's parser with [`string_bytes`] would refuse (which then says
+/// why) — and, conservatively, for nothing else: escapes, U+0080..U+00FF as two UTF-8 bytes.
+fn decode_string(input: &[u8], at: &mut usize, out: &mut Vec<u8>) -> Option<()> {
+    let mut pos = *at + 1;
+    loop {
+        let rest = input.get(pos..)?;
+        let run = plain_run(rest);
+        out.extend_from_slice(&rest[..run]);
+        pos += run;
+        match *input.get(pos)? {
+            b'"' => {
+                *at = pos + 1;
+                return Some(());
+            }
+            b'\\' => {
+                let byte = match *input.get(pos + 1)? {
+                    b'"' => b'"',
+                    b'\\' => b'\\',
+                    b'/' => b'/',
+                    b'b' => 8,
+                    b'f' => 12,
+                    b'n' => b'\n',
+                    b'r' => b'\r',
+                    b't' => b'\t',
+                    b'u' => {
+                        let hex = std::str::from_utf8(input.get(pos + 2..pos + 6)?).ok()?;
+                        if !hex.bytes().all(|b| b.is_ascii_hexdigit()) {
+                            return None;
+                        }
+                        // Above U+00FF (surrogates included) is refused.
+                        let code = u8::try_from(u32::from_str_radix(hex, 16).ok()?).ok()?;
+                        pos += 4;
+                        code
+                    }
+                    _ => return None,
+                };
+                out.push(byte);
+                pos += 2;
+            }
+            0x7f => {
+                out.push(0x7f);
+                pos += 1;
+            }
+            lead @ (0xc2 | 0xc3) => {
+                let next = *input.get(pos + 1)?;
+                if next & 0xc0 != 0x80 {
+                    return None;
+                }
+                out.push(((lead & 0x1f) << 6) | (next & 0x3f));
+                pos += 2;
+            }
+            _ => return None,
+        }
+    }
 }
 
 fn unescape_key(key: &str) -> Result<Vec<u8>, String> {

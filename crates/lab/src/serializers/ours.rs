@@ -10,7 +10,7 @@
 //! - [`RowCodec`]: a format's own one-message codec, where the crate has one (Thrift binary and
 //!   compact, Avro datum, dynamic Protobuf message): the message alone, the same unit the
 //!   crates' peers encode.
-//! - [`Typed`]: a schema format's typed path (Thrift binary and compact, Avro): the program's
+//! - [`Typed`]: a schema format's typed path (Thrift binary and compact, Avro, JSON): the program's
 //!   own structs written and read as the table's row, guided by the schema, no row in between
 //!   (the same bytes as the codec's).
 
@@ -20,7 +20,7 @@ use serde::de::DeserializeOwned;
 use serde::Serialize;
 use shapeshift_formats::registry::{open_sink, open_source, FormatKind};
 use shapeshift_formats::table::{value_from_ref, RowPosition, SharedOutput};
-use shapeshift_formats::{avro, protobuf, thrift};
+use shapeshift_formats::{avro, json, protobuf, thrift};
 use shapeshift_types::{TableSchema, Value};
 
 use super::contender::Contender;
@@ -343,6 +343,7 @@ impl Contender for RowCodec {
 pub enum Typed {
     Thrift(thrift::RowCodec),
     Avro(avro::RowCodec),
+    Json(json::RowCodec),
 }
 
 impl Typed {
@@ -361,6 +362,7 @@ impl Typed {
                 Typed::Thrift(thrift::RowCodec::new(schema, thrift::Protocol::Compact)?),
             ),
             ("avro", Typed::Avro(avro::RowCodec::new(schema))),
+            ("json", Typed::Json(json::RowCodec::new(schema))),
         ])
     }
 
@@ -373,6 +375,7 @@ impl Typed {
         match self {
             Typed::Thrift(codec) => codec.serialize(value, &mut out),
             Typed::Avro(codec) => codec.serialize(value, &mut out),
+            Typed::Json(codec) => codec.serialize(value, &mut out),
         }
         .map_err(|e| e.to_string())?;
         Ok(out)
@@ -386,6 +389,7 @@ impl Typed {
         match self {
             Typed::Thrift(codec) => codec.deserialize(bytes),
             Typed::Avro(codec) => codec.deserialize(bytes),
+            Typed::Json(codec) => codec.deserialize(bytes),
         }
         .map_err(|e| e.to_string())
     }

@@ -34,7 +34,7 @@
 use shapeshift_types::{check_value, PrimitiveType, TableSchema, Type, Value, ValueRef};
 
 use crate::json::parse::Parser;
-use crate::json::{non_finite, string_bytes, value_from_json, write_key};
+use crate::json::{decode_string, non_finite, plain_run, value_from_json, write_key};
 use crate::table::values::{ColumnCheck, ColumnKind};
 use crate::table::yson_binary;
 
@@ -317,30 +317,34 @@ fn general_value(
     })
 }
 
-/// A string at `*at` (its `"`) through the row reader's parser, its bytes (code points)
-/// appended to `scratch`: `start..end` there.
+/// A string at `*at` (its `"`) decoded (escapes, U+0080..U+00FF as bytes), its bytes
+/// appended to `scratch`: `start..end` there; `None` for anything the row reader's parser
+/// would refuse.
 #[cold]
 #[inline(never)]
-fn decoded_string(input: &[u8], at: &mut usize, scratch: &mut Vec<u8>) -> Option<(usize, usize)> {
-    let mut parser = Parser::new(input, *at);
-    let text = parser.string().ok()?;
-    let bytes = string_bytes(&text).ok()?;
-    *at = parser.pos;
+pub(in crate::json) fn decoded_string(
+    input: &[u8],
+    at: &mut usize,
+    scratch: &mut Vec<u8>,
+) -> Option<(usize, usize)> {
     let start = scratch.len();
-    scratch.extend_from_slice(&bytes);
+    let mut end = *at;
+    if decode_string(input, &mut end, scratch).is_none() {
+        scratch.truncate(start);
+        return None;
+    }
+    *at = end;
     Some((start, scratch.len()))
 }
 
 /// A string at `*at` (its `"`) of printable ASCII without escapes: its bytes, `start..end`.
 /// Such bytes are their own code points, so they are the string's bytes.
 #[inline(always)]
-fn plain_string(input: &[u8], at: &mut usize) -> Option<(usize, usize)> {
+pub(in crate::json) fn plain_string(input: &[u8], at: &mut usize) -> Option<(usize, usize)> {
     let start = *at + 1;
     let rest = input.get(start..)?;
-    let length = rest
-        .iter()
-        .position(|&b| !(0x20..0x7f).contains(&b) || b == b'"' || b == b'\\')?;
-    if rest[length] != b'"' {
+    let length = plain_run(rest);
+    if rest.get(length) != Some(&b'"') {
         // An escape, a control byte or a byte above ASCII: decoded by the reader's parser.
         return None;
     }
@@ -350,7 +354,7 @@ fn plain_string(input: &[u8], at: &mut usize) -> Option<(usize, usize)> {
 
 /// A number token as the row reader's parser classifies it.
 #[derive(Clone, Copy, Debug, PartialEq)]
-enum Number {
+pub(in crate::json) enum Number {
     Int(i64),
     /// An integer above `i64::MAX`.
     Uint(u64),
@@ -360,7 +364,7 @@ enum Number {
 /// The number at `*at`, by the row reader's grammar (`-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?
 /// [0-9]+)?`) and classification; `None` for anything it would refuse.
 #[inline(always)]
-fn number(input: &[u8], at: &mut usize) -> Option<Number> {
+pub(in crate::json) fn number(input: &[u8], at: &mut usize) -> Option<Number> {
     let start = *at;
     let mut pos = start;
     let negative = input[pos] == b'-';

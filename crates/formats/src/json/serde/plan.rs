@@ -1,0 +1,182 @@
+//! A YT type compiled once for the JSON serde path: what writing and reading a value of the
+//! type needs (its members' keys as the writer spells them, integer ranges, whether an
+//! optional wraps its item in `[..]`), so the hot loops match one small enum.
+
+use shapeshift_types::{signed_range, unsigned_max, PrimitiveType, Type};
+
+use crate::json::{json_key, write_bytes, write_key};
+
+#[derive(Debug)]
+pub(in crate::json) struct Plan {
+    pub kind: Kind,
+    /// `optional`, `null` or `void` (tags removed): `null` is a value of it.
+    pub nullable: bool,
+    /// The type, for error messages.
+    pub ty: Type,
+}
+
+#[derive(Debug)]
+pub(in crate::json) enum Kind {
+    Bool,
+    Int(Range),
+    /// `float` (`narrow`: finite values beyond f32's range do not fit) or `double`.
+    Double {
+        narrow: bool,
+    },
+    /// `string`, `utf8`, `json` (`utf8` checked), `uuid` (16 bytes), `decimal` (YT's binary).
+    Bytes(BytesCheck),
+    /// A YSON node spelled as JSON (`$attributes`, `$type`).
+    Yson,
+    /// `null`, `void`.
+    Null,
+    /// `optional<T>`; `wrapped` when `T` is itself nullable, so a present value is `[v]`.
+    Optional {
+        item: Box<Plan>,
+        wrapped: bool,
+    },
+    List(Box<Plan>),
+    /// An object by member name.
+    Struct(Vec<Member>),
+    /// An array of the elements.
+    Tuple(Vec<Plan>),
+    /// `[name or index, value]`: `names` holds each alternative's JSON string for a named
+    /// variant, `None` for a positional one.
+    Variant {
+        alternatives: Vec<Plan>,
+        names: Option<Vec<Vec<u8>>>,
+    },
+    /// `[[key, value], ...]`.
+    Dict {
+        key: Box<Plan>,
+        value: Box<Plan>,
+    },
+}
+
+#[derive(Debug)]
+pub(in crate::json) struct Member {
+    /// `"name":` as the writer spells it (bytes as code points, a leading `$` doubled).
+    pub key: Vec<u8>,
+    /// The key as it reads back (the JSON string's code points), for lookups.
+    pub json_key: String,
+    pub name: String,
+    pub plan: Plan,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(in crate::json) enum BytesCheck {
+    /// `string`: any bytes.
+    Any,
+    /// `utf8`, `json`.
+    Utf8,
+    /// `uuid`.
+    Uuid,
+    Decimal { precision: u8, scale: u8 },
+}
+
+/// The values an integer type holds.
+#[derive(Clone, Copy, Debug)]
+pub(in crate::json) enum Range {
+    Signed(i64, i64),
+    Unsigned(u64),
+}
+
+impl Range {
+    #[inline]
+    pub fn holds_signed(self, v: i64) -> bool {
+        match self {
+            Range::Signed(lo, hi) => lo <= v && v <= hi,
+            Range::Unsigned(max) => v >= 0 && v as u64 <= max,
+        }
+    }
+
+    #[inline]
+    pub fn holds_unsigned(self, v: u64) -> bool {
+        match self {
+            Range::Signed(_, hi) => v <= hi as u64,
+            Range::Unsigned(max) => v <= max,
+        }
+    }
+}
+
+/// Whether `v` is a value of a `float` column (`narrow`) or of a `double` one.
+#[inline]
+pub(in crate::json) fn fits_float(v: f64, narrow: bool) -> bool {
+    !narrow || !v.is_finite() || v.abs() <= f64::from(f32::MAX)
+}
+
+impl Plan {
+    pub fn compile(ty: &Type) -> Plan {
+        let ty = ty.untagged();
+        let kind = match ty {
+            Type::Primitive(PrimitiveType::Bool) => Kind::Bool,
+            Type::Primitive(PrimitiveType::Float) => Kind::Double { narrow: true },
+            Type::Primitive(PrimitiveType::Double) => Kind::Double { narrow: false },
+            Type::Primitive(PrimitiveType::Null | PrimitiveType::Void) => Kind::Null,
+            Type::Primitive(PrimitiveType::String) => Kind::Bytes(BytesCheck::Any),
+            Type::Primitive(PrimitiveType::Utf8 | PrimitiveType::Json) => {
+                Kind::Bytes(BytesCheck::Utf8)
+            }
+            Type::Primitive(PrimitiveType::Uuid) => Kind::Bytes(BytesCheck::Uuid),
+            Type::Primitive(PrimitiveType::Yson) => Kind::Yson,
+            Type::Primitive(p) => Kind::Int(match (signed_range(*p), unsigned_max(*p)) {
+                (Some((lo, hi)), _) => Range::Signed(lo, hi),
+                (_, Some(max)) => Range::Unsigned(max),
+                _ => Range::Signed(i64::MIN, i64::MAX),
+            }),
+            Type::Decimal { precision, scale } => Kind::Bytes(BytesCheck::Decimal {
+                precision: *precision,
+                scale: *scale,
+            }),
+            Type::Optional(item) => Kind::Optional {
+                wrapped: item.is_nullable(),
+                item: Box::new(Plan::compile(item)),
+            },
+            Type::List(item) => Kind::List(Box::new(Plan::compile(item))),
+            Type::Struct(members) => Kind::Struct(
+                members
+                    .iter()
+                    .map(|m| member(&m.name, &m.ty))
+                    .collect(),
+            ),
+            Type::Tuple(items) => Kind::Tuple(items.iter().map(Plan::compile).collect()),
+            Type::VariantStruct(members) => Kind::Variant {
+                alternatives: members.iter().map(|m| Plan::compile(&m.ty)).collect(),
+                names: Some(
+                    members
+                        .iter()
+                        .map(|m| {
+                            let mut spelled = Vec::new();
+                            write_bytes(&mut spelled, m.name.as_bytes());
+                            spelled
+                        })
+                        .collect(),
+                ),
+            },
+            Type::VariantTuple(items) => Kind::Variant {
+                alternatives: items.iter().map(Plan::compile).collect(),
+                names: None,
+            },
+            Type::Dict { key, value } => Kind::Dict {
+                key: Box::new(Plan::compile(key)),
+                value: Box::new(Plan::compile(value)),
+            },
+            Type::Tagged { item, .. } => return Plan::compile(item),
+        };
+        Plan {
+            kind,
+            nullable: ty.is_nullable(),
+            ty: ty.clone(),
+        }
+    }
+}
+
+fn member(name: &str, ty: &Type) -> Member {
+    let mut key = Vec::with_capacity(name.len() + 3);
+    write_key(&mut key, name.as_bytes());
+    Member {
+        key,
+        json_key: json_key(name),
+        name: name.to_owned(),
+        plan: Plan::compile(ty),
+    }
+}

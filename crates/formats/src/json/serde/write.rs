@@ -1,0 +1,630 @@
+//! The serializer: serde's calls written as the row's JSON, guided by the plan at each place.
+//! Each call must fit the plan it meets (the error names both); the bytes are those
+//! [`encode_row`](crate::json::encode_row) writes for the same data as a row.
+
+use serde::ser::{self, Serialize};
+use shapeshift_types::check_decimal_binary;
+
+use super::describe;
+use super::plan::{fits_float, BytesCheck, Kind, Member, Plan};
+use crate::byte_items::ByteSerializer;
+use crate::json::{write_bytes, write_double, write_i64, write_node, write_u64};
+use crate::serde_error::{error, SerdeError};
+use crate::yson;
+
+type Result<T> = std::result::Result<T, SerdeError>;
+
+/// One place of the row being written: the buffer and the plan of the value that goes there.
+pub(super) struct Slot<'o, 'p> {
+    pub out: &'o mut Vec<u8>,
+    pub plan: &'p Plan,
+}
+
+#[cold]
+fn mismatch(what: &str, plan: &Plan) -> SerdeError {
+    error(format!("{what} does not fit {}", describe(plan)))
+}
+
+impl<'o, 'p> Slot<'o, 'p> {
+    /// The plan a present value is written by: an `optional<T>` takes a plain value of `T`
+    /// (in `[..]` when `T` is nullable; the count of brackets to close is returned).
+    #[inline]
+    fn present(self) -> (Slot<'o, 'p>, u32) {
+        let mut slot = self;
+        let mut closes = 0;
+        while let Kind::Optional { item, wrapped } = &slot.plan.kind {
+            if *wrapped {
+                slot.out.push(b'[');
+                closes += 1;
+            }
+            slot.plan = item;
+        }
+        (slot, closes)
+    }
+
+    #[inline]
+    fn close(out: &mut Vec<u8>, closes: u32) {
+        for _ in 0..closes {
+            out.push(b']');
+        }
+    }
+
+    fn null(self, what: &str) -> Result<()> {
+        if !self.plan.nullable {
+            return Err(mismatch(what, self.plan));
+        }
+        self.out.extend_from_slice(b"null");
+        Ok(())
+    }
+
+    fn int(self, v: i64) -> Result<()> {
+        let (slot, closes) = self.present();
+        match slot.plan.kind {
+            Kind::Int(range) if range.holds_signed(v) => write_i64(slot.out, v),
+            Kind::Int(_) => {
+                return Err(error(format!("{v} is outside {}", describe(slot.plan))));
+            }
+            _ => return Err(mismatch(&format!("the integer {v}"), slot.plan)),
+        }
+        Self::close(slot.out, closes);
+        Ok(())
+    }
+
+    fn uint(self, v: u64) -> Result<()> {
+        let (slot, closes) = self.present();
+        match slot.plan.kind {
+            Kind::Int(range) if range.holds_unsigned(v) => write_u64(slot.out, v),
+            Kind::Int(_) => {
+                return Err(error(format!("{v} is outside {}", describe(slot.plan))));
+            }
+            _ => return Err(mismatch(&format!("the integer {v}"), slot.plan)),
+        }
+        Self::close(slot.out, closes);
+        Ok(())
+    }
+
+    fn float(self, v: f64) -> Result<()> {
+        let (slot, closes) = self.present();
+        match slot.plan.kind {
+            Kind::Double { narrow } if fits_float(v, narrow) => write_double(slot.out, v),
+            Kind::Double { .. } => {
+                return Err(error(format!("{v} is outside {}", describe(slot.plan))));
+            }
+            _ => return Err(mismatch(&format!("the number {v}"), slot.plan)),
+        }
+        Self::close(slot.out, closes);
+        Ok(())
+    }
+
+    fn bool(self, v: bool) -> Result<()> {
+        let (slot, closes) = self.present();
+        match slot.plan.kind {
+            Kind::Bool => slot
+                .out
+                .extend_from_slice(if v { b"true" } else { b"false" }),
+            _ => return Err(mismatch(&format!("the bool {v}"), slot.plan)),
+        }
+        Self::close(slot.out, closes);
+        Ok(())
+    }
+
+    fn str(self, v: &str) -> Result<()> {
+        let (slot, closes) = self.present();
+        match slot.plan.kind {
+            // A str is UTF-8 already.
+            Kind::Bytes(BytesCheck::Any | BytesCheck::Utf8) => write_bytes(slot.out, v.as_bytes()),
+            _ => return slot.bytes_present(v.as_bytes(), closes),
+        }
+        Self::close(slot.out, closes);
+        Ok(())
+    }
+
+    fn bytes(self, v: &[u8]) -> Result<()> {
+        let (slot, closes) = self.present();
+        slot.bytes_present(v, closes)
+    }
+
+    fn bytes_present(self, v: &[u8], closes: u32) -> Result<()> {
+        let checked = match self.plan.kind {
+            Kind::Bytes(BytesCheck::Any) => Ok(()),
+            Kind::Bytes(BytesCheck::Utf8) => std::str::from_utf8(v)
+                .map(drop)
+                .map_err(|e| format!("bytes that are not UTF-8 ({e})")),
+            Kind::Bytes(BytesCheck::Uuid) if v.len() == 16 => Ok(()),
+            Kind::Bytes(BytesCheck::Uuid) => Err(format!("{} bytes for a uuid of 16", v.len())),
+            Kind::Bytes(BytesCheck::Decimal { precision, scale }) => {
+                check_decimal_binary(v, precision, scale).map_err(|e| e.to_string())
+            }
+            Kind::Yson => {
+                // A YSON node (binary or text), written as JSON as `encode_row` writes it.
+                let node = yson::from_slice(v)
+                    .map_err(|e| error(format!("bytes that are not YSON ({e}) for a yson column")))?;
+                write_node(self.out, &node);
+                Self::close(self.out, closes);
+                return Ok(());
+            }
+            _ => return Err(mismatch(&format!("{} bytes", v.len()), self.plan)),
+        };
+        checked.map_err(|what| error(format!("{what} for {}", describe(self.plan))))?;
+        write_bytes(self.out, v);
+        Self::close(self.out, closes);
+        Ok(())
+    }
+
+    /// A unit variant: its index into an integer column, its name into a string one.
+    fn unit_variant(self, index: u32, name: &str) -> Result<()> {
+        let (slot, closes) = self.present();
+        match slot.plan.kind {
+            Kind::Int(range) if range.holds_unsigned(index.into()) => {
+                write_u64(slot.out, index.into());
+            }
+            Kind::Bytes(BytesCheck::Any | BytesCheck::Utf8) => {
+                write_bytes(slot.out, name.as_bytes());
+            }
+            _ => return Err(mismatch(&format!("the unit variant {name} ({index})"), slot.plan)),
+        }
+        Self::close(slot.out, closes);
+        Ok(())
+    }
+
+    /// `[name or index,` of variant `index`, and the slot of its value.
+    fn variant(self, index: u32, what: &str) -> Result<(Slot<'o, 'p>, u32)> {
+        let (slot, closes) = self.present();
+        let Kind::Variant {
+            alternatives,
+            names,
+        } = &slot.plan.kind
+        else {
+            return Err(mismatch(what, slot.plan));
+        };
+        let Some(plan) = alternatives.get(index as usize) else {
+            return Err(error(format!(
+                "variant {index} of an enum for {} (alternatives 0..{})",
+                describe(slot.plan),
+                alternatives.len()
+            )));
+        };
+        slot.out.push(b'[');
+        match names {
+            Some(names) => slot.out.extend_from_slice(&names[index as usize]),
+            None => write_u64(slot.out, u64::from(index)),
+        }
+        slot.out.push(b',');
+        Ok((Slot { out: slot.out, plan }, closes + 1))
+    }
+
+    fn compound(self, len: Option<usize>, what: &'static str) -> Result<Compound<'o, 'p>> {
+        self.compound_closing(len, what, 0)
+    }
+
+    fn compound_closing(
+        self,
+        len: Option<usize>,
+        what: &'static str,
+        closes: u32,
+    ) -> Result<Compound<'o, 'p>> {
+        let (slot, more) = self.present();
+        let closes = closes + more;
+        let (compose, open) = match &slot.plan.kind {
+            Kind::List(item) => (Compose::List(item), b'['),
+            Kind::Tuple(elements) => (Compose::Tuple(elements), b'['),
+            Kind::Struct(members) => (Compose::Struct(members), b'{'),
+            Kind::Dict { key, value } if what == "a map" => (Compose::Dict { key, value }, b'['),
+            Kind::Bytes(_) | Kind::Yson if what != "a map" => {
+                let bytes = Vec::with_capacity(len.unwrap_or(0).min(4096));
+                return Ok(Compound {
+                    out: slot.out,
+                    plan: slot.plan,
+                    compose: Compose::Bytes(bytes),
+                    count: 0,
+                    closes,
+                });
+            }
+            _ => return Err(mismatch(what, slot.plan)),
+        };
+        if let (Some(len), Compose::Tuple(elements)) = (len, &compose) {
+            if len != elements.len() {
+                return Err(error(format!(
+                    "{what} of {len} values for {}",
+                    describe(slot.plan)
+                )));
+            }
+        }
+        if let (Some(len), Compose::Struct(members)) = (len, &compose) {
+            if len != members.len() {
+                return Err(error(format!(
+                    "{what} of {len} fields for {} (fields are the members in order)",
+                    describe(slot.plan)
+                )));
+            }
+        }
+        slot.out.push(open);
+        Ok(Compound {
+            out: slot.out,
+            plan: slot.plan,
+            compose,
+            count: 0,
+            closes,
+        })
+    }
+}
+
+/// What a compound value is being written as.
+enum Compose<'p> {
+    List(&'p Plan),
+    Tuple(&'p [Plan]),
+    /// Positional: field `i` is member `i`, written under the member's key.
+    Struct(&'p [Member]),
+    Dict {
+        key: &'p Plan,
+        value: &'p Plan,
+    },
+    /// A seq of `u8` into a bytes column, gathered then written as bytes.
+    Bytes(Vec<u8>),
+}
+
+pub(super) struct Compound<'o, 'p> {
+    out: &'o mut Vec<u8>,
+    plan: &'p Plan,
+    compose: Compose<'p>,
+    count: usize,
+    closes: u32,
+}
+
+impl Compound<'_, '_> {
+    fn element<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<()> {
+        let index = self.count;
+        self.count += 1;
+        let plan = match &mut self.compose {
+            Compose::List(item) => *item,
+            Compose::Tuple(elements) => elements.get(index).ok_or_else(|| {
+                error(format!("more than {} values for {}", elements.len(), describe(self.plan)))
+            })?,
+            Compose::Struct(members) => {
+                let member = members.get(index).ok_or_else(|| {
+                    error(format!("more than {} fields for {}", members.len(), describe(self.plan)))
+                })?;
+                if index > 0 {
+                    self.out.push(b',');
+                }
+                self.out.extend_from_slice(&member.key);
+                return value
+                    .serialize(Slot {
+                        out: self.out,
+                        plan: &member.plan,
+                    })
+                    .map_err(|e| e.in_member(&member.name));
+            }
+            Compose::Bytes(bytes) => {
+                bytes.push(value.serialize(ByteSerializer)?);
+                return Ok(());
+            }
+            Compose::Dict { .. } => return Err(mismatch("a sequence", self.plan)),
+        };
+        if index > 0 {
+            self.out.push(b',');
+        }
+        value.serialize(Slot {
+            out: self.out,
+            plan,
+        })
+    }
+
+    /// A field left out by `skip_serializing_if`: `null` when its member is nullable (what
+    /// the field's absence reads as), refused otherwise.
+    fn skip(&mut self, key: &'static str) -> Result<()> {
+        let index = self.count;
+        match &self.compose {
+            Compose::Struct(members) if members.get(index).is_some_and(|m| m.plan.nullable) => {
+                self.element(&())
+            }
+            _ => Err(error(format!(
+                "the field {key} was skipped, but {} needs a value there",
+                describe(self.plan)
+            ))),
+        }
+    }
+
+    fn key<T: Serialize + ?Sized>(&mut self, key: &T) -> Result<()> {
+        let Compose::Dict { key: plan, .. } = self.compose else {
+            return Err(mismatch("a map", self.plan));
+        };
+        if self.count > 0 {
+            self.out.push(b',');
+        }
+        self.count += 1;
+        self.out.push(b'[');
+        key.serialize(Slot {
+            out: self.out,
+            plan,
+        })?;
+        self.out.push(b',');
+        Ok(())
+    }
+
+    fn value<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<()> {
+        let Compose::Dict { value: plan, .. } = self.compose else {
+            return Err(mismatch("a map", self.plan));
+        };
+        value.serialize(Slot {
+            out: self.out,
+            plan,
+        })?;
+        self.out.push(b']');
+        Ok(())
+    }
+
+    fn end(self) -> Result<()> {
+        let Compound {
+            out,
+            plan,
+            compose,
+            count,
+            closes,
+        } = self;
+        let close = match compose {
+            Compose::Bytes(bytes) => return Slot { out, plan }.bytes_present(&bytes, closes),
+            Compose::List(_) | Compose::Dict { .. } => b']',
+            Compose::Tuple(elements) if count == elements.len() => b']',
+            Compose::Struct(members) if count == members.len() => b'}',
+            Compose::Tuple(_) | Compose::Struct(_) => {
+                return Err(error(format!("{count} values for {}", describe(plan))));
+            }
+        };
+        out.push(close);
+        Slot::close(out, closes);
+        Ok(())
+    }
+}
+
+impl<'o, 'p> ser::Serializer for Slot<'o, 'p> {
+    type Ok = ();
+    type Error = SerdeError;
+    type SerializeSeq = Compound<'o, 'p>;
+    type SerializeTuple = Compound<'o, 'p>;
+    type SerializeTupleStruct = Compound<'o, 'p>;
+    type SerializeTupleVariant = Compound<'o, 'p>;
+    type SerializeMap = Compound<'o, 'p>;
+    type SerializeStruct = Compound<'o, 'p>;
+    type SerializeStructVariant = Compound<'o, 'p>;
+
+    fn is_human_readable(&self) -> bool {
+        false
+    }
+
+    fn serialize_bool(self, v: bool) -> Result<()> {
+        self.bool(v)
+    }
+
+    fn serialize_i8(self, v: i8) -> Result<()> {
+        self.int(v.into())
+    }
+
+    fn serialize_i16(self, v: i16) -> Result<()> {
+        self.int(v.into())
+    }
+
+    fn serialize_i32(self, v: i32) -> Result<()> {
+        self.int(v.into())
+    }
+
+    fn serialize_i64(self, v: i64) -> Result<()> {
+        self.int(v)
+    }
+
+    fn serialize_i128(self, v: i128) -> Result<()> {
+        match (i64::try_from(v), u64::try_from(v)) {
+            (Ok(v), _) => self.int(v),
+            (_, Ok(v)) => self.uint(v),
+            _ => Err(mismatch(&format!("the integer {v}"), self.plan)),
+        }
+    }
+
+    fn serialize_u8(self, v: u8) -> Result<()> {
+        self.uint(v.into())
+    }
+
+    fn serialize_u16(self, v: u16) -> Result<()> {
+        self.uint(v.into())
+    }
+
+    fn serialize_u32(self, v: u32) -> Result<()> {
+        self.uint(v.into())
+    }
+
+    fn serialize_u64(self, v: u64) -> Result<()> {
+        self.uint(v)
+    }
+
+    fn serialize_u128(self, v: u128) -> Result<()> {
+        match u64::try_from(v) {
+            Ok(v) => self.uint(v),
+            Err(_) => Err(mismatch(&format!("the integer {v}"), self.plan)),
+        }
+    }
+
+    fn serialize_f32(self, v: f32) -> Result<()> {
+        self.float(v.into())
+    }
+
+    fn serialize_f64(self, v: f64) -> Result<()> {
+        self.float(v)
+    }
+
+    fn serialize_char(self, v: char) -> Result<()> {
+        self.str(v.encode_utf8(&mut [0; 4]))
+    }
+
+    fn serialize_str(self, v: &str) -> Result<()> {
+        self.str(v)
+    }
+
+    fn serialize_bytes(self, v: &[u8]) -> Result<()> {
+        self.bytes(v)
+    }
+
+    fn serialize_none(self) -> Result<()> {
+        self.null("None")
+    }
+
+    fn serialize_some<T: Serialize + ?Sized>(self, value: &T) -> Result<()> {
+        match &self.plan.kind {
+            Kind::Optional { item, wrapped } => {
+                if *wrapped {
+                    self.out.push(b'[');
+                }
+                value.serialize(Slot {
+                    out: self.out,
+                    plan: item,
+                })?;
+                if *wrapped {
+                    self.out.push(b']');
+                }
+                Ok(())
+            }
+            _ => value.serialize(self),
+        }
+    }
+
+    fn serialize_unit(self) -> Result<()> {
+        self.null("()")
+    }
+
+    fn serialize_unit_struct(self, name: &'static str) -> Result<()> {
+        self.null(name)
+    }
+
+    fn serialize_unit_variant(self, _name: &'static str, index: u32, variant: &'static str) -> Result<()> {
+        self.unit_variant(index, variant)
+    }
+
+    fn serialize_newtype_struct<T: Serialize + ?Sized>(self, _name: &'static str, value: &T) -> Result<()> {
+        value.serialize(self)
+    }
+
+    fn serialize_newtype_variant<T: Serialize + ?Sized>(
+        self,
+        _name: &'static str,
+        index: u32,
+        variant: &'static str,
+        value: &T,
+    ) -> Result<()> {
+        let (slot, closes) = self.variant(index, variant)?;
+        value.serialize(Slot {
+            out: &mut *slot.out,
+            plan: slot.plan,
+        })?;
+        Slot::close(slot.out, closes);
+        Ok(())
+    }
+
+    fn serialize_seq(self, len: Option<usize>) -> Result<Compound<'o, 'p>> {
+        self.compound(len, "a sequence")
+    }
+
+    fn serialize_tuple(self, len: usize) -> Result<Compound<'o, 'p>> {
+        self.compound(Some(len), "a tuple")
+    }
+
+    fn serialize_tuple_struct(self, _name: &'static str, len: usize) -> Result<Compound<'o, 'p>> {
+        self.compound(Some(len), "a tuple struct")
+    }
+
+    fn serialize_tuple_variant(
+        self,
+        _name: &'static str,
+        index: u32,
+        variant: &'static str,
+        len: usize,
+    ) -> Result<Compound<'o, 'p>> {
+        let (slot, closes) = self.variant(index, variant)?;
+        slot.compound_closing(Some(len), "a tuple variant", closes)
+    }
+
+    fn serialize_map(self, len: Option<usize>) -> Result<Compound<'o, 'p>> {
+        self.compound(len, "a map")
+    }
+
+    fn serialize_struct(self, _name: &'static str, len: usize) -> Result<Compound<'o, 'p>> {
+        self.compound(Some(len), "a struct")
+    }
+
+    fn serialize_struct_variant(
+        self,
+        _name: &'static str,
+        index: u32,
+        variant: &'static str,
+        len: usize,
+    ) -> Result<Compound<'o, 'p>> {
+        let (slot, closes) = self.variant(index, variant)?;
+        slot.compound_closing(Some(len), "a struct variant", closes)
+    }
+}
+
+macro_rules! seq_impl {
+    ($($trait:ident :: $method:ident),*) => {$(
+        impl ser::$trait for Compound<'_, '_> {
+            type Ok = ();
+            type Error = SerdeError;
+
+            fn $method<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<()> {
+                self.element(value)
+            }
+
+            fn end(self) -> Result<()> {
+                Compound::end(self)
+            }
+        }
+    )*};
+}
+
+seq_impl!(
+    SerializeSeq::serialize_element,
+    SerializeTuple::serialize_element,
+    SerializeTupleStruct::serialize_field,
+    SerializeTupleVariant::serialize_field
+);
+
+macro_rules! struct_impl {
+    ($($trait:ident),*) => {$(
+        impl ser::$trait for Compound<'_, '_> {
+            type Ok = ();
+            type Error = SerdeError;
+
+            fn serialize_field<T: Serialize + ?Sized>(
+                &mut self,
+                _key: &'static str,
+                value: &T,
+            ) -> Result<()> {
+                self.element(value)
+            }
+
+            fn skip_field(&mut self, key: &'static str) -> Result<()> {
+                self.skip(key)
+            }
+
+            fn end(self) -> Result<()> {
+                Compound::end(self)
+            }
+        }
+    )*};
+}
+
+struct_impl!(SerializeStruct, SerializeStructVariant);
+
+impl ser::SerializeMap for Compound<'_, '_> {
+    type Ok = ();
+    type Error = SerdeError;
+
+    fn serialize_key<T: Serialize + ?Sized>(&mut self, key: &T) -> Result<()> {
+        self.key(key)
+    }
+
+    fn serialize_value<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<()> {
+        self.value(value)
+    }
+
+    fn end(self) -> Result<()> {
+        Compound::end(self)
+    }
+}
