@@ -17,6 +17,7 @@ mod json;
 mod layout;
 mod msgpack;
 mod protobuf;
+mod serde_record;
 mod skiff;
 mod support;
 mod table;

@@ -86,7 +86,10 @@ fn plain_run(bytes: &[u8]) -> usize {
         }
         at += 8;
     }
-    at + bytes[at..].iter().take_while(|&&b| PLAIN[usize::from(b)]).count()
+    at + bytes[at..]
+        .iter()
+        .take_while(|&&b| PLAIN[usize::from(b)])
+        .count()
 }
 
 /// Writes `bytes` as a JSON string, each byte the code point of its value.
@@ -101,27 +104,33 @@ fn write_bytes(out: &mut Vec<u8>, bytes: &[u8]) {
         }
         out.extend_from_slice(&bytes[run..i]);
         run = i + 1;
-        match b {
-            b'"' => out.extend_from_slice(b"\\\""),
-            b'\\' => out.extend_from_slice(b"\\\\"),
-            b'\n' => out.extend_from_slice(b"\\n"),
-            b'\r' => out.extend_from_slice(b"\\r"),
-            b'\t' => out.extend_from_slice(b"\\t"),
-            0..=0x1f | 0x7f => {
-                const HEX: &[u8; 16] = b"0123456789abcdef";
-                out.extend_from_slice(b"\\u00");
-                out.push(HEX[usize::from(b >> 4)]);
-                out.push(HEX[usize::from(b & 15)]);
-            }
-            _ => {
-                // U+0080..U+00FF in UTF-8.
-                out.push(0xc0 | (b >> 6));
-                out.push(0x80 | (b & 0x3f));
-            }
-        }
+        write_escaped(out, b);
     }
     out.extend_from_slice(&bytes[run..]);
     out.push(b'"');
+}
+
+/// Writes the byte `b`, which is not [`PLAIN`], as its escape or code point.
+#[inline]
+fn write_escaped(out: &mut Vec<u8>, b: u8) {
+    match b {
+        b'"' => out.extend_from_slice(b"\\\""),
+        b'\\' => out.extend_from_slice(b"\\\\"),
+        b'\n' => out.extend_from_slice(b"\\n"),
+        b'\r' => out.extend_from_slice(b"\\r"),
+        b'\t' => out.extend_from_slice(b"\\t"),
+        0..=0x1f | 0x7f => {
+            const HEX: &[u8; 16] = b"0123456789abcdef";
+            out.extend_from_slice(b"\\u00");
+            out.push(HEX[usize::from(b >> 4)]);
+            out.push(HEX[usize::from(b & 15)]);
+        }
+        _ => {
+            // U+0080..U+00FF in UTF-8.
+            out.push(0xc0 | (b >> 6));
+            out.push(0x80 | (b & 0x3f));
+        }
+    }
 }
 
 /// A map key: `$` doubled at the start so keys never look like `$value` / `$attributes`.

@@ -5,6 +5,8 @@
 //! Invariants: `pos` only moves forward over bytes that were checked; nesting is limited to
 //! [`MAX_DEPTH`]; no allocation is sized by anything but bytes actually present.
 
+use super::{decode_string, plain_run};
+
 pub(crate) const MAX_DEPTH: usize = 256;
 
 /// A parsed JSON value.
@@ -349,4 +351,120 @@ impl<'a> Parser<'a> {
             }
         }
     }
+}
+
+// ---------------------------------------------------------------------------------------
+// Tokens read in place, for the fast paths (the interface's row scan, the serde path): each
+// reads exactly what the parser above reads, or says `None` and leaves it to the parser.
+
+/// A string at `*at` (its `"`) decoded (escapes, U+0080..U+00FF as bytes), its bytes
+/// appended to `scratch`: `start..end` there; `None` for anything the row reader's parser
+/// would refuse.
+#[cold]
+#[inline(never)]
+pub(crate) fn decoded_string(
+    input: &[u8],
+    at: &mut usize,
+    scratch: &mut Vec<u8>,
+) -> Option<(usize, usize)> {
+    let start = scratch.len();
+    let mut end = *at;
+    if decode_string(input, &mut end, scratch).is_none() {
+        scratch.truncate(start);
+        return None;
+    }
+    *at = end;
+    Some((start, scratch.len()))
+}
+
+/// A string at `*at` (its `"`) of printable ASCII without escapes: its bytes, `start..end`.
+/// Such bytes are their own code points, so they are the string's bytes.
+#[inline(always)]
+pub(crate) fn plain_string(input: &[u8], at: &mut usize) -> Option<(usize, usize)> {
+    let start = *at + 1;
+    let rest = input.get(start..)?;
+    let length = plain_run(rest);
+    if rest.get(length) != Some(&b'"') {
+        // An escape, a control byte or a byte above ASCII: decoded by the reader's parser.
+        return None;
+    }
+    *at = start + length + 1;
+    Some((start, start + length))
+}
+
+/// A number token as the row reader's parser classifies it.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) enum Number {
+    Int(i64),
+    /// An integer above `i64::MAX`.
+    Uint(u64),
+    Float(f64),
+}
+
+/// The number at `*at`, by the row reader's grammar (`-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?
+/// [0-9]+)?`) and classification; `None` for anything it would refuse.
+#[inline(always)]
+pub(crate) fn number(input: &[u8], at: &mut usize) -> Option<Number> {
+    let start = *at;
+    let mut pos = start;
+    let negative = input[pos] == b'-';
+    if negative {
+        pos += 1;
+    }
+    let int_start = pos;
+    let mut magnitude = 0u64;
+    while let Some(&digit @ b'0'..=b'9') = input.get(pos) {
+        // Exact up to 19 digits; longer integers are parsed from their text below.
+        magnitude = magnitude
+            .wrapping_mul(10)
+            .wrapping_add(u64::from(digit - b'0'));
+        pos += 1;
+    }
+    let int_digits = pos - int_start;
+    if int_digits == 0 || (input[int_start] == b'0' && int_digits > 1) {
+        return None;
+    }
+    let mut integer = true;
+    if input.get(pos) == Some(&b'.') {
+        pos += 1;
+        integer = false;
+        let digits = pos;
+        while input.get(pos).is_some_and(u8::is_ascii_digit) {
+            pos += 1;
+        }
+        if pos == digits {
+            return None;
+        }
+    }
+    if matches!(input.get(pos), Some(b'e' | b'E')) {
+        pos += 1;
+        integer = false;
+        if matches!(input.get(pos), Some(b'+' | b'-')) {
+            pos += 1;
+        }
+        let digits = pos;
+        while input.get(pos).is_some_and(u8::is_ascii_digit) {
+            pos += 1;
+        }
+        if pos == digits {
+            return None;
+        }
+    }
+    *at = pos;
+    if integer && int_digits <= 18 {
+        // At most 18 digits: no overflow, and within i64 either sign.
+        let v = magnitude as i64;
+        return Some(Number::Int(if negative { -v } else { v }));
+    }
+    // ASCII digits and signs: valid UTF-8.
+    let text = std::str::from_utf8(&input[start..pos]).ok()?;
+    if integer {
+        if let Ok(v) = text.parse::<i64>() {
+            return Some(Number::Int(v));
+        }
+        if let Ok(v) = text.parse::<u64>() {
+            return Some(Number::Uint(v));
+        }
+    }
+    text.parse::<f64>().ok().map(Number::Float)
 }

@@ -1,3 +1,4 @@
 //! JSON: the spelling of YT's `json` format, exact bytes per convention.
 
+mod serde;
 mod vectors;

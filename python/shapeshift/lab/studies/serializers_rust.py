@@ -1,7 +1,7 @@
 """The serializers study's Rust side: ``shapeshift bench serializers`` (crates/lab/src/serializers)
 measures jvm-serializers' columns for MediaContent media.1-4 with our formats (through the row
 interface, each format's one-message codec where it has one, and the serde paths of MessagePack,
-CBOR, Thrift and Avro on the program's own structs) and the Rust crates users pick instead, in the same process; here its trials become medians with 95% CIs, tables and the Rust
+CBOR, Thrift, Avro and JSON on the program's own structs) and the Rust crates users pick instead, in the same process; here its trials become medians with 95% CIs, tables and the Rust
 target.
 
 rust_serialization_benchmark's datasets (log, mesh, minecraft_savedata, mk48) get its columns:

@@ -18,8 +18,6 @@ use super::{encode_row, write_control, write_key, write_node, JsonRows, FORMAT};
 
 mod row_scan;
 
-pub(in crate::json) use row_scan::{decoded_string, number, plain_string, Number};
-
 /// The interface's reader: rows spelled as the writer spells them are scanned in place
 /// ([`row_scan`]), the others (and control records, and every error) go through [`JsonRows`].
 struct JsonSource {

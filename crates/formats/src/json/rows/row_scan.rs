@@ -33,8 +33,8 @@
 
 use shapeshift_types::{check_value, PrimitiveType, TableSchema, Type, Value, ValueRef};
 
-use crate::json::parse::Parser;
-use crate::json::{decode_string, non_finite, plain_run, value_from_json, write_key};
+use crate::json::parse::{decoded_string, number, plain_string, Number, Parser};
+use crate::json::{non_finite, value_from_json, write_key};
 use crate::table::values::{ColumnCheck, ColumnKind};
 use crate::table::yson_binary;
 
@@ -315,118 +315,6 @@ fn general_value(
         (_, ColumnKind::Yson) => Cell::Any(span),
         _ => Cell::Composite(span),
     })
-}
-
-/// A string at `*at` (its `"`) decoded (escapes, U+0080..U+00FF as bytes), its bytes
-/// appended to `scratch`: `start..end` there; `None` for anything the row reader's parser
-/// would refuse.
-#[cold]
-#[inline(never)]
-pub(in crate::json) fn decoded_string(
-    input: &[u8],
-    at: &mut usize,
-    scratch: &mut Vec<u8>,
-) -> Option<(usize, usize)> {
-    let start = scratch.len();
-    let mut end = *at;
-    if decode_string(input, &mut end, scratch).is_none() {
-        scratch.truncate(start);
-        return None;
-    }
-    *at = end;
-    Some((start, scratch.len()))
-}
-
-/// A string at `*at` (its `"`) of printable ASCII without escapes: its bytes, `start..end`.
-/// Such bytes are their own code points, so they are the string's bytes.
-#[inline(always)]
-pub(in crate::json) fn plain_string(input: &[u8], at: &mut usize) -> Option<(usize, usize)> {
-    let start = *at + 1;
-    let rest = input.get(start..)?;
-    let length = plain_run(rest);
-    if rest.get(length) != Some(&b'"') {
-        // An escape, a control byte or a byte above ASCII: decoded by the reader's parser.
-        return None;
-    }
-    *at = start + length + 1;
-    Some((start, start + length))
-}
-
-/// A number token as the row reader's parser classifies it.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub(in crate::json) enum Number {
-    Int(i64),
-    /// An integer above `i64::MAX`.
-    Uint(u64),
-    Float(f64),
-}
-
-/// The number at `*at`, by the row reader's grammar (`-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?
-/// [0-9]+)?`) and classification; `None` for anything it would refuse.
-#[inline(always)]
-pub(in crate::json) fn number(input: &[u8], at: &mut usize) -> Option<Number> {
-    let start = *at;
-    let mut pos = start;
-    let negative = input[pos] == b'-';
-    if negative {
-        pos += 1;
-    }
-    let int_start = pos;
-    let mut magnitude = 0u64;
-    while let Some(&digit @ b'0'..=b'9') = input.get(pos) {
-        // Exact up to 19 digits; longer integers are parsed from their text below.
-        magnitude = magnitude
-            .wrapping_mul(10)
-            .wrapping_add(u64::from(digit - b'0'));
-        pos += 1;
-    }
-    let int_digits = pos - int_start;
-    if int_digits == 0 || (input[int_start] == b'0' && int_digits > 1) {
-        return None;
-    }
-    let mut integer = true;
-    if input.get(pos) == Some(&b'.') {
-        pos += 1;
-        integer = false;
-        let digits = pos;
-        while input.get(pos).is_some_and(u8::is_ascii_digit) {
-            pos += 1;
-        }
-        if pos == digits {
-            return None;
-        }
-    }
-    if matches!(input.get(pos), Some(b'e' | b'E')) {
-        pos += 1;
-        integer = false;
-        if matches!(input.get(pos), Some(b'+' | b'-')) {
-            pos += 1;
-        }
-        let digits = pos;
-        while input.get(pos).is_some_and(u8::is_ascii_digit) {
-            pos += 1;
-        }
-        if pos == digits {
-            return None;
-        }
-    }
-    *at = pos;
-    if integer && int_digits <= 18 {
-        // At most 18 digits: no overflow, and within i64 either sign.
-        let v = magnitude as i64;
-        return Some(Number::Int(if negative { -v } else { v }));
-    }
-    // ASCII digits and signs: valid UTF-8.
-    let text = std::str::from_utf8(&input[start..pos]).ok()?;
-    if integer {
-        if let Ok(v) = text.parse::<i64>() {
-            return Some(Number::Int(v));
-        }
-        if let Ok(v) = text.parse::<u64>() {
-            return Some(Number::Uint(v));
-        }
-    }
-    text.parse::<f64>().ok().map(Number::Float)
 }
 
 #[cfg(test)]

@@ -70,7 +70,10 @@ pub(in crate::json) enum BytesCheck {
     Utf8,
     /// `uuid`.
     Uuid,
-    Decimal { precision: u8, scale: u8 },
+    Decimal {
+        precision: u8,
+        scale: u8,
+    },
 }
 
 /// The values an integer type holds.
@@ -132,12 +135,9 @@ impl Plan {
                 item: Box::new(Plan::compile(item)),
             },
             Type::List(item) => Kind::List(Box::new(Plan::compile(item))),
-            Type::Struct(members) => Kind::Struct(
-                members
-                    .iter()
-                    .map(|m| member(&m.name, &m.ty))
-                    .collect(),
-            ),
+            Type::Struct(members) => {
+                Kind::Struct(members.iter().map(|m| member(&m.name, &m.ty)).collect())
+            }
             Type::Tuple(items) => Kind::Tuple(items.iter().map(Plan::compile).collect()),
             Type::VariantStruct(members) => Kind::Variant {
                 alternatives: members.iter().map(|m| Plan::compile(&m.ty)).collect(),

@@ -8,15 +8,16 @@
 //! Nesting is bounded by the plan (the schema); a `yson` value or an ignored one is parsed by
 //! the row reader's parser, bounded at its depth limit. No allocation is sized by the input.
 
-use serde::de::value::{BorrowedStrDeserializer, StrDeserializer, U32Deserializer, U64Deserializer};
+use serde::de::value::{
+    BorrowedStrDeserializer, StrDeserializer, U32Deserializer, U64Deserializer,
+};
 use serde::de::{self, DeserializeSeed, IntoDeserializer, Visitor};
 use shapeshift_types::check_decimal_binary;
 
 use super::describe;
 use super::plan::{fits_float, BytesCheck, Kind, Member, Plan};
 use crate::byte_items::ByteItems;
-use crate::json::parse::{Parser, MAX_DEPTH};
-use crate::json::rows::{decoded_string, number, plain_string, Number};
+use crate::json::parse::{decoded_string, number, plain_string, Number, Parser, MAX_DEPTH};
 use crate::json::{node_from_json, non_finite};
 use crate::serde_error::SerdeError;
 use crate::table::yson_binary;
@@ -85,7 +86,10 @@ impl<'de> Reader<'de> {
                 self.pos,
                 format!("expected {expected}, found '{}'", char::from(b)),
             ),
-            Some(&b) => fail(self.pos, format!("expected {expected}, found byte 0x{b:02x}")),
+            Some(&b) => fail(
+                self.pos,
+                format!("expected {expected}, found byte 0x{b:02x}"),
+            ),
             None => fail(self.pos, format!("expected {expected}, the input ended")),
         }
     }
@@ -127,6 +131,7 @@ impl<'de> Reader<'de> {
         }
     }
 
+    #[inline]
     fn string(&mut self) -> Result<Text<'de>> {
         if self.peek() != Some(b'"') {
             return Err(self.unexpected("a string"));
@@ -155,6 +160,7 @@ impl<'de> Reader<'de> {
         }
     }
 
+    #[inline]
     fn number(&mut self) -> Result<Number> {
         match self.peek() {
             Some(b'-' | b'0'..=b'9') => {
@@ -168,13 +174,16 @@ impl<'de> Reader<'de> {
     fn skip_value(&mut self) -> Result<crate::json::parse::Json> {
         self.peek();
         let mut parser = Parser::new(self.input, self.pos);
-        let json = parser.value(MAX_DEPTH).map_err(|e| fail(e.offset, e.message))?;
+        let json = parser
+            .value(MAX_DEPTH)
+            .map_err(|e| fail(e.offset, e.message))?;
         self.pos = parser.pos;
         Ok(json)
     }
 
     /// The key at the start of an object entry and its `:`: the member it names, the next
     /// one `expected` first (keys as the writer writes them take one comparison).
+    #[inline]
     fn key(&mut self, members: &[Member], expected: usize) -> Result<usize> {
         self.peek();
         if let Some(member) = members.get(expected) {
@@ -202,7 +211,10 @@ impl<'de> Reader<'de> {
             .position(|m| m.json_key == key)
             .ok_or_else(|| {
                 let names: Vec<&str> = members.iter().map(|m| m.name.as_str()).collect();
-                fail(at, format!("the key \"{key}\" is not a member ({})", names.join(", ")))
+                fail(
+                    at,
+                    format!("the key \"{key}\" is not a member ({})", names.join(", ")),
+                )
             })
     }
 }
@@ -362,6 +374,7 @@ impl<'r, 'p, 'de> Value<'r, 'p, 'de> {
 
     /// A bytes column's string: a str to the visitor when `as_str` and the bytes are UTF-8,
     /// else bytes.
+    #[inline]
     fn bytes<V: Visitor<'de>>(
         &mut self,
         plan: &'p Plan,
@@ -403,7 +416,13 @@ impl<'r, 'p, 'de> Value<'r, 'p, 'de> {
         }
     }
 
-    fn tuple<V: Visitor<'de>>(&mut self, elements: &'p [Plan], plan: &'p Plan, visitor: V) -> Result<V::Value> {
+    #[inline]
+    fn tuple<V: Visitor<'de>>(
+        &mut self,
+        elements: &'p [Plan],
+        plan: &'p Plan,
+        visitor: V,
+    ) -> Result<V::Value> {
         self.r.expect(b'[')?;
         let mut items = Items {
             r: &mut *self.r,
@@ -417,7 +436,13 @@ impl<'r, 'p, 'de> Value<'r, 'p, 'de> {
     }
 
     /// A struct written as an array of its members in order (reading accepts it).
-    fn positional<V: Visitor<'de>>(&mut self, members: &'p [Member], plan: &'p Plan, visitor: V) -> Result<V::Value> {
+    #[inline]
+    fn positional<V: Visitor<'de>>(
+        &mut self,
+        members: &'p [Member],
+        plan: &'p Plan,
+        visitor: V,
+    ) -> Result<V::Value> {
         self.r.expect(b'[')?;
         let mut items = Items {
             r: &mut *self.r,
@@ -430,6 +455,7 @@ impl<'r, 'p, 'de> Value<'r, 'p, 'de> {
         Ok(value)
     }
 
+    #[inline]
     fn object<V: Visitor<'de>>(
         &mut self,
         members: &'p [Member],
@@ -449,7 +475,10 @@ impl<'r, 'p, 'de> Value<'r, 'p, 'de> {
         };
         let value = visitor.visit_map(&mut entries)?;
         if !entries.done {
-            return Err(fail(entries.r.pos, format!("entries of {} left unread", describe(plan))));
+            return Err(fail(
+                entries.r.pos,
+                format!("entries of {} left unread", describe(plan)),
+            ));
         }
         Ok(value)
     }
@@ -475,11 +504,21 @@ impl<'r, 'p, 'de> Value<'r, 'p, 'de> {
                 names
                     .iter()
                     .position(|n| &n[1..n.len() - 1] == spelled || unquoted_is(n, spelled))
-                    .ok_or_else(|| fail(at, format!("no alternative of that name in {}", describe(plan))))?
+                    .ok_or_else(|| {
+                        fail(
+                            at,
+                            format!("no alternative of that name in {}", describe(plan)),
+                        )
+                    })?
             }
             _ => match self.r.number()? {
                 Number::Int(i) if (i as u64) < alternatives.len() as u64 && i >= 0 => i as usize,
-                _ => return Err(fail(at, format!("no such alternative in {}", describe(plan)))),
+                _ => {
+                    return Err(fail(
+                        at,
+                        format!("no such alternative in {}", describe(plan)),
+                    ))
+                }
             },
         };
         self.r.expect(b',')?;
@@ -540,9 +579,21 @@ impl<'de> de::Deserializer<'de> for Value<'_, '_, 'de> {
     }
 
     forward_to_any!(
-        deserialize_bool, deserialize_i8, deserialize_i16, deserialize_i32, deserialize_i64,
-        deserialize_i128, deserialize_u8, deserialize_u16, deserialize_u32, deserialize_u64,
-        deserialize_u128, deserialize_f32, deserialize_f64, deserialize_char, deserialize_unit,
+        deserialize_bool,
+        deserialize_i8,
+        deserialize_i16,
+        deserialize_i32,
+        deserialize_i64,
+        deserialize_i128,
+        deserialize_u8,
+        deserialize_u16,
+        deserialize_u32,
+        deserialize_u64,
+        deserialize_u128,
+        deserialize_f32,
+        deserialize_f64,
+        deserialize_char,
+        deserialize_unit,
         deserialize_identifier
     );
 
@@ -552,7 +603,13 @@ impl<'de> de::Deserializer<'de> for Value<'_, '_, 'de> {
 
     fn deserialize_string<V: Visitor<'de>>(mut self, visitor: V) -> Result<V::Value> {
         match self.present()? {
-            Some((plan @ Plan { kind: Kind::Bytes(check), .. }, closes)) => {
+            Some((
+                plan @ Plan {
+                    kind: Kind::Bytes(check),
+                    ..
+                },
+                closes,
+            )) => {
                 let value = self.bytes(plan, *check, visitor, true)?;
                 self.close(closes)?;
                 Ok(value)
@@ -572,7 +629,13 @@ impl<'de> de::Deserializer<'de> for Value<'_, '_, 'de> {
 
     fn deserialize_byte_buf<V: Visitor<'de>>(mut self, visitor: V) -> Result<V::Value> {
         match self.present()? {
-            Some((plan @ Plan { kind: Kind::Bytes(check), .. }, closes)) => {
+            Some((
+                plan @ Plan {
+                    kind: Kind::Bytes(check),
+                    ..
+                },
+                closes,
+            )) => {
                 let value = self.bytes(plan, *check, visitor, false)?;
                 self.close(closes)?;
                 Ok(value)
@@ -609,11 +672,19 @@ impl<'de> de::Deserializer<'de> for Value<'_, '_, 'de> {
         }
     }
 
-    fn deserialize_unit_struct<V: Visitor<'de>>(self, _name: &'static str, visitor: V) -> Result<V::Value> {
+    fn deserialize_unit_struct<V: Visitor<'de>>(
+        self,
+        _name: &'static str,
+        visitor: V,
+    ) -> Result<V::Value> {
         self.deserialize_any(visitor)
     }
 
-    fn deserialize_newtype_struct<V: Visitor<'de>>(self, _name: &'static str, visitor: V) -> Result<V::Value> {
+    fn deserialize_newtype_struct<V: Visitor<'de>>(
+        self,
+        _name: &'static str,
+        visitor: V,
+    ) -> Result<V::Value> {
         visitor.visit_newtype_struct(self)
     }
 
@@ -630,7 +701,10 @@ impl<'de> de::Deserializer<'de> for Value<'_, '_, 'de> {
                     Text::Scratch(start, end) => &self.r.scratch[start..end],
                 };
                 if *check == BytesCheck::Utf8 && std::str::from_utf8(bytes).is_err() {
-                    return Err(fail(at, format!("bytes that are not UTF-8 in {}", describe(plan))));
+                    return Err(fail(
+                        at,
+                        format!("bytes that are not UTF-8 in {}", describe(plan)),
+                    ));
                 }
                 let mut items = ByteItems { bytes, index: 0 };
                 let value = visitor.visit_seq(&mut items)?;
@@ -732,12 +806,18 @@ impl<'de> de::Deserializer<'de> for Value<'_, '_, 'de> {
                     let index: U32Deserializer<SerdeError> = (i as u32).into_deserializer();
                     visitor.visit_enum(index)?
                 }
-                _ => return Err(fail(at, format!("a variant index expected in {}", describe(plan)))),
+                _ => {
+                    return Err(fail(
+                        at,
+                        format!("a variant index expected in {}", describe(plan)),
+                    ))
+                }
             },
             Kind::Bytes(_) => match self.r.string()? {
                 Text::Input(bytes) => {
                     let name = ascii(bytes);
-                    let name: BorrowedStrDeserializer<SerdeError> = BorrowedStrDeserializer::new(name);
+                    let name: BorrowedStrDeserializer<SerdeError> =
+                        BorrowedStrDeserializer::new(name);
                     visitor.visit_enum(name)?
                 }
                 Text::Scratch(start, end) => {
@@ -784,11 +864,19 @@ struct Items<'r, 'p, 'de> {
 
 impl Items<'_, '_, '_> {
     /// After the visitor: the sequence must be closed, every element read.
+    #[inline]
     fn finish(&mut self, plan: &Plan) -> Result<()> {
         if !self.done {
-            let close = if matches!(self.plans, Plans::Keyed(_)) { b'}' } else { b']' };
+            let close = if matches!(self.plans, Plans::Keyed(_)) {
+                b'}'
+            } else {
+                b']'
+            };
             if self.r.peek() != Some(close) {
-                return Err(fail(self.r.pos, format!("values of {} left unread", describe(plan))));
+                return Err(fail(
+                    self.r.pos,
+                    format!("values of {} left unread", describe(plan)),
+                ));
             }
             self.r.pos += 1;
         }
@@ -814,7 +902,11 @@ impl<'de> de::SeqAccess<'de> for Items<'_, '_, 'de> {
         if self.done {
             return Ok(None);
         }
-        let close = if matches!(self.plans, Plans::Keyed(_)) { b'}' } else { b']' };
+        let close = if matches!(self.plans, Plans::Keyed(_)) {
+            b'}'
+        } else {
+            b']'
+        };
         if !self.r.next_of(self.count == 0, close)? {
             self.done = true;
             return Ok(None);
@@ -824,12 +916,20 @@ impl<'de> de::SeqAccess<'de> for Items<'_, '_, 'de> {
         let plan = match self.plans {
             Plans::Same(plan) => plan,
             Plans::Each(plans) => plans.get(index).ok_or_else(|| {
-                fail(self.r.pos, format!("more than {} values for a tuple", plans.len()))
+                fail(
+                    self.r.pos,
+                    format!("more than {} values for a tuple", plans.len()),
+                )
             })?,
             Plans::Members(members) => {
                 &members
                     .get(index)
-                    .ok_or_else(|| fail(self.r.pos, format!("more than {} values for a struct", members.len())))?
+                    .ok_or_else(|| {
+                        fail(
+                            self.r.pos,
+                            format!("more than {} values for a struct", members.len()),
+                        )
+                    })?
                     .plan
             }
             Plans::Keyed(members) => {
@@ -843,7 +943,10 @@ impl<'de> de::SeqAccess<'de> for Items<'_, '_, 'de> {
                 }
                 let member = &members[index];
                 return seed
-                    .deserialize(Value { r: &mut *self.r, plan: &member.plan })
+                    .deserialize(Value {
+                        r: &mut *self.r,
+                        plan: &member.plan,
+                    })
                     .map(Some)
                     .map_err(|e| e.in_member(&member.name));
             }
@@ -889,7 +992,8 @@ impl<'de> de::MapAccess<'de> for Entries<'_, '_, 'de> {
                 seed.deserialize(key).map(Some)
             }
             KeyAs::Name => {
-                let key: StrDeserializer<SerdeError> = self.members[index].name.as_str().into_deserializer();
+                let key: StrDeserializer<SerdeError> =
+                    self.members[index].name.as_str().into_deserializer();
                 seed.deserialize(key).map(Some)
             }
         }
@@ -951,10 +1055,19 @@ impl<'r, 'p, 'de> de::EnumAccess<'de> for Alternative<'r, 'p, 'de> {
     type Error = SerdeError;
     type Variant = Value<'r, 'p, 'de>;
 
-    fn variant_seed<S: DeserializeSeed<'de>>(self, seed: S) -> Result<(S::Value, Value<'r, 'p, 'de>)> {
+    fn variant_seed<S: DeserializeSeed<'de>>(
+        self,
+        seed: S,
+    ) -> Result<(S::Value, Value<'r, 'p, 'de>)> {
         let index: U32Deserializer<SerdeError> = self.index.into_deserializer();
         let variant = seed.deserialize(index)?;
-        Ok((variant, Value { r: self.r, plan: self.plan }))
+        Ok((
+            variant,
+            Value {
+                r: self.r,
+                plan: self.plan,
+            },
+        ))
     }
 }
 

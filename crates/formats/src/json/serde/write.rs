@@ -8,7 +8,9 @@ use shapeshift_types::check_decimal_binary;
 use super::describe;
 use super::plan::{fits_float, BytesCheck, Kind, Member, Plan};
 use crate::byte_items::ByteSerializer;
-use crate::json::{write_bytes, write_double, write_i64, write_node, write_u64};
+use crate::json::{
+    write_bytes, write_double, write_escaped, write_i64, write_node, write_u64, PLAIN,
+};
 use crate::serde_error::{error, SerdeError};
 use crate::yson;
 
@@ -42,6 +44,16 @@ impl<'o, 'p> Slot<'o, 'p> {
         (slot, closes)
     }
 
+    /// The kind a present value meets (through optionals), without writing.
+    #[inline]
+    fn present_kind(&self) -> &'p Kind {
+        let mut plan = self.plan;
+        while let Kind::Optional { item, .. } = &plan.kind {
+            plan = item;
+        }
+        &plan.kind
+    }
+
     #[inline]
     fn close(out: &mut Vec<u8>, closes: u32) {
         for _ in 0..closes {
@@ -49,6 +61,7 @@ impl<'o, 'p> Slot<'o, 'p> {
         }
     }
 
+    #[inline]
     fn null(self, what: &str) -> Result<()> {
         if !self.plan.nullable {
             return Err(mismatch(what, self.plan));
@@ -57,6 +70,7 @@ impl<'o, 'p> Slot<'o, 'p> {
         Ok(())
     }
 
+    #[inline]
     fn int(self, v: i64) -> Result<()> {
         let (slot, closes) = self.present();
         match slot.plan.kind {
@@ -70,6 +84,7 @@ impl<'o, 'p> Slot<'o, 'p> {
         Ok(())
     }
 
+    #[inline]
     fn uint(self, v: u64) -> Result<()> {
         let (slot, closes) = self.present();
         match slot.plan.kind {
@@ -83,6 +98,7 @@ impl<'o, 'p> Slot<'o, 'p> {
         Ok(())
     }
 
+    #[inline]
     fn float(self, v: f64) -> Result<()> {
         let (slot, closes) = self.present();
         match slot.plan.kind {
@@ -96,6 +112,7 @@ impl<'o, 'p> Slot<'o, 'p> {
         Ok(())
     }
 
+    #[inline]
     fn bool(self, v: bool) -> Result<()> {
         let (slot, closes) = self.present();
         match slot.plan.kind {
@@ -108,6 +125,7 @@ impl<'o, 'p> Slot<'o, 'p> {
         Ok(())
     }
 
+    #[inline]
     fn str(self, v: &str) -> Result<()> {
         let (slot, closes) = self.present();
         match slot.plan.kind {
@@ -119,11 +137,13 @@ impl<'o, 'p> Slot<'o, 'p> {
         Ok(())
     }
 
+    #[inline]
     fn bytes(self, v: &[u8]) -> Result<()> {
         let (slot, closes) = self.present();
         slot.bytes_present(v, closes)
     }
 
+    #[inline]
     fn bytes_present(self, v: &[u8], closes: u32) -> Result<()> {
         let checked = match self.plan.kind {
             Kind::Bytes(BytesCheck::Any) => Ok(()),
@@ -137,8 +157,9 @@ impl<'o, 'p> Slot<'o, 'p> {
             }
             Kind::Yson => {
                 // A YSON node (binary or text), written as JSON as `encode_row` writes it.
-                let node = yson::from_slice(v)
-                    .map_err(|e| error(format!("bytes that are not YSON ({e}) for a yson column")))?;
+                let node = yson::from_slice(v).map_err(|e| {
+                    error(format!("bytes that are not YSON ({e}) for a yson column"))
+                })?;
                 write_node(self.out, &node);
                 Self::close(self.out, closes);
                 return Ok(());
@@ -151,8 +172,20 @@ impl<'o, 'p> Slot<'o, 'p> {
         Ok(())
     }
 
-    /// A unit variant: its index into an integer column, its name into a string one.
+    /// A unit variant: its index into an integer column, its name into a string one, the
+    /// alternative holding `null` in a variant.
+    #[inline]
     fn unit_variant(self, index: u32, name: &str) -> Result<()> {
+        if let Kind::Variant { .. } = self.present_kind() {
+            let (slot, closes) = self.variant(index, name)?;
+            Slot {
+                out: &mut *slot.out,
+                plan: slot.plan,
+            }
+            .null(name)?;
+            Self::close(slot.out, closes);
+            return Ok(());
+        }
         let (slot, closes) = self.present();
         match slot.plan.kind {
             Kind::Int(range) if range.holds_unsigned(index.into()) => {
@@ -161,13 +194,19 @@ impl<'o, 'p> Slot<'o, 'p> {
             Kind::Bytes(BytesCheck::Any | BytesCheck::Utf8) => {
                 write_bytes(slot.out, name.as_bytes());
             }
-            _ => return Err(mismatch(&format!("the unit variant {name} ({index})"), slot.plan)),
+            _ => {
+                return Err(mismatch(
+                    &format!("the unit variant {name} ({index})"),
+                    slot.plan,
+                ))
+            }
         }
         Self::close(slot.out, closes);
         Ok(())
     }
 
     /// `[name or index,` of variant `index`, and the slot of its value.
+    #[inline]
     fn variant(self, index: u32, what: &str) -> Result<(Slot<'o, 'p>, u32)> {
         let (slot, closes) = self.present();
         let Kind::Variant {
@@ -190,13 +229,21 @@ impl<'o, 'p> Slot<'o, 'p> {
             None => write_u64(slot.out, u64::from(index)),
         }
         slot.out.push(b',');
-        Ok((Slot { out: slot.out, plan }, closes + 1))
+        Ok((
+            Slot {
+                out: slot.out,
+                plan,
+            },
+            closes + 1,
+        ))
     }
 
+    #[inline]
     fn compound(self, len: Option<usize>, what: &'static str) -> Result<Compound<'o, 'p>> {
         self.compound_closing(len, what, 0)
     }
 
+    #[inline]
     fn compound_closing(
         self,
         len: Option<usize>,
@@ -210,6 +257,11 @@ impl<'o, 'p> Slot<'o, 'p> {
             Kind::Tuple(elements) => (Compose::Tuple(elements), b'['),
             Kind::Struct(members) => (Compose::Struct(members), b'{'),
             Kind::Dict { key, value } if what == "a map" => (Compose::Dict { key, value }, b'['),
+            Kind::Bytes(BytesCheck::Any) if what != "a map" => {
+                // Any bytes fit: each item is written as it comes.
+                slot.out.push(b'"');
+                (Compose::Escaped, b'"')
+            }
             Kind::Bytes(_) | Kind::Yson if what != "a map" => {
                 let bytes = Vec::with_capacity(len.unwrap_or(0).min(4096));
                 return Ok(Compound {
@@ -230,15 +282,11 @@ impl<'o, 'p> Slot<'o, 'p> {
                 )));
             }
         }
-        if let (Some(len), Compose::Struct(members)) = (len, &compose) {
-            if len != members.len() {
-                return Err(error(format!(
-                    "{what} of {len} fields for {} (fields are the members in order)",
-                    describe(slot.plan)
-                )));
-            }
+        // A struct's announced length leaves out its skipped fields: its count is checked
+        // at the end, where skipped fields count.
+        if open != b'"' {
+            slot.out.push(open);
         }
-        slot.out.push(open);
         Ok(Compound {
             out: slot.out,
             plan: slot.plan,
@@ -259,8 +307,10 @@ enum Compose<'p> {
         key: &'p Plan,
         value: &'p Plan,
     },
-    /// A seq of `u8` into a bytes column, gathered then written as bytes.
+    /// A seq of `u8` into a checked bytes column, gathered then written as bytes.
     Bytes(Vec<u8>),
+    /// A seq of `u8` into a `string` column, each byte written as it comes.
+    Escaped,
 }
 
 pub(super) struct Compound<'o, 'p> {
@@ -272,17 +322,26 @@ pub(super) struct Compound<'o, 'p> {
 }
 
 impl Compound<'_, '_> {
+    #[inline]
     fn element<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<()> {
         let index = self.count;
         self.count += 1;
         let plan = match &mut self.compose {
             Compose::List(item) => *item,
             Compose::Tuple(elements) => elements.get(index).ok_or_else(|| {
-                error(format!("more than {} values for {}", elements.len(), describe(self.plan)))
+                error(format!(
+                    "more than {} values for {}",
+                    elements.len(),
+                    describe(self.plan)
+                ))
             })?,
             Compose::Struct(members) => {
                 let member = members.get(index).ok_or_else(|| {
-                    error(format!("more than {} fields for {}", members.len(), describe(self.plan)))
+                    error(format!(
+                        "more than {} fields for {}",
+                        members.len(),
+                        describe(self.plan)
+                    ))
                 })?;
                 if index > 0 {
                     self.out.push(b',');
@@ -299,6 +358,15 @@ impl Compound<'_, '_> {
                 bytes.push(value.serialize(ByteSerializer)?);
                 return Ok(());
             }
+            Compose::Escaped => {
+                let b = value.serialize(ByteSerializer)?;
+                if PLAIN[usize::from(b)] {
+                    self.out.push(b);
+                } else {
+                    write_escaped(self.out, b);
+                }
+                return Ok(());
+            }
             Compose::Dict { .. } => return Err(mismatch("a sequence", self.plan)),
         };
         if index > 0 {
@@ -312,6 +380,7 @@ impl Compound<'_, '_> {
 
     /// A field left out by `skip_serializing_if`: `null` when its member is nullable (what
     /// the field's absence reads as), refused otherwise.
+    #[inline]
     fn skip(&mut self, key: &'static str) -> Result<()> {
         let index = self.count;
         match &self.compose {
@@ -325,6 +394,7 @@ impl Compound<'_, '_> {
         }
     }
 
+    #[inline]
     fn key<T: Serialize + ?Sized>(&mut self, key: &T) -> Result<()> {
         let Compose::Dict { key: plan, .. } = self.compose else {
             return Err(mismatch("a map", self.plan));
@@ -342,6 +412,7 @@ impl Compound<'_, '_> {
         Ok(())
     }
 
+    #[inline]
     fn value<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<()> {
         let Compose::Dict { value: plan, .. } = self.compose else {
             return Err(mismatch("a map", self.plan));
@@ -354,6 +425,7 @@ impl Compound<'_, '_> {
         Ok(())
     }
 
+    #[inline]
     fn end(self) -> Result<()> {
         let Compound {
             out,
@@ -365,6 +437,7 @@ impl Compound<'_, '_> {
         let close = match compose {
             Compose::Bytes(bytes) => return Slot { out, plan }.bytes_present(&bytes, closes),
             Compose::List(_) | Compose::Dict { .. } => b']',
+            Compose::Escaped => b'"',
             Compose::Tuple(elements) if count == elements.len() => b']',
             Compose::Struct(members) if count == members.len() => b'}',
             Compose::Tuple(_) | Compose::Struct(_) => {
@@ -494,11 +567,20 @@ impl<'o, 'p> ser::Serializer for Slot<'o, 'p> {
         self.null(name)
     }
 
-    fn serialize_unit_variant(self, _name: &'static str, index: u32, variant: &'static str) -> Result<()> {
+    fn serialize_unit_variant(
+        self,
+        _name: &'static str,
+        index: u32,
+        variant: &'static str,
+    ) -> Result<()> {
         self.unit_variant(index, variant)
     }
 
-    fn serialize_newtype_struct<T: Serialize + ?Sized>(self, _name: &'static str, value: &T) -> Result<()> {
+    fn serialize_newtype_struct<T: Serialize + ?Sized>(
+        self,
+        _name: &'static str,
+        value: &T,
+    ) -> Result<()> {
         value.serialize(self)
     }
 
