@@ -21,6 +21,7 @@ pub mod json;
 pub mod msgpack;
 pub mod protobuf;
 mod read_buffer;
+mod scalar_range;
 mod serde_error;
 pub mod skiff;
 pub mod thrift;

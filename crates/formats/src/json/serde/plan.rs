@@ -2,7 +2,9 @@
 //! type needs (its members' keys as the writer spells them, integer ranges, whether an
 //! optional wraps its item in `[..]`), so the hot loops match one small enum.
 
-use shapeshift_types::{signed_range, unsigned_max, PrimitiveType, Type};
+use shapeshift_types::{PrimitiveType, Type};
+
+pub(in crate::json) use crate::scalar_range::{fits_float, Range};
 
 use crate::json::{json_key, write_bytes, write_key};
 
@@ -76,37 +78,6 @@ pub(in crate::json) enum BytesCheck {
     },
 }
 
-/// The values an integer type holds.
-#[derive(Clone, Copy, Debug)]
-pub(in crate::json) enum Range {
-    Signed(i64, i64),
-    Unsigned(u64),
-}
-
-impl Range {
-    #[inline]
-    pub fn holds_signed(self, v: i64) -> bool {
-        match self {
-            Range::Signed(lo, hi) => lo <= v && v <= hi,
-            Range::Unsigned(max) => v >= 0 && v as u64 <= max,
-        }
-    }
-
-    #[inline]
-    pub fn holds_unsigned(self, v: u64) -> bool {
-        match self {
-            Range::Signed(_, hi) => v <= hi as u64,
-            Range::Unsigned(max) => v <= max,
-        }
-    }
-}
-
-/// Whether `v` is a value of a `float` column (`narrow`) or of a `double` one.
-#[inline]
-pub(in crate::json) fn fits_float(v: f64, narrow: bool) -> bool {
-    !narrow || !v.is_finite() || v.abs() <= f64::from(f32::MAX)
-}
-
 impl Plan {
     pub fn compile(ty: &Type) -> Plan {
         let ty = ty.untagged();
@@ -121,11 +92,7 @@ impl Plan {
             }
             Type::Primitive(PrimitiveType::Uuid) => Kind::Bytes(BytesCheck::Uuid),
             Type::Primitive(PrimitiveType::Yson) => Kind::Yson,
-            Type::Primitive(p) => Kind::Int(match (signed_range(*p), unsigned_max(*p)) {
-                (Some((lo, hi)), _) => Range::Signed(lo, hi),
-                (_, Some(max)) => Range::Unsigned(max),
-                _ => Range::Signed(i64::MIN, i64::MAX),
-            }),
+            Type::Primitive(p) => Kind::Int(Range::of(*p)),
             Type::Decimal { precision, scale } => Kind::Bytes(BytesCheck::Decimal {
                 precision: *precision,
                 scale: *scale,

@@ -15,7 +15,7 @@ use serde::de::{self, DeserializeSeed, IntoDeserializer, Visitor};
 use shapeshift_types::check_decimal_binary;
 
 use super::describe;
-use super::plan::{fits_float, BytesCheck, Kind, Member, Plan};
+use super::plan::{fits_float, BytesCheck, Kind, Member, Plan, Range};
 use crate::byte_items::ByteItems;
 use crate::json::parse::{decoded_string, number, plain_string, Number, Parser, MAX_DEPTH};
 use crate::json::{node_from_json, non_finite};
@@ -292,8 +292,8 @@ impl<'r, 'p, 'de> Value<'r, 'p, 'de> {
                 let at = self.r.pos;
                 match self.r.number()? {
                     Number::Int(v) if range.holds_signed(v) => match range {
-                        super::plan::Range::Unsigned(_) => visitor.visit_u64(v as u64),
-                        super::plan::Range::Signed(..) => visitor.visit_i64(v),
+                        Range::Unsigned(_) => visitor.visit_u64(v as u64),
+                        Range::Signed(..) => visitor.visit_i64(v),
                     },
                     Number::Uint(v) if range.holds_unsigned(v) => visitor.visit_u64(v),
                     Number::Float(v) => Err(fail(at, format!("{v} for {}", describe(plan)))),
@@ -414,6 +414,20 @@ impl<'r, 'p, 'de> Value<'r, 'p, 'de> {
                 }
             }
         }
+    }
+
+    /// A bytes column's string as a str (`as_str`, when UTF-8) or as bytes; any other
+    /// column as the plan reads it.
+    fn text<V: Visitor<'de>>(mut self, visitor: V, as_str: bool) -> Result<V::Value> {
+        let Some((plan, closes)) = self.present()? else {
+            return visitor.visit_unit();
+        };
+        let value = match &plan.kind {
+            Kind::Bytes(check) => self.bytes(plan, *check, visitor, as_str)?,
+            _ => self.any(plan, visitor)?,
+        };
+        self.close(closes)?;
+        Ok(value)
     }
 
     #[inline]
@@ -601,52 +615,16 @@ impl<'de> de::Deserializer<'de> for Value<'_, '_, 'de> {
         self.deserialize_string(visitor)
     }
 
-    fn deserialize_string<V: Visitor<'de>>(mut self, visitor: V) -> Result<V::Value> {
-        match self.present()? {
-            Some((
-                plan @ Plan {
-                    kind: Kind::Bytes(check),
-                    ..
-                },
-                closes,
-            )) => {
-                let value = self.bytes(plan, *check, visitor, true)?;
-                self.close(closes)?;
-                Ok(value)
-            }
-            Some((plan, closes)) => {
-                let value = self.any(plan, visitor)?;
-                self.close(closes)?;
-                Ok(value)
-            }
-            None => visitor.visit_unit(),
-        }
+    fn deserialize_string<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value> {
+        self.text(visitor, true)
     }
 
     fn deserialize_bytes<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value> {
         self.deserialize_byte_buf(visitor)
     }
 
-    fn deserialize_byte_buf<V: Visitor<'de>>(mut self, visitor: V) -> Result<V::Value> {
-        match self.present()? {
-            Some((
-                plan @ Plan {
-                    kind: Kind::Bytes(check),
-                    ..
-                },
-                closes,
-            )) => {
-                let value = self.bytes(plan, *check, visitor, false)?;
-                self.close(closes)?;
-                Ok(value)
-            }
-            Some((plan, closes)) => {
-                let value = self.any(plan, visitor)?;
-                self.close(closes)?;
-                Ok(value)
-            }
-            None => visitor.visit_unit(),
-        }
+    fn deserialize_byte_buf<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value> {
+        self.text(visitor, false)
     }
 
     fn deserialize_option<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value> {

@@ -70,59 +70,66 @@ impl<'o, 'p> Slot<'o, 'p> {
         Ok(())
     }
 
+    /// Writes a present scalar with `write`, which says whether the plan it meets takes it.
     #[inline]
-    fn int(self, v: i64) -> Result<()> {
+    fn scalar(self, write: impl FnOnce(&mut Vec<u8>, &Kind) -> Fit) -> Result<()> {
         let (slot, closes) = self.present();
-        match slot.plan.kind {
-            Kind::Int(range) if range.holds_signed(v) => write_i64(slot.out, v),
-            Kind::Int(_) => {
+        match write(slot.out, &slot.plan.kind) {
+            Fit::Written => {}
+            Fit::Outside(v) => {
                 return Err(error(format!("{v} is outside {}", describe(slot.plan))));
             }
-            _ => return Err(mismatch(&format!("the integer {v}"), slot.plan)),
+            Fit::Mismatch(what) => return Err(mismatch(&what, slot.plan)),
         }
         Self::close(slot.out, closes);
         Ok(())
+    }
+
+    #[inline]
+    fn int(self, v: i64) -> Result<()> {
+        self.scalar(|out, kind| match kind {
+            Kind::Int(range) if range.holds_signed(v) => {
+                write_i64(out, v);
+                Fit::Written
+            }
+            Kind::Int(_) => Fit::Outside(v.to_string()),
+            _ => Fit::Mismatch(format!("the integer {v}")),
+        })
     }
 
     #[inline]
     fn uint(self, v: u64) -> Result<()> {
-        let (slot, closes) = self.present();
-        match slot.plan.kind {
-            Kind::Int(range) if range.holds_unsigned(v) => write_u64(slot.out, v),
-            Kind::Int(_) => {
-                return Err(error(format!("{v} is outside {}", describe(slot.plan))));
+        self.scalar(|out, kind| match kind {
+            Kind::Int(range) if range.holds_unsigned(v) => {
+                write_u64(out, v);
+                Fit::Written
             }
-            _ => return Err(mismatch(&format!("the integer {v}"), slot.plan)),
-        }
-        Self::close(slot.out, closes);
-        Ok(())
+            Kind::Int(_) => Fit::Outside(v.to_string()),
+            _ => Fit::Mismatch(format!("the integer {v}")),
+        })
     }
 
     #[inline]
     fn float(self, v: f64) -> Result<()> {
-        let (slot, closes) = self.present();
-        match slot.plan.kind {
-            Kind::Double { narrow } if fits_float(v, narrow) => write_double(slot.out, v),
-            Kind::Double { .. } => {
-                return Err(error(format!("{v} is outside {}", describe(slot.plan))));
+        self.scalar(|out, kind| match kind {
+            Kind::Double { narrow } if fits_float(v, *narrow) => {
+                write_double(out, v);
+                Fit::Written
             }
-            _ => return Err(mismatch(&format!("the number {v}"), slot.plan)),
-        }
-        Self::close(slot.out, closes);
-        Ok(())
+            Kind::Double { .. } => Fit::Outside(v.to_string()),
+            _ => Fit::Mismatch(format!("the number {v}")),
+        })
     }
 
     #[inline]
     fn bool(self, v: bool) -> Result<()> {
-        let (slot, closes) = self.present();
-        match slot.plan.kind {
-            Kind::Bool => slot
-                .out
-                .extend_from_slice(if v { b"true" } else { b"false" }),
-            _ => return Err(mismatch(&format!("the bool {v}"), slot.plan)),
-        }
-        Self::close(slot.out, closes);
-        Ok(())
+        self.scalar(|out, kind| match kind {
+            Kind::Bool => {
+                out.extend_from_slice(if v { b"true" } else { b"false" });
+                Fit::Written
+            }
+            _ => Fit::Mismatch(format!("the bool {v}")),
+        })
     }
 
     #[inline]
@@ -295,6 +302,15 @@ impl<'o, 'p> Slot<'o, 'p> {
             closes,
         })
     }
+}
+
+/// Whether a scalar fit the plan it met.
+enum Fit {
+    Written,
+    /// The kind fits, the value is outside the type (the value as text).
+    Outside(String),
+    /// The kind does not fit (what was given).
+    Mismatch(String),
 }
 
 /// What a compound value is being written as.

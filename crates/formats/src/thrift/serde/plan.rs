@@ -2,7 +2,9 @@
 //! work out again for every value (its wire types as a field and as an element, whether it is
 //! nullable, its members), so the hot loops match one small enum.
 
-use shapeshift_types::{signed_range, unsigned_max, PrimitiveType, Type};
+use shapeshift_types::{PrimitiveType, Type};
+
+pub(in crate::thrift) use crate::scalar_range::{fits_float, Range};
 
 use crate::thrift::mapping::{element_wire, field_wire, primitive_wire};
 use crate::thrift::wire::WireType;
@@ -57,37 +59,6 @@ pub(in crate::thrift) enum Kind {
     },
 }
 
-/// The values an integer type holds.
-#[derive(Clone, Copy, Debug)]
-pub(in crate::thrift) enum Range {
-    Signed(i64, i64),
-    Unsigned(u64),
-}
-
-impl Range {
-    #[inline]
-    pub fn holds_signed(self, v: i64) -> bool {
-        match self {
-            Range::Signed(lo, hi) => lo <= v && v <= hi,
-            Range::Unsigned(max) => v >= 0 && v as u64 <= max,
-        }
-    }
-
-    #[inline]
-    pub fn holds_unsigned(self, v: u64) -> bool {
-        match self {
-            Range::Signed(_, hi) => v <= hi as u64,
-            Range::Unsigned(max) => v <= max,
-        }
-    }
-}
-
-/// Whether `v` is a value of a `float` column (`narrow`) or of a `double` one.
-#[inline]
-pub(in crate::thrift) fn fits_float(v: f64, narrow: bool) -> bool {
-    !narrow || !v.is_finite() || v.abs() <= f64::from(f32::MAX)
-}
-
 impl Node {
     pub fn compile(ty: &Type) -> Node {
         let ty = ty.untagged();
@@ -104,11 +75,7 @@ impl Node {
                 | PrimitiveType::Yson),
             ) => Kind::Binary(*p),
             Type::Primitive(p) => {
-                let range = match (signed_range(*p), unsigned_max(*p)) {
-                    (Some((lo, hi)), _) => Range::Signed(lo, hi),
-                    (_, Some(max)) => Range::Unsigned(max),
-                    _ => Range::Signed(i64::MIN, i64::MAX),
-                };
+                let range = Range::of(*p);
                 Kind::Int {
                     primitive: *p,
                     wire: primitive_wire(*p).unwrap_or(WireType::I64),
