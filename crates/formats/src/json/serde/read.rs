@@ -342,21 +342,10 @@ impl<'r, 'p, 'de> Value<'r, 'p, 'de> {
             }
             // `present` has opened it.
             Kind::Optional { .. } => Err(fail(self.r.pos, "an optional inside itself")),
-            Kind::List(item) => {
-                self.r.expect(b'[')?;
-                let mut items = Items {
-                    r: &mut *self.r,
-                    plans: Plans::Same(item),
-                    count: 0,
-                    done: false,
-                };
-                let value = visitor.visit_seq(&mut items)?;
-                items.finish(plan)?;
-                Ok(value)
-            }
-            Kind::Tuple(elements) => self.tuple(elements, plan, visitor),
+            Kind::List(item) => self.items(b'[', Plans::Same(item), plan, visitor),
+            Kind::Tuple(elements) => self.items(b'[', Plans::Each(elements), plan, visitor),
             Kind::Struct(members) => match self.r.peek() {
-                Some(b'[') => self.positional(members, plan, visitor),
+                Some(b'[') => self.items(b'[', Plans::Members(members), plan, visitor),
                 _ => self.object(members, plan, visitor, KeyAs::Name),
             },
             Kind::Variant { .. } => self.variant(plan, visitor),
@@ -430,37 +419,20 @@ impl<'r, 'p, 'de> Value<'r, 'p, 'de> {
         Ok(value)
     }
 
+    /// A sequence opened by `open` (`[`, or `{` for an object read in member order), its
+    /// items read by `plans`, closed and counted after the visitor.
     #[inline]
-    fn tuple<V: Visitor<'de>>(
+    fn items<V: Visitor<'de>>(
         &mut self,
-        elements: &'p [Plan],
+        open: u8,
+        plans: Plans<'p>,
         plan: &'p Plan,
         visitor: V,
     ) -> Result<V::Value> {
-        self.r.expect(b'[')?;
+        self.r.expect(open)?;
         let mut items = Items {
             r: &mut *self.r,
-            plans: Plans::Each(elements),
-            count: 0,
-            done: false,
-        };
-        let value = visitor.visit_seq(&mut items)?;
-        items.finish(plan)?;
-        Ok(value)
-    }
-
-    /// A struct written as an array of its members in order (reading accepts it).
-    #[inline]
-    fn positional<V: Visitor<'de>>(
-        &mut self,
-        members: &'p [Member],
-        plan: &'p Plan,
-        visitor: V,
-    ) -> Result<V::Value> {
-        self.r.expect(b'[')?;
-        let mut items = Items {
-            r: &mut *self.r,
-            plans: Plans::Members(members),
+            plans,
             count: 0,
             done: false,
         };
@@ -692,30 +664,10 @@ impl<'de> de::Deserializer<'de> for Value<'_, '_, 'de> {
                 value
             }
             Kind::Struct(members) if self.r.peek() == Some(b'{') => {
-                self.r.pos += 1;
-                let mut items = Items {
-                    r: &mut *self.r,
-                    plans: Plans::Keyed(members),
-                    count: 0,
-                    done: false,
-                };
-                let value = visitor.visit_seq(&mut items)?;
-                items.finish(plan)?;
-                value
+                self.items(b'{', Plans::Keyed(members), plan, visitor)?
             }
-            Kind::Struct(members) => self.positional(members, plan, visitor)?,
-            Kind::List(item) => {
-                self.r.expect(b'[')?;
-                let mut items = Items {
-                    r: &mut *self.r,
-                    plans: Plans::Same(item),
-                    count: 0,
-                    done: false,
-                };
-                let value = visitor.visit_seq(&mut items)?;
-                items.finish(plan)?;
-                value
-            }
+            Kind::Struct(members) => self.items(b'[', Plans::Members(members), plan, visitor)?,
+            Kind::List(item) => self.items(b'[', Plans::Same(item), plan, visitor)?,
             _ => self.any(plan, visitor)?,
         };
         self.close(closes)?;

@@ -466,6 +466,15 @@ impl Compound<'_, '_> {
     }
 }
 
+/// Serializer methods that widen their value losslessly to the one the plan is written from.
+macro_rules! widen {
+    ($($method:ident($ty:ty) => $to:ident),* $(,)?) => {$(
+        fn $method(self, v: $ty) -> Result<()> {
+            self.$to(v.into())
+        }
+    )*};
+}
+
 impl<'o, 'p> ser::Serializer for Slot<'o, 'p> {
     type Ok = ();
     type Error = SerdeError;
@@ -485,17 +494,15 @@ impl<'o, 'p> ser::Serializer for Slot<'o, 'p> {
         self.bool(v)
     }
 
-    fn serialize_i8(self, v: i8) -> Result<()> {
-        self.int(v.into())
-    }
-
-    fn serialize_i16(self, v: i16) -> Result<()> {
-        self.int(v.into())
-    }
-
-    fn serialize_i32(self, v: i32) -> Result<()> {
-        self.int(v.into())
-    }
+    widen!(
+        serialize_i8(i8) => int,
+        serialize_i16(i16) => int,
+        serialize_i32(i32) => int,
+        serialize_u8(u8) => uint,
+        serialize_u16(u16) => uint,
+        serialize_u32(u32) => uint,
+        serialize_f32(f32) => float
+    );
 
     fn serialize_i64(self, v: i64) -> Result<()> {
         self.int(v)
@@ -509,18 +516,6 @@ impl<'o, 'p> ser::Serializer for Slot<'o, 'p> {
         }
     }
 
-    fn serialize_u8(self, v: u8) -> Result<()> {
-        self.uint(v.into())
-    }
-
-    fn serialize_u16(self, v: u16) -> Result<()> {
-        self.uint(v.into())
-    }
-
-    fn serialize_u32(self, v: u32) -> Result<()> {
-        self.uint(v.into())
-    }
-
     fn serialize_u64(self, v: u64) -> Result<()> {
         self.uint(v)
     }
@@ -530,10 +525,6 @@ impl<'o, 'p> ser::Serializer for Slot<'o, 'p> {
             Ok(v) => self.uint(v),
             Err(_) => Err(mismatch(&format!("the integer {v}"), self.plan)),
         }
-    }
-
-    fn serialize_f32(self, v: f32) -> Result<()> {
-        self.float(v.into())
     }
 
     fn serialize_f64(self, v: f64) -> Result<()> {
