@@ -41,11 +41,12 @@ pub(in crate::json) enum Kind {
     Struct(Vec<Member>),
     /// An array of the elements.
     Tuple(Vec<Plan>),
-    /// `[name or index, value]`: `names` holds each alternative's JSON string for a named
-    /// variant, `None` for a positional one.
+    /// `[name or index, value]`: `names` holds each alternative's name for a named variant
+    /// (as a JSON string with its quotes, and as the bytes it reads back as), `None` for a
+    /// positional one.
     Variant {
         alternatives: Vec<Plan>,
-        names: Option<Vec<Vec<u8>>>,
+        names: Option<Vec<(Vec<u8>, String)>>,
     },
     /// `[[key, value], ...]`.
     Dict {
@@ -114,7 +115,7 @@ impl Plan {
                         .map(|m| {
                             let mut spelled = Vec::new();
                             write_bytes(&mut spelled, m.name.as_bytes());
-                            spelled
+                            (spelled, m.name.clone())
                         })
                         .collect(),
                 ),

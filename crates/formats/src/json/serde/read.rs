@@ -483,13 +483,13 @@ impl<'r, 'p, 'de> Value<'r, 'p, 'de> {
         let index = match (self.r.peek(), names) {
             (Some(b'"'), Some(names)) => {
                 let text = self.r.string()?;
-                let spelled: &[u8] = match text {
+                let name: &[u8] = match text {
                     Text::Input(bytes) => bytes,
                     Text::Scratch(start, end) => &self.r.scratch[start..end],
                 };
                 names
                     .iter()
-                    .position(|n| &n[1..n.len() - 1] == spelled || unquoted_is(n, spelled))
+                    .position(|(_, n)| n.as_bytes() == name)
                     .ok_or_else(|| {
                         fail(
                             at,
@@ -516,18 +516,6 @@ impl<'r, 'p, 'de> Value<'r, 'p, 'de> {
         self.r.expect(b']')?;
         Ok(value)
     }
-}
-
-/// Whether the written name `spelled_name` (a JSON string with its quotes, maybe escaped)
-/// reads as `bytes`.
-#[cold]
-fn unquoted_is(spelled_name: &[u8], bytes: &[u8]) -> bool {
-    let mut parser = Parser::new(spelled_name, 0);
-    parser
-        .string()
-        .ok()
-        .and_then(|t| crate::json::string_bytes(&t).ok())
-        .is_some_and(|b| b == bytes)
 }
 
 /// How an object's keys reach the visitor: the member's index (derived structs take it, and

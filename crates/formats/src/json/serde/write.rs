@@ -232,7 +232,7 @@ impl<'o, 'p> Slot<'o, 'p> {
         };
         slot.out.push(b'[');
         match names {
-            Some(names) => slot.out.extend_from_slice(&names[index as usize]),
+            Some(names) => slot.out.extend_from_slice(&names[index as usize].0),
             None => write_u64(slot.out, u64::from(index)),
         }
         slot.out.push(b',');
