@@ -1,6 +1,6 @@
 //! A record of every serde shape the schema formats' typed paths take (scalars, options,
 //! lists, tuples, enums of every kind, maps, nested structs), its table schema, its row as
-//! the row codecs take it, and proptest strategies: shared by the Thrift and JSON serde tests.
+//! the row codecs take it, and proptest strategies: shared by the Thrift, JSON and Protobuf serde tests.
 
 use std::collections::BTreeMap;
 

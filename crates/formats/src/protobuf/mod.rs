@@ -16,6 +16,7 @@
 pub mod compiled;
 pub mod dynamic;
 pub mod rows;
+mod serde;
 pub(crate) mod wire;
 
 pub use compiled::{messages, LabMessage, StaticMessage};

@@ -1,4 +1,5 @@
-//! Protobuf (static and dynamic): round trips against prost, corruption.
+//! Protobuf (static and dynamic): round trips against prost, corruption, the serde path.
 
 mod corruption;
 mod roundtrip;
+mod serde;

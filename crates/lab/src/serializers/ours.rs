@@ -344,6 +344,7 @@ pub enum Typed {
     Thrift(thrift::RowCodec),
     Avro(avro::RowCodec),
     Json(json::RowCodec),
+    Protobuf(protobuf::dynamic::RowCodec),
 }
 
 impl Typed {
@@ -363,6 +364,10 @@ impl Typed {
             ),
             ("avro", Typed::Avro(avro::RowCodec::new(schema))),
             ("json", Typed::Json(json::RowCodec::new(schema))),
+            (
+                "protobuf",
+                Typed::Protobuf(protobuf::dynamic::RowCodec::new(schema)),
+            ),
         ])
     }
 
@@ -376,6 +381,7 @@ impl Typed {
             Typed::Thrift(codec) => codec.serialize(value, &mut out),
             Typed::Avro(codec) => codec.serialize(value, &mut out),
             Typed::Json(codec) => codec.serialize(value, &mut out),
+            Typed::Protobuf(codec) => codec.serialize(value, &mut out),
         }
         .map_err(|e| e.to_string())?;
         Ok(out)
@@ -390,6 +396,7 @@ impl Typed {
             Typed::Thrift(codec) => codec.deserialize(bytes),
             Typed::Avro(codec) => codec.deserialize(bytes),
             Typed::Json(codec) => codec.deserialize(bytes),
+            Typed::Protobuf(codec) => codec.deserialize(bytes),
         }
         .map_err(|e| e.to_string())
     }

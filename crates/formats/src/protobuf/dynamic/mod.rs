@@ -12,7 +12,13 @@
 //! Framing (length prefixes, control markers for table/range/row index and key switches)
 //! is shared with the static codec, see [`crate::protobuf`].
 
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+
 use shapeshift_types::{TableSchema, Value};
+
+use crate::protobuf::serde as typed;
+use crate::serde_error::SerdeError;
 
 use crate::table::row_arena::check_row;
 use crate::table::{value_from_ref, FormatError};
@@ -34,6 +40,11 @@ pub struct RowCodec {
     schema: TableSchema,
     plans: Vec<Plan>,
     fields: FieldTable,
+    /// The row message compiled for the serde path.
+    row: Arc<typed::Node>,
+    /// The length of the last message the serde path wrote, to size the next one's room at
+    /// once (rows of a table tend to be alike; shared by clones, it is only a hint).
+    last_len: Arc<AtomicUsize>,
 }
 
 impl RowCodec {
@@ -47,6 +58,8 @@ impl RowCodec {
                 .map(|c| Plan::compile(&c.ty))
                 .collect(),
             fields: FieldTable::new(schema),
+            row: Arc::new(typed::Node::compile(&schema.row_type())),
+            last_len: Arc::new(AtomicUsize::new(64)),
         }
     }
 
@@ -61,6 +74,75 @@ impl RowCodec {
     pub fn encode_row(&self, values: &[Value], out: &mut Vec<u8>) -> Result<(), FormatError> {
         check_row(values, &self.schema, FORMAT)?;
         encode_members(&self.plans, values, out).map_err(|m| error(None, m))
+    }
+
+    /// Appends the row message of `value`, a program's own serde type whose fields are the
+    /// table's columns in order (the typed path: no row in between; the mapping in
+    /// docs/formats/protobuf.md, "The serde path"). The bytes are [`RowCodec::encode_row`]'s
+    /// for the same row.
+    ///
+    /// # Errors
+    /// A value that does not fit its column's type (the error names the member path), a
+    /// struct with other than its type's member count, or the value's own `Serialize` error;
+    /// `out` is then left as it was.
+    pub fn serialize<T: ::serde::Serialize + ?Sized>(
+        &self,
+        value: &T,
+        out: &mut Vec<u8>,
+    ) -> Result<(), SerdeError> {
+        let start = out.len();
+        out.reserve(self.last_len.load(Ordering::Relaxed));
+        match typed::to_vec_into(&self.row, value, out) {
+            Ok(()) => {
+                self.last_len.store(out.len() - start, Ordering::Relaxed);
+                Ok(())
+            }
+            Err(e) => {
+                out.truncate(start);
+                Err(e)
+            }
+        }
+    }
+
+    /// Reads the row message that is the whole of `message` as a `T` (the typed path).
+    /// Messages as protobuf writers write them (fields in number order, numbers packed) are
+    /// read in one pass; any other layout protobuf allows is first read with protobuf's
+    /// merge rules by [`RowCodec::decode_row`] and written back in number order (also to
+    /// tell whether an error of the one pass stands).
+    ///
+    /// # Errors
+    /// Malformed bytes (the offset and what is wrong, as [`RowCodec::decode_row`] says), a
+    /// value out of its YT type's range, or one that does not fit `T` (the offset, and the
+    /// member path).
+    pub fn deserialize<T: ::serde::de::DeserializeOwned>(
+        &self,
+        message: &[u8],
+    ) -> Result<T, SerdeError> {
+        let first = match typed::from_slice(&self.row, message) {
+            Ok(value) => return Ok(value),
+            Err(e) => e,
+        };
+        // The one-pass reader may stop early at a message in another field order: a member
+        // it took as absent may come later. The row codec's reading settles it.
+        let values = self.decode_row(message).map_err(|e| {
+            SerdeError::new("protobuf", e.offset.map(|o| o as usize), e.message)
+        })?;
+        let mut ordered = Vec::with_capacity(message.len());
+        self.encode_row(&values, &mut ordered)
+            .map_err(|e| SerdeError::new("protobuf", None, e.message))?;
+        if ordered == message && first.format() != typed::IRREGULAR {
+            // The message was in order: the error stands, with its offset.
+            return Err(first.located("protobuf", None));
+        }
+        // Offsets into the rewritten message would point nowhere in the input.
+        typed::from_slice(&self.row, &ordered).map_err(|e| {
+            SerdeError::new(
+                "protobuf",
+                None,
+                format!("{} (the message's fields read in number order)", e.message()),
+            )
+            .in_member(e.path())
+        })
     }
 
     /// Decodes one row message into owned values (schema order).

@@ -1,0 +1,911 @@
+//! Writing serde values as the schema's protobuf message (the mapping: the parent module's
+//! table).
+//!
+//! A value goes into a [`Slot`]: the row message itself, a field of a message (tag, then the
+//! value; a proto3 default left out unless `always`), or an item of a packed run (the value
+//! alone). The schema, not serde, decides each wire type. Length-delimited bodies get a
+//! one-byte length placeholder that `end_len` fills in (moving the body once when it reaches
+//! 128 bytes), as the dynamic writer does, so the bytes are its bytes. Wrappers opened for a
+//! value that serde writes through a compound (a `SerializeSeq` returned to the caller) are
+//! kept on the writer's stack of open bodies and closed by the value's `end`.
+
+use serde::ser::{self, Serialize};
+use shapeshift_types::{check_decimal_binary, PrimitiveType, Type};
+
+use super::format_name;
+use super::plan::{fits_float, Kind, Node};
+use crate::byte_items::ByteSerializer;
+use crate::protobuf::wire::{begin_len, end_len, put_tag, put_varint, FIXED32, FIXED64, LEN, VARINT};
+use crate::serde_error::{error, SerdeError};
+use crate::yson::{self, YsonFormat};
+
+/// Appends the message of `row` (a struct type: the table's columns) holding `value` to
+/// `out`; on error `out` holds what was written before it.
+pub(in crate::protobuf) fn to_vec_into<T: Serialize + ?Sized>(
+    row: &Node,
+    value: &T,
+    out: &mut Vec<u8>,
+) -> Result<(), SerdeError> {
+    let mut writer = Writer {
+        out: std::mem::take(out),
+        opens: Vec::new(),
+    };
+    let slot = Slot {
+        w: &mut writer,
+        ty: row,
+        place: Place::ROW,
+        closes: 0,
+    };
+    let written = value.serialize(slot);
+    *out = writer.out;
+    written.map_err(|e| e.located(format_name(), None))
+}
+
+/// Owns the buffer while it writes.
+struct Writer {
+    out: Vec<u8>,
+    /// Bodies of wrappers and variants still open (where each body starts), innermost last.
+    opens: Vec<usize>,
+}
+
+impl Writer {
+    #[inline]
+    fn open(&mut self, field: u32) {
+        let start = begin_len(&mut self.out, field);
+        self.opens.push(start);
+    }
+
+    #[inline]
+    fn close(&mut self, count: u32) {
+        for _ in 0..count {
+            if let Some(start) = self.opens.pop() {
+                end_len(&mut self.out, start);
+            }
+        }
+    }
+}
+
+/// Where a value is written: the row message (members only, no tag or length), an item of
+/// a packed run (the value alone), or a field `number` of a message, where a scalar holding
+/// proto3's default is left out unless `always` (presence matters: an optional's item, a
+/// list element, a variant alternative). One word (`number << 2 | always << 1`; a field's
+/// number is at least 1): slots pass through memory between serde's calls, and a place
+/// stored as parts and loaded whole would stall store forwarding.
+#[derive(Clone, Copy, PartialEq)]
+struct Place(u64);
+
+impl Place {
+    const ROW: Place = Place(0);
+    const PACKED: Place = Place(1);
+
+    #[inline(always)]
+    fn of_field(number: u32, always: bool) -> Place {
+        Place(u64::from(number) << 2 | u64::from(always) << 1)
+    }
+
+    /// The field's number and `always`; `None` for the row and a packed item.
+    #[inline(always)]
+    fn field(self) -> Option<(u32, bool)> {
+        (self.0 >= 4).then_some(((self.0 >> 2) as u32, self.0 & 2 != 0))
+    }
+}
+
+/// Where the next value goes, and how many open bodies close after it.
+struct Slot<'w, 't> {
+    w: &'w mut Writer,
+    ty: &'t Node,
+    place: Place,
+    closes: u32,
+}
+
+/// A present value's place once optionals are resolved: `ty` is untagged, not optional.
+struct Body<'w, 't> {
+    w: &'w mut Writer,
+    ty: &'t Node,
+    place: Place,
+    closes: u32,
+}
+
+#[cold]
+fn describe(ty: &Type) -> String {
+    String::from_utf8_lossy(&yson::to_vec(&ty.to_node(), YsonFormat::Text)).into_owned()
+}
+
+#[cold]
+fn mismatch(what: &str, node: &Node) -> SerdeError {
+    error(format!("{what} does not fit type {}", describe(&node.ty)))
+}
+
+impl<'w, 't> Slot<'w, 't> {
+    /// The place of a present value: the optionals around it resolved (their wrappers
+    /// opened).
+    #[inline(always)]
+    fn present(self) -> Result<Body<'w, 't>, SerdeError> {
+        let Slot {
+            w,
+            mut ty,
+            mut place,
+            mut closes,
+        } = self;
+        while let Kind::Optional(item) = &ty.kind {
+            let Some((number, _)) = place.field() else {
+                return Err(mismatch("a value", ty));
+            };
+            place = if item.may_be_empty {
+                w.open(number);
+                closes += 1;
+                Place::of_field(1, false)
+            } else {
+                Place::of_field(number, true)
+            };
+            ty = item;
+        }
+        Ok(Body {
+            w,
+            ty,
+            place,
+            closes,
+        })
+    }
+
+    /// `None` or unit: nothing written.
+    fn absent(self) -> Result<(), SerdeError> {
+        if !self.ty.nullable {
+            return Err(mismatch("no value (None or unit)", self.ty));
+        }
+        self.w.close(self.closes);
+        Ok(())
+    }
+
+    fn some<T: Serialize + ?Sized>(self, value: &T) -> Result<(), SerdeError> {
+        match (&self.ty.kind, self.place.field()) {
+            (Kind::Optional(item), Some((number, _))) => {
+                if item.may_be_empty {
+                    self.w.open(number);
+                    value.serialize(Slot {
+                        w: self.w,
+                        ty: item,
+                        place: Place::of_field(1, false),
+                        closes: self.closes + 1,
+                    })
+                } else {
+                    value.serialize(Slot {
+                        w: self.w,
+                        ty: item,
+                        place: Place::of_field(number, true),
+                        closes: self.closes,
+                    })
+                }
+            }
+            // `Some` of a value where one is required: the value.
+            _ => value.serialize(self),
+        }
+    }
+}
+
+impl<'w, 't> Body<'w, 't> {
+    #[inline(always)]
+    fn done(self) -> Result<(), SerdeError> {
+        if self.closes > 0 {
+            self.w.close(self.closes);
+        }
+        Ok(())
+    }
+
+    /// The tag of a scalar field, `false` when the default is left out (or the place is no
+    /// field: a packed item).
+    #[inline(always)]
+    fn tag(&mut self, wire: u8, default: bool) -> Result<bool, SerdeError> {
+        match self.place.field() {
+            Some((number, always)) => {
+                if default && !always {
+                    return Ok(false);
+                }
+                put_tag(&mut self.w.out, number, wire);
+                Ok(true)
+            }
+            None if self.place == Place::PACKED => Ok(true),
+            None => Err(mismatch("a scalar as the row", self.ty)),
+        }
+    }
+
+    #[inline(always)]
+    fn int(self, v: i64) -> Result<(), SerdeError> {
+        match self.ty.kind {
+            Kind::Int { range, .. } if range.holds_signed(v) => self.varint(v as u64),
+            _ => Err(mismatch(&format!("integer {v}"), self.ty)),
+        }
+    }
+
+    #[inline(always)]
+    fn uint(self, v: u64) -> Result<(), SerdeError> {
+        match self.ty.kind {
+            Kind::Int { range, .. } if range.holds_unsigned(v) => self.varint(v),
+            _ => Err(mismatch(&format!("integer {v}"), self.ty)),
+        }
+    }
+
+    #[inline(always)]
+    fn varint(mut self, v: u64) -> Result<(), SerdeError> {
+        if self.tag(VARINT, v == 0)? {
+            put_varint(&mut self.w.out, v);
+        }
+        self.done()
+    }
+
+    #[inline(always)]
+    fn float(mut self, v: f64) -> Result<(), SerdeError> {
+        match self.ty.kind {
+            Kind::Float { narrow: true } if fits_float(v, true) => {
+                // Floats are written even when zero (so -0.0 survives), as the dynamic writer does.
+                self.tag(FIXED32, false)?;
+                self.w.out.extend_from_slice(&(v as f32).to_le_bytes());
+            }
+            Kind::Float { narrow: false } => {
+                self.tag(FIXED64, false)?;
+                self.w.out.extend_from_slice(&v.to_le_bytes());
+            }
+            _ => return Err(mismatch(&format!("float {v}"), self.ty)),
+        }
+        self.done()
+    }
+
+    #[inline(always)]
+    fn bool(mut self, v: bool) -> Result<(), SerdeError> {
+        if !matches!(self.ty.kind, Kind::Bool) {
+            return Err(mismatch(&format!("bool {v}"), self.ty));
+        }
+        if self.tag(VARINT, !v)? {
+            self.w.out.push(u8::from(v));
+        }
+        self.done()
+    }
+
+    /// A `bytes` field of `v`, left out when empty unless `always`.
+    #[inline(always)]
+    fn put_bytes(mut self, v: &[u8]) -> Result<(), SerdeError> {
+        if self.tag(LEN, v.is_empty())? {
+            put_varint(&mut self.w.out, v.len() as u64);
+            self.w.out.extend_from_slice(v);
+        }
+        self.done()
+    }
+
+    #[inline(always)]
+    fn str(self, v: &str) -> Result<(), SerdeError> {
+        match self.ty.kind {
+            Kind::Bytes(PrimitiveType::String | PrimitiveType::Utf8 | PrimitiveType::Json) => {
+                self.put_bytes(v.as_bytes())
+            }
+            _ => self.bytes(v.as_bytes()),
+        }
+    }
+
+    fn bytes(self, v: &[u8]) -> Result<(), SerdeError> {
+        let checked = match self.ty.kind {
+            Kind::Bytes(PrimitiveType::String) => Ok(()),
+            Kind::Bytes(PrimitiveType::Utf8 | PrimitiveType::Json) => std::str::from_utf8(v)
+                .map(drop)
+                .map_err(|e| format!("bytes that are not UTF-8 ({e})")),
+            Kind::Bytes(PrimitiveType::Uuid) if v.len() == 16 => Ok(()),
+            Kind::Bytes(_) => Err(format!("{} bytes for a uuid of 16", v.len())),
+            Kind::Yson => {
+                // Written as binary YSON (always: a yson field has no default to leave out).
+                let node = yson::from_slice(v).map_err(|e| {
+                    error(format!(
+                        "bytes that are not YSON ({e}) for type {}",
+                        describe(&self.ty.ty)
+                    ))
+                })?;
+                let Some((number, _)) = self.place.field() else {
+                    return Err(mismatch("a yson value here", self.ty));
+                };
+                let start = begin_len(&mut self.w.out, number);
+                // Writing into a Vec cannot fail.
+                let _ = yson::write_node(&mut self.w.out, &node, YsonFormat::Binary);
+                end_len(&mut self.w.out, start);
+                return self.done();
+            }
+            Kind::Decimal { precision, scale } => {
+                check_decimal_binary(v, precision, scale).map_err(|e| e.to_string())
+            }
+            _ => return Err(mismatch(&format!("{} bytes", v.len()), self.ty)),
+        };
+        checked.map_err(|what| error(format!("{what} for type {}", describe(&self.ty.ty))))?;
+        self.put_bytes(v)
+    }
+
+    /// The payload slot of variant `index`: the variant's message (open until the payload
+    /// ends), in it the alternative's field `index + 1` (in its wrapper when it may be empty).
+    fn variant(self, index: u32) -> Result<Slot<'w, 't>, SerdeError> {
+        let Kind::Variant { alternatives } = &self.ty.kind else {
+            return Err(mismatch(&format!("variant {index} of an enum"), self.ty));
+        };
+        let Some(alt) = alternatives.get(index as usize) else {
+            return Err(error(format!(
+                "variant {index} of an enum, but type {} has {} alternatives",
+                describe(&self.ty.ty),
+                alternatives.len()
+            )));
+        };
+        let Some((number, _)) = self.place.field() else {
+            return Err(mismatch("a variant here", self.ty));
+        };
+        self.w.open(number);
+        let mut closes = self.closes + 1;
+        let place = if alt.may_be_empty {
+            self.w.open(index + 1);
+            closes += 1;
+            Place::of_field(1, false)
+        } else {
+            Place::of_field(index + 1, true)
+        };
+        Ok(Slot {
+            w: self.w,
+            ty: alt,
+            place,
+            closes,
+        })
+    }
+
+    /// A list, a byte string spelled as a sequence, a struct, or a dict, for serde's `shape`.
+    fn compound(self, len: Option<usize>, shape: Shape) -> Result<Compound<'w, 't>, SerdeError> {
+        let field = self.place.field();
+        let out = &mut self.w.out;
+        let kind = match (shape, &self.ty.kind, field) {
+            (Shape::Seq, Kind::List { item, packed }, Some((number, _))) => {
+                let run = match (*packed, len) {
+                    (None, _) => None,
+                    (Some(_), Some(0)) => Some(Run::Written(0)),
+                    // Fixed-width items: the run's length is known up front.
+                    (Some(width @ 1..), Some(n)) => {
+                        put_tag(out, number, LEN);
+                        put_varint(out, (n * width) as u64);
+                        out.reserve(n * width);
+                        Some(Run::Written(n))
+                    }
+                    (Some(_), _) => {
+                        let tag_at = out.len();
+                        Some(Run::Pending {
+                            tag_at,
+                            body: begin_len(out, number),
+                        })
+                    }
+                };
+                Compose::List {
+                    item,
+                    number,
+                    run,
+                    count: 0,
+                }
+            }
+            (Shape::Seq, Kind::Bytes(PrimitiveType::String), Some((number, always))) => {
+                let tag_at = out.len();
+                Compose::Bytes {
+                    tag_at,
+                    body: begin_len(out, number),
+                    always,
+                }
+            }
+            (Shape::Seq | Shape::Struct, Kind::Message { members, names }, field) => {
+                Compose::Message {
+                    members,
+                    names,
+                    next: 0,
+                    body: field.map(|(number, _)| begin_len(out, number)),
+                }
+            }
+            (Shape::Map, Kind::Dict { key, value }, Some((number, _))) => Compose::Dict {
+                key,
+                value,
+                number,
+                entry: 0,
+            },
+            (shape, _, _) => return Err(mismatch(shape.name(), self.ty)),
+        };
+        Ok(Compound {
+            w: self.w,
+            kind,
+            closes: self.closes,
+        })
+    }
+}
+
+/// serde's compound shapes.
+#[derive(Clone, Copy)]
+enum Shape {
+    /// seq, tuple, tuple struct (a struct when the type is one).
+    Seq,
+    Struct,
+    Map,
+}
+
+impl Shape {
+    fn name(self) -> &'static str {
+        match self {
+            Shape::Seq => "a sequence",
+            Shape::Struct => "a struct",
+            Shape::Map => "a map",
+        }
+    }
+}
+
+/// A packed run's header: written with its item count, or a length placeholder after the
+/// tag (removed again when no item comes).
+#[derive(Clone, Copy)]
+enum Run {
+    Written(usize),
+    Pending { tag_at: usize, body: usize },
+}
+
+enum Compose<'t> {
+    /// `run` for packed items; repeated fields `number` otherwise.
+    List {
+        item: &'t Node,
+        number: u32,
+        run: Option<Run>,
+        count: usize,
+    },
+    Bytes {
+        tag_at: usize,
+        body: usize,
+        always: bool,
+    },
+    /// `body`: where a nested message's body starts (`None` for the row).
+    Message {
+        members: &'t [Node],
+        names: &'t [String],
+        next: usize,
+        body: Option<usize>,
+    },
+    /// `entry`: where the open entry's body starts.
+    Dict {
+        key: &'t Node,
+        value: &'t Node,
+        number: u32,
+        entry: usize,
+    },
+}
+
+/// A compound value being written.
+struct Compound<'w, 't> {
+    w: &'w mut Writer,
+    kind: Compose<'t>,
+    closes: u32,
+}
+
+impl Compound<'_, '_> {
+    fn element<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<(), SerdeError> {
+        match &mut self.kind {
+            Compose::List {
+                item,
+                number,
+                run,
+                count,
+            } => {
+                *count += 1;
+                if run.is_some() {
+                    return value.serialize(Slot {
+                        w: self.w,
+                        ty: item,
+                        place: Place::PACKED,
+                        closes: 0,
+                    });
+                }
+                if !item.may_be_empty {
+                    return value.serialize(Slot {
+                        w: self.w,
+                        ty: item,
+                        place: Place::of_field(*number, true),
+                        closes: 0,
+                    });
+                }
+                self.w.open(*number);
+                value.serialize(Slot {
+                    w: self.w,
+                    ty: item,
+                    place: Place::of_field(1, false),
+                    closes: 1,
+                })
+            }
+            Compose::Bytes { .. } => {
+                let byte = value.serialize(ByteSerializer)?;
+                self.w.out.push(byte);
+                Ok(())
+            }
+            Compose::Message {
+                members,
+                names,
+                next,
+                ..
+            } => {
+                let Some(member) = members.get(*next) else {
+                    return Err(error(format!(
+                        "more than the {} members of the struct",
+                        members.len()
+                    )));
+                };
+                *next += 1;
+                value
+                    .serialize(Slot {
+                        w: self.w,
+                        ty: member,
+                        place: Place::of_field(*next as u32, false),
+                        closes: 0,
+                    })
+                    .map_err(|e| e.in_member(&names[*next - 1]))
+            }
+            Compose::Dict { .. } => Err(error("a sequence's element in a dict")),
+        }
+    }
+
+    fn skip(&mut self, key: &'static str) -> Result<(), SerdeError> {
+        let Compose::Message { members, next, .. } = &mut self.kind else {
+            return Err(error(format!("field {key} skipped outside a struct")));
+        };
+        match members.get(*next) {
+            Some(m) if m.nullable => {
+                *next += 1;
+                Ok(())
+            }
+            _ => Err(error(format!(
+                "field {key} skipped, but member {} is required",
+                *next + 1
+            ))),
+        }
+    }
+
+    fn key<T: Serialize + ?Sized>(&mut self, key: &T) -> Result<(), SerdeError> {
+        let Compose::Dict {
+            key: key_ty,
+            number,
+            entry,
+            ..
+        } = &mut self.kind
+        else {
+            return Err(error("a map's key outside a dict"));
+        };
+        *entry = begin_len(&mut self.w.out, *number);
+        key.serialize(Slot {
+            w: self.w,
+            ty: key_ty,
+            place: Place::of_field(1, false),
+            closes: 0,
+        })
+        .map_err(|e| e.in_member("key"))
+    }
+
+    fn value<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<(), SerdeError> {
+        let Compose::Dict {
+            value: value_ty,
+            entry,
+            ..
+        } = &mut self.kind
+        else {
+            return Err(error("a map's value outside a dict"));
+        };
+        let entry = *entry;
+        value
+            .serialize(Slot {
+                w: self.w,
+                ty: value_ty,
+                place: Place::of_field(2, false),
+                closes: 0,
+            })
+            .map_err(|e| e.in_member("value"))?;
+        end_len(&mut self.w.out, entry);
+        Ok(())
+    }
+
+    fn end(self) -> Result<(), SerdeError> {
+        let w = self.w;
+        match self.kind {
+            Compose::List {
+                run: Some(Run::Written(n)),
+                count,
+                ..
+            } if n != count => {
+                return Err(error(format!("{count} items after a length of {n}")));
+            }
+            Compose::List {
+                run: Some(Run::Pending { tag_at, body }),
+                count,
+                ..
+            } => match count {
+                0 => w.out.truncate(tag_at),
+                _ => end_len(&mut w.out, body),
+            },
+            Compose::List { .. } => {}
+            Compose::Bytes {
+                tag_at,
+                body,
+                always,
+            } => match (w.out.len() == body, always) {
+                (true, false) => w.out.truncate(tag_at),
+                _ => end_len(&mut w.out, body),
+            },
+            Compose::Message {
+                members,
+                next,
+                body,
+                ..
+            } => {
+                if next != members.len() {
+                    return Err(error(format!(
+                        "{next} members for a struct of {}",
+                        members.len()
+                    )));
+                }
+                if let Some(body) = body {
+                    end_len(&mut w.out, body);
+                }
+            }
+            Compose::Dict { .. } => {}
+        }
+        w.close(self.closes);
+        Ok(())
+    }
+}
+
+impl<'w, 't> ser::Serializer for Slot<'w, 't> {
+    type Ok = ();
+    type Error = SerdeError;
+    type SerializeSeq = Compound<'w, 't>;
+    type SerializeTuple = Compound<'w, 't>;
+    type SerializeTupleStruct = Compound<'w, 't>;
+    type SerializeTupleVariant = Compound<'w, 't>;
+    type SerializeMap = Compound<'w, 't>;
+    type SerializeStruct = Compound<'w, 't>;
+    type SerializeStructVariant = Compound<'w, 't>;
+
+    fn is_human_readable(&self) -> bool {
+        false
+    }
+
+    fn serialize_bool(self, v: bool) -> Result<(), SerdeError> {
+        self.present()?.bool(v)
+    }
+
+    fn serialize_i8(self, v: i8) -> Result<(), SerdeError> {
+        self.present()?.int(v.into())
+    }
+
+    fn serialize_i16(self, v: i16) -> Result<(), SerdeError> {
+        self.present()?.int(v.into())
+    }
+
+    fn serialize_i32(self, v: i32) -> Result<(), SerdeError> {
+        self.present()?.int(v.into())
+    }
+
+    fn serialize_i64(self, v: i64) -> Result<(), SerdeError> {
+        self.present()?.int(v)
+    }
+
+    fn serialize_i128(self, v: i128) -> Result<(), SerdeError> {
+        let body = self.present()?;
+        match (i64::try_from(v), u64::try_from(v)) {
+            (Ok(v), _) => body.int(v),
+            (_, Ok(v)) => body.uint(v),
+            _ => Err(mismatch(&format!("integer {v}"), body.ty)),
+        }
+    }
+
+    fn serialize_u8(self, v: u8) -> Result<(), SerdeError> {
+        self.present()?.uint(v.into())
+    }
+
+    fn serialize_u16(self, v: u16) -> Result<(), SerdeError> {
+        self.present()?.uint(v.into())
+    }
+
+    fn serialize_u32(self, v: u32) -> Result<(), SerdeError> {
+        self.present()?.uint(v.into())
+    }
+
+    fn serialize_u64(self, v: u64) -> Result<(), SerdeError> {
+        self.present()?.uint(v)
+    }
+
+    fn serialize_u128(self, v: u128) -> Result<(), SerdeError> {
+        let body = self.present()?;
+        match u64::try_from(v) {
+            Ok(v) => body.uint(v),
+            Err(_) => Err(mismatch(&format!("integer {v}"), body.ty)),
+        }
+    }
+
+    fn serialize_f32(self, v: f32) -> Result<(), SerdeError> {
+        let mut body = self.present()?;
+        if let Kind::Float { narrow: true } = body.ty.kind {
+            // Every f32 is a `float` value: no range to check.
+            body.tag(FIXED32, false)?;
+            body.w.out.extend_from_slice(&v.to_le_bytes());
+            return body.done();
+        }
+        body.float(v.into())
+    }
+
+    fn serialize_f64(self, v: f64) -> Result<(), SerdeError> {
+        self.present()?.float(v)
+    }
+
+    fn serialize_char(self, v: char) -> Result<(), SerdeError> {
+        self.present()?.str(v.encode_utf8(&mut [0; 4]))
+    }
+
+    fn serialize_str(self, v: &str) -> Result<(), SerdeError> {
+        self.present()?.str(v)
+    }
+
+    fn serialize_bytes(self, v: &[u8]) -> Result<(), SerdeError> {
+        self.present()?.bytes(v)
+    }
+
+    fn serialize_none(self) -> Result<(), SerdeError> {
+        self.absent()
+    }
+
+    fn serialize_some<T: Serialize + ?Sized>(self, value: &T) -> Result<(), SerdeError> {
+        self.some(value)
+    }
+
+    fn serialize_unit(self) -> Result<(), SerdeError> {
+        self.absent()
+    }
+
+    fn serialize_unit_struct(self, _name: &'static str) -> Result<(), SerdeError> {
+        self.absent()
+    }
+
+    fn serialize_unit_variant(
+        self,
+        _name: &'static str,
+        index: u32,
+        _variant: &'static str,
+    ) -> Result<(), SerdeError> {
+        let body = self.present()?;
+        match body.ty.kind {
+            Kind::Int { .. } => body.uint(index.into()),
+            _ => body.variant(index)?.absent(),
+        }
+    }
+
+    fn serialize_newtype_struct<T: Serialize + ?Sized>(
+        self,
+        _name: &'static str,
+        value: &T,
+    ) -> Result<(), SerdeError> {
+        value.serialize(self)
+    }
+
+    fn serialize_newtype_variant<T: Serialize + ?Sized>(
+        self,
+        _name: &'static str,
+        index: u32,
+        _variant: &'static str,
+        value: &T,
+    ) -> Result<(), SerdeError> {
+        value.serialize(self.present()?.variant(index)?)
+    }
+
+    fn serialize_seq(self, len: Option<usize>) -> Result<Compound<'w, 't>, SerdeError> {
+        self.present()?.compound(len, Shape::Seq)
+    }
+
+    fn serialize_tuple(self, len: usize) -> Result<Compound<'w, 't>, SerdeError> {
+        self.present()?.compound(Some(len), Shape::Seq)
+    }
+
+    fn serialize_tuple_struct(
+        self,
+        _name: &'static str,
+        len: usize,
+    ) -> Result<Compound<'w, 't>, SerdeError> {
+        self.present()?.compound(Some(len), Shape::Seq)
+    }
+
+    fn serialize_tuple_variant(
+        self,
+        _name: &'static str,
+        index: u32,
+        _variant: &'static str,
+        len: usize,
+    ) -> Result<Compound<'w, 't>, SerdeError> {
+        let payload = self.present()?.variant(index)?;
+        payload.present()?.compound(Some(len), Shape::Seq)
+    }
+
+    fn serialize_map(self, len: Option<usize>) -> Result<Compound<'w, 't>, SerdeError> {
+        self.present()?.compound(len, Shape::Map)
+    }
+
+    fn serialize_struct(
+        self,
+        _name: &'static str,
+        len: usize,
+    ) -> Result<Compound<'w, 't>, SerdeError> {
+        self.present()?.compound(Some(len), Shape::Struct)
+    }
+
+    fn serialize_struct_variant(
+        self,
+        _name: &'static str,
+        index: u32,
+        _variant: &'static str,
+        len: usize,
+    ) -> Result<Compound<'w, 't>, SerdeError> {
+        let payload = self.present()?.variant(index)?;
+        payload.present()?.compound(Some(len), Shape::Struct)
+    }
+}
+
+macro_rules! compound_impl {
+    ($trait:ident, $method:ident) => {
+        impl ser::$trait for Compound<'_, '_> {
+            type Ok = ();
+            type Error = SerdeError;
+
+            #[inline]
+            fn $method<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<(), SerdeError> {
+                self.element(value)
+            }
+
+            fn end(self) -> Result<(), SerdeError> {
+                Compound::end(self)
+            }
+        }
+    };
+}
+
+compound_impl!(SerializeSeq, serialize_element);
+compound_impl!(SerializeTuple, serialize_element);
+compound_impl!(SerializeTupleStruct, serialize_field);
+compound_impl!(SerializeTupleVariant, serialize_field);
+
+/// Struct fields: positional, and a skipped one is left out (when it may be).
+macro_rules! struct_impl {
+    ($trait:ident) => {
+        impl ser::$trait for Compound<'_, '_> {
+            type Ok = ();
+            type Error = SerdeError;
+
+            #[inline]
+            fn serialize_field<T: Serialize + ?Sized>(
+                &mut self,
+                _key: &'static str,
+                value: &T,
+            ) -> Result<(), SerdeError> {
+                self.element(value)
+            }
+
+            fn skip_field(&mut self, key: &'static str) -> Result<(), SerdeError> {
+                self.skip(key)
+            }
+
+            fn end(self) -> Result<(), SerdeError> {
+                Compound::end(self)
+            }
+        }
+    };
+}
+
+struct_impl!(SerializeStruct);
+struct_impl!(SerializeStructVariant);
+
+impl ser::SerializeMap for Compound<'_, '_> {
+    type Ok = ();
+    type Error = SerdeError;
+
+    fn serialize_key<T: Serialize + ?Sized>(&mut self, key: &T) -> Result<(), SerdeError> {
+        self.key(key)
+    }
+
+    fn serialize_value<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<(), SerdeError> {
+        self.value(value)
+    }
+
+    fn end(self) -> Result<(), SerdeError> {
+        Compound::end(self)
+    }
+}
