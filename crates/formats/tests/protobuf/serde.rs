@@ -191,7 +191,12 @@ fn values_that_do_not_fit_are_refused_with_the_member() {
         .expect_err("1e300 is no float");
     assert!(error.message().contains("float"), "{error}");
     let error = one_codec(p(P::Utf8))
-        .serialize(&One { value: None::<String> }, &mut Vec::new())
+        .serialize(
+            &One {
+                value: None::<String>,
+            },
+            &mut Vec::new(),
+        )
         .expect_err("None for a required utf8");
     assert!(error.message().contains("no value"), "{error}");
     let error = one_codec(st(&[("a", p(P::Int32)), ("b", p(P::Int32))]))
@@ -205,15 +210,22 @@ fn reading_says_where_and_what() {
     // A uint16 column read into a u8 that cannot hold it.
     let codec = one_codec(p(P::Uint16));
     let mut bytes = Vec::new();
-    codec.serialize(&One { value: 1000u16 }, &mut bytes).expect("fits");
-    let error = codec.deserialize::<One<u8>>(&bytes).expect_err("1000 is no u8");
+    codec
+        .serialize(&One { value: 1000u16 }, &mut bytes)
+        .expect("fits");
+    let error = codec
+        .deserialize::<One<u8>>(&bytes)
+        .expect_err("1000 is no u8");
     assert_eq!(error.path(), "value");
     assert_eq!(error.format(), "protobuf");
     // A uint8 column holding 1000 on the wire: out of its type's range, with the offset.
     let error = one_codec(p(P::Uint8))
         .deserialize::<One<u16>>(&bytes)
         .expect_err("1000 is no uint8");
-    assert!(error.message().contains("out of range for uint8"), "{error}");
+    assert!(
+        error.message().contains("out of range for uint8"),
+        "{error}"
+    );
     assert!(error.offset().is_some(), "{error}");
     // Bytes that are not UTF-8 in a utf8 column, or read as a Rust string.
     let mut bad = Vec::new();

@@ -124,9 +124,9 @@ impl RowCodec {
         };
         // The one-pass reader may stop early at a message in another field order: a member
         // it took as absent may come later. The row codec's reading settles it.
-        let values = self.decode_row(message).map_err(|e| {
-            SerdeError::new("protobuf", e.offset.map(|o| o as usize), e.message)
-        })?;
+        let values = self
+            .decode_row(message)
+            .map_err(|e| SerdeError::new("protobuf", e.offset.map(|o| o as usize), e.message))?;
         let mut ordered = Vec::with_capacity(message.len());
         self.encode_row(&values, &mut ordered)
             .map_err(|e| SerdeError::new("protobuf", None, e.message))?;
@@ -139,7 +139,10 @@ impl RowCodec {
             SerdeError::new(
                 "protobuf",
                 None,
-                format!("{} (the message's fields read in number order)", e.message()),
+                format!(
+                    "{} (the message's fields read in number order)",
+                    e.message()
+                ),
             )
             .in_member(e.path())
         })

@@ -291,7 +291,12 @@ impl<'de> ValueDe<'_, 'de, '_> {
                 _ if item.may_be_empty => {
                     wrapped(self.m, self.at, item, |inner| inner.read(visitor, hint))
                 }
-                at => ValueDe { m: self.m, ty: item, at }.read(visitor, hint),
+                at => ValueDe {
+                    m: self.m,
+                    ty: item,
+                    at,
+                }
+                .read(visitor, hint),
             },
             Kind::Null => match self.at {
                 At::Absent => visitor.visit_unit(),
@@ -449,7 +454,10 @@ fn visit_bytes<'de, V: Visitor<'de>>(
             let value = visitor.visit_seq(&mut items)?;
             if items.index < bytes.len() {
                 let left = bytes.len() - items.index;
-                return Err(at(start, format!("{left} more bytes than the Rust type took")));
+                return Err(at(
+                    start,
+                    format!("{left} more bytes than the Rust type took"),
+                ));
             }
             Ok(value)
         }
@@ -543,7 +551,11 @@ impl<'de> de::Deserializer<'de> for ValueDe<'_, 'de, '_> {
             (Kind::Optional(item), at) if item.may_be_empty => {
                 wrapped(self.m, at, item, |inner| visitor.visit_some(inner))
             }
-            (Kind::Optional(item), at) => visitor.visit_some(ValueDe { m: self.m, ty: item, at }),
+            (Kind::Optional(item), at) => visitor.visit_some(ValueDe {
+                m: self.m,
+                ty: item,
+                at,
+            }),
             (Kind::Null, _) => Err(irregular_at(self.m, "a field for a null-typed value")),
             // An `Option` where the type requires a value: always `Some`.
             _ => visitor.visit_some(self),
@@ -771,7 +783,10 @@ impl<'a, 'de, 't> de::EnumAccess<'de> for VariantDe<'a, 'de, 't> {
     type Error = SerdeError;
     type Variant = Self;
 
-    fn variant_seed<S: DeserializeSeed<'de>>(self, seed: S) -> Result<(S::Value, Self), SerdeError> {
+    fn variant_seed<S: DeserializeSeed<'de>>(
+        self,
+        seed: S,
+    ) -> Result<(S::Value, Self), SerdeError> {
         let variant = seed.deserialize(self.index.into_deserializer())?;
         Ok((variant, self))
     }
@@ -802,7 +817,8 @@ impl<'de> de::VariantAccess<'de> for VariantDe<'_, 'de, '_> {
         // Only a nullable alternative can be a unit, and then only when null.
         let nullable = self.alt.nullable;
         let carried = !nullable
-            || self.payload(|v| <Option<de::IgnoredAny> as de::Deserialize>::deserialize(v))?
+            || self
+                .payload(|v| <Option<de::IgnoredAny> as de::Deserialize>::deserialize(v))?
                 .is_some();
         if carried {
             return Err(at(
@@ -813,11 +829,18 @@ impl<'de> de::VariantAccess<'de> for VariantDe<'_, 'de, '_> {
         Ok(())
     }
 
-    fn newtype_variant_seed<S: DeserializeSeed<'de>>(self, seed: S) -> Result<S::Value, SerdeError> {
+    fn newtype_variant_seed<S: DeserializeSeed<'de>>(
+        self,
+        seed: S,
+    ) -> Result<S::Value, SerdeError> {
         self.payload(|v| seed.deserialize(v))
     }
 
-    fn tuple_variant<V: Visitor<'de>>(self, len: usize, visitor: V) -> Result<V::Value, SerdeError> {
+    fn tuple_variant<V: Visitor<'de>>(
+        self,
+        len: usize,
+        visitor: V,
+    ) -> Result<V::Value, SerdeError> {
         self.payload(|v| de::Deserializer::deserialize_tuple(v, len, visitor))
     }
 
@@ -837,7 +860,10 @@ impl<'de> de::EnumAccess<'de> for IndexEnum {
     type Error = SerdeError;
     type Variant = IndexEnum;
 
-    fn variant_seed<S: DeserializeSeed<'de>>(self, seed: S) -> Result<(S::Value, IndexEnum), SerdeError> {
+    fn variant_seed<S: DeserializeSeed<'de>>(
+        self,
+        seed: S,
+    ) -> Result<(S::Value, IndexEnum), SerdeError> {
         Ok((seed.deserialize(self.0.into_deserializer())?, self))
     }
 }
@@ -849,11 +875,18 @@ impl<'de> de::VariantAccess<'de> for IndexEnum {
         Ok(())
     }
 
-    fn newtype_variant_seed<S: DeserializeSeed<'de>>(self, _seed: S) -> Result<S::Value, SerdeError> {
+    fn newtype_variant_seed<S: DeserializeSeed<'de>>(
+        self,
+        _seed: S,
+    ) -> Result<S::Value, SerdeError> {
         Err(carries(self.0))
     }
 
-    fn tuple_variant<V: Visitor<'de>>(self, _len: usize, _visitor: V) -> Result<V::Value, SerdeError> {
+    fn tuple_variant<V: Visitor<'de>>(
+        self,
+        _len: usize,
+        _visitor: V,
+    ) -> Result<V::Value, SerdeError> {
         Err(carries(self.0))
     }
 
@@ -868,5 +901,7 @@ impl<'de> de::VariantAccess<'de> for IndexEnum {
 
 #[cold]
 fn carries(index: u32) -> SerdeError {
-    error(format!("variant {index} of an integer column carries a value"))
+    error(format!(
+        "variant {index} of an integer column carries a value"
+    ))
 }

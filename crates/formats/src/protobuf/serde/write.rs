@@ -15,7 +15,9 @@ use shapeshift_types::{check_decimal_binary, PrimitiveType, Type};
 use super::format_name;
 use super::plan::{fits_float, Kind, Node};
 use crate::byte_items::ByteSerializer;
-use crate::protobuf::wire::{begin_len, end_len, put_tag, put_varint, FIXED32, FIXED64, LEN, VARINT};
+use crate::protobuf::wire::{
+    begin_len, end_len, put_tag, put_varint, FIXED32, FIXED64, LEN, VARINT,
+};
 use crate::serde_error::{error, SerdeError};
 use crate::yson::{self, YsonFormat};
 
