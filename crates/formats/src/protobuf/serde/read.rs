@@ -37,7 +37,7 @@ pub(in crate::protobuf) fn from_slice<'de, T: de::Deserialize<'de>>(
     T::deserialize(ValueDe {
         m: &mut message,
         ty: row,
-        at: At::Row,
+        at: At::Row.into(),
     })
 }
 
@@ -152,11 +152,41 @@ enum At {
     Absent,
 }
 
+/// An [`At`] in one word, as values pass through memory between serde's calls (an enum
+/// stored as its parts and loaded whole stalled store forwarding): 0 absent, 1 the row, 2 a
+/// packed item, else a field's tag (at least 8: field numbers start at 1).
+#[derive(Clone, Copy)]
+struct Spot(u32);
+
+impl From<At> for Spot {
+    #[inline(always)]
+    fn from(at: At) -> Spot {
+        Spot(match at {
+            At::Absent => 0,
+            At::Row => 1,
+            At::Packed => 2,
+            At::Field(tag) => tag.0,
+        })
+    }
+}
+
+impl Spot {
+    #[inline(always)]
+    fn get(self) -> At {
+        match self.0 {
+            0 => At::Absent,
+            1 => At::Row,
+            2 => At::Packed,
+            tag => At::Field(Tag(tag)),
+        }
+    }
+}
+
 /// A value in the bytes.
 struct ValueDe<'a, 'de, 't> {
     m: &'a mut Message<'de>,
     ty: &'t Node,
-    at: At,
+    at: Spot,
 }
 
 /// What serde asked for, where one value has several spellings.
@@ -192,7 +222,7 @@ fn wrapped<'de, R>(
     let value = read(ValueDe {
         m: &mut inner,
         ty,
-        at,
+        at: at.into(),
     })?;
     inner.finish(1)?;
     Ok(value)
@@ -202,7 +232,7 @@ impl<'de> ValueDe<'_, 'de, '_> {
     /// The varint of an integer or bool.
     #[inline(always)]
     fn varint(&mut self) -> Result<u64, SerdeError> {
-        match self.at {
+        match self.at.get() {
             At::Field(tag) if tag.wire() == VARINT => self.m.c.varint().map_err(irregular),
             At::Packed => self.m.c.varint().map_err(irregular),
             At::Absent => Ok(0),
@@ -245,7 +275,7 @@ impl<'de> ValueDe<'_, 'de, '_> {
             true => (FIXED32, 4),
             false => (FIXED64, 8),
         };
-        match self.at {
+        match self.at.get() {
             At::Field(tag) if tag.wire() == want => {}
             At::Packed => {}
             At::Absent => return Ok(0.0),
@@ -261,7 +291,7 @@ impl<'de> ValueDe<'_, 'de, '_> {
     /// The bytes of a length-delimited scalar; `default` when absent.
     #[inline(always)]
     fn bytes(&mut self, default: &'static [u8]) -> Result<&'de [u8], SerdeError> {
-        match self.at {
+        match self.at.get() {
             At::Field(tag) if tag.wire() == LEN => Ok(self.m.body(LEN)?.c.bytes),
             At::Absent => Ok(default),
             _ => Err(irregular_at(self.m, "a length-delimited field expected")),
@@ -273,7 +303,7 @@ impl<'de> ValueDe<'_, 'de, '_> {
     /// forwarding, half of a nested struct's read in perf.)
     #[inline(always)]
     fn message(&mut self) -> Result<Option<Message<'de>>, SerdeError> {
-        match self.at {
+        match self.at.get() {
             At::Row => Ok(None),
             At::Field(tag) => self.m.body(tag.wire()).map(Some),
             At::Absent => Ok(Some(Message::empty(self.m.offset()))),
@@ -285,20 +315,20 @@ impl<'de> ValueDe<'_, 'de, '_> {
         let ty = self.ty;
         let start = self.m.offset();
         match &ty.kind {
-            Kind::Optional(item) => match self.at {
+            Kind::Optional(item) => match self.at.get() {
                 At::Absent if hint == Hint::Unit => visitor.visit_unit(),
                 At::Absent => Err(at(start, "a null where the Rust type needs a value")),
-                _ if item.may_be_empty => {
-                    wrapped(self.m, self.at, item, |inner| inner.read(visitor, hint))
-                }
+                _ if item.may_be_empty => wrapped(self.m, self.at.get(), item, |inner| {
+                    inner.read(visitor, hint)
+                }),
                 at => ValueDe {
                     m: self.m,
                     ty: item,
-                    at,
+                    at: at.into(),
                 }
                 .read(visitor, hint),
             },
-            Kind::Null => match self.at {
+            Kind::Null => match self.at.get() {
                 At::Absent => visitor.visit_unit(),
                 _ => Err(irregular_at(self.m, "a field for a null-typed value")),
             },
@@ -334,7 +364,7 @@ impl<'de> ValueDe<'_, 'de, '_> {
                     .map_err(|e| at(start, e.to_string()))?;
                 visitor.visit_borrowed_bytes(bytes)
             }
-            Kind::List { item, packed } => match (self.at, packed) {
+            Kind::List { item, packed } => match (self.at.get(), packed) {
                 (At::Absent, _) => visitor.visit_seq(&mut ListAccess::empty(item)),
                 (At::Field(tag), Some(_)) => {
                     let mut run = self.m.body(tag.wire())?;
@@ -360,7 +390,7 @@ impl<'de> ValueDe<'_, 'de, '_> {
                 _ => Err(irregular_at(self.m, "a list in a packed run")),
             },
             Kind::Dict { key, value } => {
-                let (m, first) = match self.at {
+                let (m, first) = match self.at.get() {
                     At::Field(tag) => (Some(&mut *self.m), Some(tag)),
                     At::Absent => (None, None),
                     _ => return Err(irregular_at(self.m, "a dict in a packed run")),
@@ -404,7 +434,7 @@ impl<'de> ValueDe<'_, 'de, '_> {
                 };
                 // Left out: the first alternative, itself left out.
                 let (index, payload_at) = match body.peek()? {
-                    None if matches!(self.at, At::Absent) => (0, At::Absent),
+                    None if matches!(self.at.get(), At::Absent) => (0, At::Absent),
                     Some(tag) if tag.field() as usize <= alternatives.len() => {
                         body.take();
                         (tag.field() as usize - 1, At::Field(tag))
@@ -418,7 +448,7 @@ impl<'de> ValueDe<'_, 'de, '_> {
                     m: &mut body,
                     alt,
                     index: index as u32,
-                    at: payload_at,
+                    at: payload_at.into(),
                 })?;
                 body.finish(alternatives.len())?;
                 Ok(value)
@@ -546,7 +576,7 @@ impl<'de> de::Deserializer<'de> for ValueDe<'_, 'de, '_> {
 
     fn deserialize_option<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, SerdeError> {
         let ty = self.ty;
-        match (&ty.kind, self.at) {
+        match (&ty.kind, self.at.get()) {
             (Kind::Optional(_) | Kind::Null, At::Absent) => visitor.visit_none(),
             (Kind::Optional(item), at) if item.may_be_empty => {
                 wrapped(self.m, at, item, |inner| visitor.visit_some(inner))
@@ -554,7 +584,7 @@ impl<'de> de::Deserializer<'de> for ValueDe<'_, 'de, '_> {
             (Kind::Optional(item), at) => visitor.visit_some(ValueDe {
                 m: self.m,
                 ty: item,
-                at,
+                at: at.into(),
             }),
             (Kind::Null, _) => Err(irregular_at(self.m, "a field for a null-typed value")),
             // An `Option` where the type requires a value: always `Some`.
@@ -591,7 +621,7 @@ impl<'de> de::SeqAccess<'de> for PackedAccess<'_, 'de, '_> {
         seed.deserialize(ValueDe {
             m: &mut *self.m,
             ty: self.item,
-            at: At::Packed,
+            at: At::Packed.into(),
         })
         .map(Some)
     }
@@ -654,7 +684,12 @@ impl<'de> de::SeqAccess<'de> for &mut ListAccess<'_, 'de, '_> {
         if item.may_be_empty {
             return wrapped(m, at, item, |inner| seed.deserialize(inner)).map(Some);
         }
-        seed.deserialize(ValueDe { m, ty: item, at }).map(Some)
+        seed.deserialize(ValueDe {
+            m,
+            ty: item,
+            at: at.into(),
+        })
+        .map(Some)
     }
 }
 
@@ -690,7 +725,7 @@ impl<'de> de::MapAccess<'de> for &mut DictAccess<'_, 'de, '_> {
         seed.deserialize(ValueDe {
             m: entry,
             ty: self.list.item,
-            at,
+            at: at.into(),
         })
         .map(Some)
         .map_err(|e| e.in_member("key"))
@@ -717,7 +752,7 @@ impl<'de> de::MapAccess<'de> for &mut DictAccess<'_, 'de, '_> {
             .deserialize(ValueDe {
                 m: &mut *entry,
                 ty: self.value,
-                at,
+                at: at.into(),
             })
             .map_err(|e| e.in_member("value"))?;
         entry.finish(2)?;
@@ -760,7 +795,7 @@ impl<'de> de::SeqAccess<'de> for &mut StructAccess<'_, 'de, '_> {
         seed.deserialize(ValueDe {
             m: &mut *self.m,
             ty,
-            at,
+            at: at.into(),
         })
         .map(Some)
         .map_err(|e| e.in_member(&self.names[self.next - 1]))
@@ -776,7 +811,7 @@ struct VariantDe<'a, 'de, 't> {
     m: &'a mut Message<'de>,
     alt: &'t Node,
     index: u32,
-    at: At,
+    at: Spot,
 }
 
 impl<'a, 'de, 't> de::EnumAccess<'de> for VariantDe<'a, 'de, 't> {
@@ -798,8 +833,8 @@ impl<'de> VariantDe<'_, 'de, '_> {
         self,
         read: impl FnOnce(ValueDe<'_, 'de, '_>) -> Result<R, SerdeError>,
     ) -> Result<R, SerdeError> {
-        match (self.alt.may_be_empty, self.at) {
-            (true, At::Field(_)) => wrapped(self.m, self.at, self.alt, read),
+        match (self.alt.may_be_empty, self.at.get()) {
+            (true, At::Field(_)) => wrapped(self.m, self.at.get(), self.alt, read),
             _ => read(ValueDe {
                 m: self.m,
                 ty: self.alt,
