@@ -122,7 +122,16 @@ impl<'de> Message<'de> {
 
     /// Skips the fields left, which must all be past member `count` (unknown or not taken by
     /// the Rust type): a field at or before it is out of order.
+    #[inline(always)]
     fn finish(&mut self, count: usize) -> Result<(), SerdeError> {
+        // The common case: the members read to the end.
+        if self.peeked == 0 && self.c.at_end() {
+            return Ok(());
+        }
+        self.finish_rest(count)
+    }
+
+    fn finish_rest(&mut self, count: usize) -> Result<(), SerdeError> {
         while let Some(tag) = self.peek()? {
             if tag.field() as usize <= count {
                 return Err(irregular_at(self, "a field out of order or repeated"));
