@@ -17,6 +17,7 @@ pub mod arrow;
 pub mod avro;
 mod byte_items;
 pub mod cbor;
+mod index_enum;
 pub mod json;
 pub mod msgpack;
 pub mod protobuf;

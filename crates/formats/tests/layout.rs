@@ -17,7 +17,7 @@ type ModulePath = Vec<String>;
 /// Where a module sits in the crate's layers.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
 enum Layer {
-    /// Leaf helpers every layer shares (`varint`, `read_buffer`, `serde_error`, `byte_items`, `scalar_range`): they import nothing of the
+    /// Leaf helpers every layer shares (`varint`, `read_buffer`, `serde_error`, `byte_items`, `scalar_range`, `index_enum`): they import nothing of the
     /// crate.
     Leaf,
     /// The binary YSON codec (`yson` outside `yson::rows`): what composite values are spelled in.
@@ -36,9 +36,9 @@ fn layer(module: &[String]) -> Layer {
     match module.first().map(String::as_str) {
         None | Some("registry") => Layer::Registry,
         Some("table") => Layer::Interface,
-        Some("varint" | "read_buffer" | "serde_error" | "byte_items" | "scalar_range") => {
-            Layer::Leaf
-        }
+        Some(
+            "varint" | "read_buffer" | "serde_error" | "byte_items" | "scalar_range" | "index_enum",
+        ) => Layer::Leaf,
         Some(format) => {
             let rows = module.get(1).is_some_and(|m| m == "rows");
             match (format, rows) {

@@ -312,3 +312,25 @@ pub fn record() -> impl Strategy<Value = Record> {
         composites,
     })
 }
+
+/// A `Vec<u8>` read as bytes (the visitor of serde's byte buffers).
+pub mod serde_bytes_free {
+    #[derive(Debug, PartialEq)]
+    pub struct Bytes(pub Vec<u8>);
+
+    impl<'de> serde::Deserialize<'de> for Bytes {
+        fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Bytes, D::Error> {
+            struct Visit;
+            impl serde::de::Visitor<'_> for Visit {
+                type Value = Bytes;
+                fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                    f.write_str("bytes")
+                }
+                fn visit_bytes<E>(self, v: &[u8]) -> Result<Bytes, E> {
+                    Ok(Bytes(v.to_vec()))
+                }
+            }
+            d.deserialize_bytes(Visit)
+        }
+    }
+}

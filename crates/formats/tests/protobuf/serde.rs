@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 use shapeshift_formats::protobuf::dynamic::RowCodec;
 use shapeshift_types::{ColumnSchema, PrimitiveType as P, TableSchema, Type, Value};
 
-use crate::serde_record::{opt, p, record, row, schema, st, Record};
+use crate::serde_record::{opt, p, record, row, schema, serde_bytes_free, st, Record};
 
 fn codec() -> RowCodec {
     RowCodec::new(&schema())
@@ -311,26 +311,4 @@ fn proto3_defaults_are_left_out_and_presence_kept() {
     codec.serialize(&value, &mut bytes).expect("serializes");
     // field 3 = 0 (presence), field 4 = 0.0f32, field 5 = an empty wrapper.
     assert_eq!(bytes, [0x18, 0, 0x25, 0, 0, 0, 0, 0x2a, 0]);
-}
-
-/// A `Vec<u8>` read as bytes (the visitor of serde's byte buffers).
-mod serde_bytes_free {
-    #[derive(Debug, PartialEq)]
-    pub struct Bytes(pub Vec<u8>);
-
-    impl<'de> serde::Deserialize<'de> for Bytes {
-        fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Bytes, D::Error> {
-            struct Visit;
-            impl serde::de::Visitor<'_> for Visit {
-                type Value = Bytes;
-                fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-                    f.write_str("bytes")
-                }
-                fn visit_bytes<E>(self, v: &[u8]) -> Result<Bytes, E> {
-                    Ok(Bytes(v.to_vec()))
-                }
-            }
-            d.deserialize_bytes(Visit)
-        }
-    }
 }

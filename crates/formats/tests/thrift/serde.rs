@@ -9,7 +9,7 @@ use shapeshift_formats::thrift::{Protocol, RowCodec};
 use shapeshift_types::{ColumnSchema, PrimitiveType as P, TableSchema, Type, Value};
 
 use super::PROTOCOLS;
-use crate::serde_record::{opt, p, record, row, schema, st, Record};
+use crate::serde_record::{opt, p, record, row, schema, serde_bytes_free, st, Record};
 
 fn codecs() -> Vec<RowCodec> {
     PROTOCOLS
@@ -254,28 +254,6 @@ fn checks_the_row_decoder_makes_are_made_both_ways() {
         yson.encode(&[Value::Any(node)], &mut rows)
             .expect("encodes");
         assert_eq!(typed, rows);
-    }
-}
-
-/// A `Vec<u8>` read as bytes (the visitor of serde's byte buffers).
-mod serde_bytes_free {
-    #[derive(Debug, PartialEq)]
-    pub struct Bytes(pub Vec<u8>);
-
-    impl<'de> serde::Deserialize<'de> for Bytes {
-        fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Bytes, D::Error> {
-            struct Visit;
-            impl serde::de::Visitor<'_> for Visit {
-                type Value = Bytes;
-                fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-                    f.write_str("bytes")
-                }
-                fn visit_bytes<E>(self, v: &[u8]) -> Result<Bytes, E> {
-                    Ok(Bytes(v.to_vec()))
-                }
-            }
-            d.deserialize_bytes(Visit)
-        }
     }
 }
 

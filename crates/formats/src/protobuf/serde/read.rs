@@ -19,6 +19,7 @@ use shapeshift_types::PrimitiveType;
 
 use super::plan::{Kind, Node, Range};
 use crate::byte_items::ByteItems;
+use crate::index_enum::IndexEnum;
 use crate::protobuf::wire::{Cursor, WireError, FIXED32, FIXED64, LEN, VARINT};
 use crate::serde_error::{error, SerdeError};
 
@@ -895,57 +896,4 @@ impl<'de> de::VariantAccess<'de> for VariantDe<'_, 'de, '_> {
     ) -> Result<V::Value, SerdeError> {
         self.payload(|v| de::Deserializer::deserialize_struct(v, "", fields, visitor))
     }
-}
-
-/// An enum's variant from an integer column: its index.
-struct IndexEnum(u32);
-
-impl<'de> de::EnumAccess<'de> for IndexEnum {
-    type Error = SerdeError;
-    type Variant = IndexEnum;
-
-    fn variant_seed<S: DeserializeSeed<'de>>(
-        self,
-        seed: S,
-    ) -> Result<(S::Value, IndexEnum), SerdeError> {
-        Ok((seed.deserialize(self.0.into_deserializer())?, self))
-    }
-}
-
-impl<'de> de::VariantAccess<'de> for IndexEnum {
-    type Error = SerdeError;
-
-    fn unit_variant(self) -> Result<(), SerdeError> {
-        Ok(())
-    }
-
-    fn newtype_variant_seed<S: DeserializeSeed<'de>>(
-        self,
-        _seed: S,
-    ) -> Result<S::Value, SerdeError> {
-        Err(carries(self.0))
-    }
-
-    fn tuple_variant<V: Visitor<'de>>(
-        self,
-        _len: usize,
-        _visitor: V,
-    ) -> Result<V::Value, SerdeError> {
-        Err(carries(self.0))
-    }
-
-    fn struct_variant<V: Visitor<'de>>(
-        self,
-        _fields: &'static [&'static str],
-        _visitor: V,
-    ) -> Result<V::Value, SerdeError> {
-        Err(carries(self.0))
-    }
-}
-
-#[cold]
-fn carries(index: u32) -> SerdeError {
-    error(format!(
-        "variant {index} of an integer column carries a value"
-    ))
 }

@@ -11,6 +11,7 @@ use shapeshift_types::PrimitiveType;
 use super::plan::{fits_float, Kind, Node, Range};
 use super::{field_id, format_name};
 use crate::byte_items::ByteItems;
+use crate::index_enum::IndexEnum;
 use crate::serde_error::{error, SerdeError};
 use crate::thrift::wire::{DecodeError, Decoder, FieldHeader, Protocol, WireType};
 
@@ -913,60 +914,5 @@ impl<'de> de::VariantAccess<'de> for VariantDe<'_, 'de, '_> {
     ) -> Result<V::Value, SerdeError> {
         let value = de::Deserializer::deserialize_struct(self.payload(), "", fields, visitor)?;
         self.end(value)
-    }
-}
-
-/// An enum's variant from an integer column: its index.
-struct IndexEnum(u32);
-
-impl<'de> de::EnumAccess<'de> for IndexEnum {
-    type Error = SerdeError;
-    type Variant = IndexEnum;
-
-    fn variant_seed<S: DeserializeSeed<'de>>(
-        self,
-        seed: S,
-    ) -> Result<(S::Value, IndexEnum), SerdeError> {
-        Ok((seed.deserialize(self.0.into_deserializer())?, self))
-    }
-}
-
-impl<'de> de::VariantAccess<'de> for IndexEnum {
-    type Error = SerdeError;
-
-    fn unit_variant(self) -> Result<(), SerdeError> {
-        Ok(())
-    }
-
-    fn newtype_variant_seed<S: DeserializeSeed<'de>>(
-        self,
-        _seed: S,
-    ) -> Result<S::Value, SerdeError> {
-        Err(error(format!(
-            "variant {} of an integer column carries a value",
-            self.0
-        )))
-    }
-
-    fn tuple_variant<V: Visitor<'de>>(
-        self,
-        _len: usize,
-        _visitor: V,
-    ) -> Result<V::Value, SerdeError> {
-        Err(error(format!(
-            "variant {} of an integer column carries a value",
-            self.0
-        )))
-    }
-
-    fn struct_variant<V: Visitor<'de>>(
-        self,
-        _fields: &'static [&'static str],
-        _visitor: V,
-    ) -> Result<V::Value, SerdeError> {
-        Err(error(format!(
-            "variant {} of an integer column carries a value",
-            self.0
-        )))
     }
 }
