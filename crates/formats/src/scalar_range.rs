@@ -1,6 +1,7 @@
-//! The values a YT scalar type holds, for the schema formats' serde paths (Thrift, JSON):
-//! an integer type's range and whether a double fits a `float` column. A leaf: it imports
-//! nothing of the crate.
+//! The values a YT scalar type holds, for the schema formats' serde paths (Thrift, JSON,
+//! Protobuf): an integer type's range, whether a double fits a `float` column, and the serde
+//! integer methods that widen every integer to the `i64`/`u64` a range checks. A leaf: it
+//! imports nothing of the crate.
 
 use shapeshift_types::{signed_range, unsigned_max, PrimitiveType};
 
@@ -44,3 +45,62 @@ impl Range {
 pub(crate) fn fits_float(v: f64, narrow: bool) -> bool {
     !narrow || !v.is_finite() || v.abs() <= f64::from(f32::MAX)
 }
+
+/// The integer methods of a schema format's `Serializer` (`i8` to `u128`): each widens its
+/// value to `i64` or `u64` and hands it to the present value's `int` / `uint`, which check it
+/// against the column's range; 128-bit values outside both are a `mismatch`. Expands where
+/// `self.present()`, `mismatch` and `SerdeError` are the format's own (Thrift, Protobuf).
+macro_rules! integers_through_present {
+    () => {
+        fn serialize_i8(self, v: i8) -> Result<(), SerdeError> {
+            self.present()?.int(v.into())
+        }
+
+        fn serialize_i16(self, v: i16) -> Result<(), SerdeError> {
+            self.present()?.int(v.into())
+        }
+
+        fn serialize_i32(self, v: i32) -> Result<(), SerdeError> {
+            self.present()?.int(v.into())
+        }
+
+        fn serialize_i64(self, v: i64) -> Result<(), SerdeError> {
+            self.present()?.int(v)
+        }
+
+        fn serialize_i128(self, v: i128) -> Result<(), SerdeError> {
+            let body = self.present()?;
+            match (i64::try_from(v), u64::try_from(v)) {
+                (Ok(v), _) => body.int(v),
+                (_, Ok(v)) => body.uint(v),
+                _ => Err(mismatch(&format!("integer {v}"), body.ty)),
+            }
+        }
+
+        fn serialize_u8(self, v: u8) -> Result<(), SerdeError> {
+            self.present()?.uint(v.into())
+        }
+
+        fn serialize_u16(self, v: u16) -> Result<(), SerdeError> {
+            self.present()?.uint(v.into())
+        }
+
+        fn serialize_u32(self, v: u32) -> Result<(), SerdeError> {
+            self.present()?.uint(v.into())
+        }
+
+        fn serialize_u64(self, v: u64) -> Result<(), SerdeError> {
+            self.present()?.uint(v)
+        }
+
+        fn serialize_u128(self, v: u128) -> Result<(), SerdeError> {
+            let body = self.present()?;
+            match u64::try_from(v) {
+                Ok(v) => body.uint(v),
+                Err(_) => Err(mismatch(&format!("integer {v}"), body.ty)),
+            }
+        }
+    };
+}
+
+pub(crate) use integers_through_present;

@@ -143,6 +143,22 @@ impl<'de> Message<'de> {
         Ok(())
     }
 
+    /// Where the member with field `number` is: the next field when it is that one (its tag
+    /// taken), else absent; a field before it means another order or a repeat (irregular).
+    #[inline(always)]
+    fn member(&mut self, number: u32) -> Result<At, SerdeError> {
+        match self.peek()? {
+            Some(tag) if tag.field() == number => {
+                self.take();
+                Ok(At::Field(tag))
+            }
+            Some(tag) if tag.field() < number => {
+                Err(irregular_at(self, "a field out of order or repeated"))
+            }
+            _ => Ok(At::Absent),
+        }
+    }
+
     /// The offset of the next byte in the input.
     fn offset(&self) -> u64 {
         self.c.base + self.c.pos as u64
@@ -222,13 +238,7 @@ fn wrapped<'de, R>(
         return Err(irregular_at(m, "a wrapper message expected"));
     };
     let mut inner = m.body(tag.wire())?;
-    let at = match inner.peek()? {
-        Some(tag) if tag.field() == 1 => {
-            inner.take();
-            At::Field(tag)
-        }
-        _ => At::Absent,
-    };
+    let at = inner.member(1)?;
     let value = read(ValueDe {
         m: &mut inner,
         ty,
@@ -725,13 +735,7 @@ impl<'de> de::MapAccess<'de> for &mut DictAccess<'_, 'de, '_> {
             return Ok(None);
         };
         let entry = self.entry.insert(m.body(tag.wire())?);
-        let at = match entry.peek()? {
-            Some(tag) if tag.field() == 1 => {
-                entry.take();
-                At::Field(tag)
-            }
-            _ => At::Absent,
-        };
+        let at = entry.member(1)?;
         seed.deserialize(ValueDe {
             m: entry,
             ty: self.list.item,
@@ -748,16 +752,7 @@ impl<'de> de::MapAccess<'de> for &mut DictAccess<'_, 'de, '_> {
         let Some(entry) = self.entry.as_mut() else {
             return Err(error("a dict value before its key"));
         };
-        let at = match entry.peek()? {
-            Some(tag) if tag.field() == 2 => {
-                entry.take();
-                At::Field(tag)
-            }
-            Some(tag) if tag.field() < 2 => {
-                return Err(irregular_at(entry, "a dict entry's key repeated"))
-            }
-            _ => At::Absent,
-        };
+        let at = entry.member(2)?;
         let value = seed
             .deserialize(ValueDe {
                 m: &mut *entry,
@@ -792,16 +787,7 @@ impl<'de> de::SeqAccess<'de> for &mut StructAccess<'_, 'de, '_> {
         };
         self.next += 1;
         let number = self.next as u32;
-        let at = match self.m.peek()? {
-            Some(tag) if tag.field() == number => {
-                self.m.take();
-                At::Field(tag)
-            }
-            Some(tag) if tag.field() < number => {
-                return Err(irregular_at(self.m, "a field out of order or repeated"))
-            }
-            _ => At::Absent,
-        };
+        let at = self.m.member(number)?;
         seed.deserialize(ValueDe {
             m: &mut *self.m,
             ty,

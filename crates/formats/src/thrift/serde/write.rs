@@ -683,54 +683,7 @@ impl<'w, 't> ser::Serializer for Slot<'w, 't> {
         self.present()?.bool(v)
     }
 
-    fn serialize_i8(self, v: i8) -> Result<(), SerdeError> {
-        self.present()?.int(v.into())
-    }
-
-    fn serialize_i16(self, v: i16) -> Result<(), SerdeError> {
-        self.present()?.int(v.into())
-    }
-
-    fn serialize_i32(self, v: i32) -> Result<(), SerdeError> {
-        self.present()?.int(v.into())
-    }
-
-    fn serialize_i64(self, v: i64) -> Result<(), SerdeError> {
-        self.present()?.int(v)
-    }
-
-    fn serialize_i128(self, v: i128) -> Result<(), SerdeError> {
-        let body = self.present()?;
-        match (i64::try_from(v), u64::try_from(v)) {
-            (Ok(v), _) => body.int(v),
-            (_, Ok(v)) => body.uint(v),
-            _ => Err(mismatch(&format!("integer {v}"), body.ty)),
-        }
-    }
-
-    fn serialize_u8(self, v: u8) -> Result<(), SerdeError> {
-        self.present()?.uint(v.into())
-    }
-
-    fn serialize_u16(self, v: u16) -> Result<(), SerdeError> {
-        self.present()?.uint(v.into())
-    }
-
-    fn serialize_u32(self, v: u32) -> Result<(), SerdeError> {
-        self.present()?.uint(v.into())
-    }
-
-    fn serialize_u64(self, v: u64) -> Result<(), SerdeError> {
-        self.present()?.uint(v)
-    }
-
-    fn serialize_u128(self, v: u128) -> Result<(), SerdeError> {
-        let body = self.present()?;
-        match u64::try_from(v) {
-            Ok(v) => body.uint(v),
-            Err(_) => Err(mismatch(&format!("integer {v}"), body.ty)),
-        }
-    }
+    crate::scalar_range::integers_through_present!();
 
     fn serialize_f32(self, v: f32) -> Result<(), SerdeError> {
         self.present()?.float(v.into())
