@@ -41,7 +41,7 @@ TARGET_COLUMNS = ["ser", "+same", "+deep"]
 
 RUBY_ELEMENTS = 10_000
 RUBY_ROUND_TRIPS = 100
-RUBY_TRIAL_S = 0.3
+RUBY_TRIAL_S = 0.15  # a trial's round trips: 100, or fewer when 100 take longer
 RUBY_TRIALS = 5
 # The Ruby experiment's published real seconds for 100 round trips (Marshal, JSON 1.1.3 with its
 # C parser, eval, YAML; MacBook Pro 2.4 GHz Core 2 Duo).
