@@ -85,6 +85,14 @@ impl<'a> Cursor<'a> {
         }
     }
 
+    /// The next `N` bytes, taken; `None` (nothing taken) when fewer are left.
+    #[inline(always)]
+    pub(crate) fn fixed<const N: usize>(&mut self) -> Option<[u8; N]> {
+        let chunk = *self.bytes.get(self.pos..)?.first_chunk::<N>()?;
+        self.pos += N;
+        Some(chunk)
+    }
+
     #[inline]
     pub(crate) fn at_end(&self) -> bool {
         self.pos >= self.bytes.len()

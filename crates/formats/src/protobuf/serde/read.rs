@@ -52,6 +52,16 @@ fn irregular_at(m: &Message<'_>, message: &str) -> SerdeError {
     irregular(m.c.error(message))
 }
 
+/// Whether varint `v` is a value of an integer column of `range`: as a two's-complement
+/// `i64` unless the column is `unsigned`.
+#[inline(always)]
+fn fits(range: Range, unsigned: bool, v: u64) -> bool {
+    match unsigned {
+        true => range.holds_unsigned(v),
+        false => range.holds_signed(v as i64),
+    }
+}
+
 #[cold]
 fn at(offset: u64, message: impl Into<String>) -> SerdeError {
     SerdeError::new("", Some(offset as usize), message.into())
@@ -272,11 +282,7 @@ impl<'de> ValueDe<'_, 'de, '_> {
         };
         let start = self.m.offset();
         let v = self.varint()?;
-        let fits = match unsigned {
-            true => range.holds_unsigned(v),
-            false => range.holds_signed(v as i64),
-        };
-        if !fits {
+        if !fits(range, unsigned, v) {
             let shown = match unsigned {
                 true => v.to_string(),
                 false => (v as i64).to_string(),
@@ -329,6 +335,32 @@ impl<'de> ValueDe<'_, 'de, '_> {
             At::Absent => Ok(Some(Message::empty(self.m.offset()))),
             At::Packed => Err(irregular_at(self.m, "a message in a packed run")),
         }
+    }
+
+    /// A message's members as a sequence. Inlined, with `deserialize_struct`'s shortcut
+    /// here, into the caller's `visit_seq`: a nested struct returned through memory stalled
+    /// store forwarding on its fields (perf, mesh's triangles).
+    #[inline(always)]
+    fn members<V: Visitor<'de>>(
+        mut self,
+        members: &[Node],
+        names: &[String],
+        visitor: V,
+    ) -> Result<V::Value, SerdeError> {
+        let mut owned = self.message()?;
+        let body = match owned.as_mut() {
+            Some(body) => body,
+            None => &mut *self.m,
+        };
+        let mut fields = StructAccess {
+            m: body,
+            members,
+            names,
+            next: 0,
+        };
+        let value = visitor.visit_seq(&mut fields)?;
+        fields.m.finish(fields.next)?;
+        Ok(value)
     }
 
     fn read<V: Visitor<'de>>(mut self, visitor: V, hint: Hint) -> Result<V::Value, SerdeError> {
@@ -432,22 +464,7 @@ impl<'de> ValueDe<'_, 'de, '_> {
                 }
                 Ok(map)
             }
-            Kind::Message { members, names } => {
-                let mut owned = self.message()?;
-                let body = match owned.as_mut() {
-                    Some(body) => body,
-                    None => &mut *self.m,
-                };
-                let mut fields = StructAccess {
-                    m: body,
-                    members,
-                    names,
-                    next: 0,
-                };
-                let value = visitor.visit_seq(&mut fields)?;
-                fields.m.finish(fields.next)?;
-                Ok(value)
-            }
+            Kind::Message { members, names } => self.members(members, names, visitor),
             Kind::Variant { alternatives } => {
                 let Some(mut body) = self.message()? else {
                     return Err(at(start, "a variant as the row"));
@@ -526,19 +543,92 @@ macro_rules! by_schema {
 
 macro_rules! scalars {
     ($($method:ident),*) => {
-        $(#[inline]
+        // A float field in place is read here, inlined into the caller's `visit_seq` (a
+        // float returned through memory and merged with its neighbours as one word stalled
+        // store forwarding: perf, mesh); the rest of the scalars in `scalar`.
+        $(#[inline(always)]
         fn $method<V: Visitor<'de>>(mut self, visitor: V) -> Result<V::Value, SerdeError> {
             match self.ty.kind {
-                Kind::Float { narrow } => visitor.visit_f64(self.float(narrow)?),
-                Kind::Int { .. } => match self.int()? {
-                    (v, Range::Unsigned(_)) => visitor.visit_u64(v),
-                    (v, Range::Signed(..)) => visitor.visit_i64(v as i64),
-                },
-                Kind::Bool => visitor.visit_bool(self.varint()? != 0),
-                _ => self.read(visitor, Hint::Any),
+                Kind::Float { narrow } => {
+                    if let Some(v) = self.float_in_place(narrow) {
+                        return visitor.visit_f64(v);
+                    }
+                }
+                Kind::Int {
+                    range, unsigned, ..
+                } => {
+                    if let Some(v) = self.int_in_place(range, unsigned) {
+                        return match range {
+                            Range::Unsigned(_) => visitor.visit_u64(v),
+                            Range::Signed(..) => visitor.visit_i64(v as i64),
+                        };
+                    }
+                }
+                _ => {}
             }
+            self.scalar(visitor)
         })*
     };
+}
+
+impl<'de> ValueDe<'_, 'de, '_> {
+    /// A float whose field (or packed item) is here with all its bytes; `None` (nothing
+    /// read) for anything else, which [`ValueDe::float`] reads or refuses.
+    #[inline(always)]
+    fn float_in_place(&mut self, narrow: bool) -> Option<f64> {
+        let spot = self.at.0;
+        let wire = match narrow {
+            true => FIXED32,
+            false => FIXED64,
+        };
+        // 0: absent (proto3's 0); 2: a packed item; 8 and up: a field's tag.
+        if spot == 0 {
+            return Some(0.0);
+        }
+        if spot != 2 && (spot < 8 || (spot & 7) as u8 != wire) {
+            return None;
+        }
+        match narrow {
+            true => Some(f64::from(f32::from_le_bytes(self.m.c.fixed::<4>()?))),
+            false => Some(f64::from_le_bytes(self.m.c.fixed::<8>()?)),
+        }
+    }
+
+    /// An absent integer (0) or one whose varint is in `range`; `None`
+    /// (nothing read) for anything else, which [`ValueDe::int`] reads or refuses.
+    #[inline(always)]
+    fn int_in_place(&mut self, range: Range, unsigned: bool) -> Option<u64> {
+        let spot = self.at.0;
+        if spot == 0 {
+            return fits(range, unsigned, 0).then_some(0);
+        }
+        if spot != 2 && (spot < 8 || (spot & 7) as u8 != VARINT) {
+            return None;
+        }
+        let c = &mut self.m.c;
+        let start = c.pos;
+        match c.varint() {
+            Ok(v) if fits(range, unsigned, v) => Some(v),
+            _ => {
+                c.pos = start;
+                None
+            }
+        }
+    }
+
+    // Kept out of line: small inline paths are what let the caller inline them.
+    #[inline(never)]
+    fn scalar<V: Visitor<'de>>(mut self, visitor: V) -> Result<V::Value, SerdeError> {
+        match self.ty.kind {
+            Kind::Float { narrow } => visitor.visit_f64(self.float(narrow)?),
+            Kind::Int { .. } => match self.int()? {
+                (v, Range::Unsigned(_)) => visitor.visit_u64(v),
+                (v, Range::Signed(..)) => visitor.visit_i64(v as i64),
+            },
+            Kind::Bool => visitor.visit_bool(self.varint()? != 0),
+            _ => self.read(visitor, Hint::Any),
+        }
+    }
 }
 
 impl<'de> de::Deserializer<'de> for ValueDe<'_, 'de, '_> {
@@ -561,7 +651,6 @@ impl<'de> de::Deserializer<'de> for ValueDe<'_, 'de, '_> {
         deserialize_tuple(_len: usize) => Hint::Seq;
         deserialize_tuple_struct(_name: &'static str, _len: usize) => Hint::Seq;
         deserialize_map() => Hint::Any;
-        deserialize_struct(_name: &'static str, _fields: &'static [&'static str]) => Hint::Any;
         deserialize_enum(_name: &'static str, _variants: &'static [&'static str]) => Hint::Enum;
         deserialize_identifier() => Hint::Any;
         deserialize_ignored_any() => Hint::Any;
@@ -573,6 +662,19 @@ impl<'de> de::Deserializer<'de> for ValueDe<'_, 'de, '_> {
         deserialize_bool, deserialize_i8, deserialize_i16, deserialize_i32, deserialize_i64,
         deserialize_u8, deserialize_u16, deserialize_u32, deserialize_u64, deserialize_f32,
         deserialize_f64
+    }
+
+    #[inline(always)]
+    fn deserialize_struct<V: Visitor<'de>>(
+        self,
+        _name: &'static str,
+        _fields: &'static [&'static str],
+        visitor: V,
+    ) -> Result<V::Value, SerdeError> {
+        if let Kind::Message { members, names } = &self.ty.kind {
+            return self.members(members, names, visitor);
+        }
+        self.read(visitor, Hint::Any)
     }
 
     #[inline]
@@ -777,7 +879,14 @@ struct StructAccess<'a, 'de, 't> {
 impl<'de> de::SeqAccess<'de> for &mut StructAccess<'_, 'de, '_> {
     type Error = SerdeError;
 
-    #[inline]
+    // Inlined into the derived `visit_seq` (serde's default is a call): a member's result
+    // returned through memory, written as parts and loaded whole, stalled store forwarding.
+    #[inline(always)]
+    fn next_element<T: de::Deserialize<'de>>(&mut self) -> Result<Option<T>, SerdeError> {
+        self.next_element_seed(std::marker::PhantomData)
+    }
+
+    #[inline(always)]
     fn next_element_seed<S: DeserializeSeed<'de>>(
         &mut self,
         seed: S,
