@@ -208,6 +208,18 @@ impl From<At> for Spot {
 
 impl Spot {
     #[inline(always)]
+    fn is_absent(self) -> bool {
+        self.0 == 0
+    }
+
+    /// Whether a value of wire type `wire` is here to read: a packed item, or a field of
+    /// that wire type (the test of [`ValueDe`]'s inline scalar paths, on the word itself).
+    #[inline(always)]
+    fn carries(self, wire: u8) -> bool {
+        self.0 == 2 || (self.0 >= 8 && (self.0 & 7) as u8 == wire)
+    }
+
+    #[inline(always)]
     fn get(self) -> At {
         match self.0 {
             0 => At::Absent,
@@ -543,9 +555,9 @@ macro_rules! by_schema {
 
 macro_rules! scalars {
     ($($method:ident),*) => {
-        // A float field in place is read here, inlined into the caller's `visit_seq` (a
-        // float returned through memory and merged with its neighbours as one word stalled
-        // store forwarding: perf, mesh); the rest of the scalars in `scalar`.
+        // A float or integer in place (or absent) is read here, inlined into the caller's
+        // `visit_seq` (a float returned through memory and merged with its neighbours as one
+        // word stalled store forwarding: perf, mesh); everything else in `scalar`.
         $(#[inline(always)]
         fn $method<V: Visitor<'de>>(mut self, visitor: V) -> Result<V::Value, SerdeError> {
             match self.ty.kind {
@@ -576,16 +588,14 @@ impl<'de> ValueDe<'_, 'de, '_> {
     /// read) for anything else, which [`ValueDe::float`] reads or refuses.
     #[inline(always)]
     fn float_in_place(&mut self, narrow: bool) -> Option<f64> {
-        let spot = self.at.0;
+        if self.at.is_absent() {
+            return Some(0.0);
+        }
         let wire = match narrow {
             true => FIXED32,
             false => FIXED64,
         };
-        // 0: absent (proto3's 0); 2: a packed item; 8 and up: a field's tag.
-        if spot == 0 {
-            return Some(0.0);
-        }
-        if spot != 2 && (spot < 8 || (spot & 7) as u8 != wire) {
+        if !self.at.carries(wire) {
             return None;
         }
         match narrow {
@@ -598,11 +608,10 @@ impl<'de> ValueDe<'_, 'de, '_> {
     /// (nothing read) for anything else, which [`ValueDe::int`] reads or refuses.
     #[inline(always)]
     fn int_in_place(&mut self, range: Range, unsigned: bool) -> Option<u64> {
-        let spot = self.at.0;
-        if spot == 0 {
+        if self.at.is_absent() {
             return fits(range, unsigned, 0).then_some(0);
         }
-        if spot != 2 && (spot < 8 || (spot & 7) as u8 != VARINT) {
+        if !self.at.carries(VARINT) {
             return None;
         }
         let c = &mut self.m.c;
