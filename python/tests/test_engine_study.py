@@ -22,6 +22,58 @@ def test_murmur3_known_values():
     assert murmur3.as_signed(data._hash_strings(pa.array([""]), seed))[0] == 142593372
 
 
+def _spark_hash_bytes(raw: bytes, seed: int) -> int:
+    """Spark's ``Murmur3_x86_32.hashUnsafeBytes`` one string at a time, in plain Python."""
+    mask = 0xFFFFFFFF
+
+    def mix(h1: int, k1: int) -> int:
+        k1 = (k1 * 0xCC9E2D51) & mask
+        k1 = ((k1 << 15) | (k1 >> 17)) & mask
+        h1 ^= (k1 * 0x1B873593) & mask
+        h1 = ((h1 << 13) | (h1 >> 19)) & mask
+        return (h1 * 5 + 0xE6546B64) & mask
+
+    h1 = seed
+    aligned = len(raw) - len(raw) % 4
+    for i in range(0, aligned, 4):
+        h1 = mix(h1, int.from_bytes(raw[i : i + 4], "little"))
+    for byte in raw[aligned:]:
+        h1 = mix(h1, (byte - 256 if byte > 127 else byte) & mask)
+    h1 ^= len(raw)
+    h1 = ((h1 ^ (h1 >> 16)) * 0x85EBCA6B) & mask
+    h1 = ((h1 ^ (h1 >> 13)) * 0xC2B2AE35) & mask
+    return h1 ^ (h1 >> 16)
+
+
+@pytest.mark.parametrize("longest", [0, 3, 9, 36, 80])
+def test_string_hash_matches_sparks_on_every_path(longest, monkeypatch):
+    # One length (a matrix of the bytes as they lie), several short lengths (padded), long
+    # strings (one pass per length); a sliced array (an offset into the buffers); non-ASCII
+    # bytes (sign-extended in the tail). Row i's seed varies, as in a chained hash.
+    import random
+
+    import pyarrow as pa
+
+    rng = random.Random(longest)
+    uniform = [rng.choice("xyé") * longest for _ in range(50)]
+    varied = ["".join(rng.choice("abé€") for _ in range(rng.randint(0, longest))) for _ in range(300)]
+    for strings in (uniform, varied):
+        column = pa.array(["skipped"] + strings).slice(1)
+        seed = np.arange(len(strings), dtype=np.uint32) * np.uint32(2654435761)
+        expected = [_spark_hash_bytes(s.encode(), int(k)) for s, k in zip(strings, seed)]
+        for padded_most in (0, 32, 1000):
+            monkeypatch.setattr(data, "PADDED_STRING_MOST", padded_most)
+            assert data._hash_strings(column, seed).tolist() == expected, (padded_most, strings[:3])
+
+
+def test_spark_hash_in_chunks_equals_one_pass(monkeypatch):
+    table = data.table(5_000, 0, np.random.default_rng(3))
+    whole = data.spark_hash(table)
+    monkeypatch.setattr(data, "HASH_CHUNK_ROWS", 999)
+    assert data.spark_hash(table).tolist() == whole.tolist()
+    assert data.spark_hash(table.slice(10, 1)).tolist() == whole[10:11].tolist()
+
+
 def test_generated_table_is_seeded_and_has_the_study_schema(tmp_path):
     a = data.generate(tmp_path / "a", 10_000, files=3, seed=5)
     b = data.generate(tmp_path / "b", 10_000, files=3, seed=5)

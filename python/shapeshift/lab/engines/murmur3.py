@@ -9,8 +9,8 @@ column's hash is seeded with the previous one (nulls leave it unchanged). Per ty
 * string: ``hashUnsafeBytes`` — 4-byte little-endian blocks, then *each remaining byte mixed
   as a whole block* (sign-extended), a quirk of Spark's that differs from reference Murmur3.
 
-Vectorised over a column; strings of one length per call (``hash_fixed_bytes``);
-``data._hash_strings`` feeds it an Arrow string column, one call per distinct length.
+Vectorised over a column; strings as the rows of a padded byte matrix (``hash_bytes``);
+``data._hash_strings`` builds it from an Arrow string column's buffers.
 """
 
 from __future__ import annotations
@@ -64,20 +64,30 @@ def hash_long(values: np.ndarray, seed: np.ndarray) -> np.ndarray:
         return _fmix(h1, 8)
 
 
-def hash_fixed_bytes(matrix: np.ndarray, seed: np.ndarray) -> np.ndarray:
-    """Spark's ``hashUnsafeBytes`` of rows of a uint8 matrix (all strings of one length)."""
-    rows, length = matrix.shape
-    aligned = length - length % 4
+def hash_bytes(matrix: np.ndarray, lengths: np.ndarray | int, seed: np.ndarray) -> np.ndarray:
+    """Spark's ``hashUnsafeBytes`` of the strings in the rows of a uint8 matrix, row ``i``'s
+    string its first ``lengths[i]`` bytes (the rest is padding; an int: every row's length)."""
+    rows, width = matrix.shape
+    uniform = np.ndim(lengths) == 0
+    lengths = np.asarray(lengths, dtype=np.int64)
+    aligned = lengths - lengths % 4
+    most_aligned = int(aligned.max()) if rows else 0
     h1 = seed.copy()
     with np.errstate(over="ignore"):
-        if aligned:
-            blocks = np.ascontiguousarray(matrix[:, :aligned]).view("<u4")
-            for i in range(blocks.shape[1]):
-                h1 = _mix_h1(h1, _mix_k1(blocks[:, i].astype(np.uint32)))
-        for i in range(aligned, length):
-            byte = matrix[:, i].astype(np.int8).astype(np.int32).view(np.uint32)
-            h1 = _mix_h1(h1, _mix_k1(byte))
-        return _fmix(h1, length)
+        # Every block's k1 at once (k1 depends on its block alone); only h1 is chained.
+        if most_aligned:
+            blocks = _mix_k1(np.ascontiguousarray(matrix[:, :most_aligned]).view("<u4"))
+            for j in range(blocks.shape[1]):
+                mixed = _mix_h1(h1, blocks[:, j])
+                h1 = mixed if uniform else np.where(4 * (j + 1) <= aligned, mixed, h1)
+        # The tail bytes: each mixed as a whole (sign-extended) block, Spark's quirk.
+        first_tail = int(aligned.min()) if rows else 0
+        if width > first_tail:
+            tails = _mix_k1(matrix[:, first_tail:].astype(np.int8).astype(np.int32).view(np.uint32))
+            for position in range(first_tail, width):
+                mixed = _mix_h1(h1, tails[:, position - first_tail])
+                h1 = mixed if uniform else np.where((position >= aligned) & (position < lengths), mixed, h1)
+        return _fmix(h1, lengths)
 
 
 def seed_for(rows: int) -> np.ndarray:
