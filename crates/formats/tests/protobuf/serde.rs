@@ -205,6 +205,99 @@ fn values_that_do_not_fit_are_refused_with_the_member() {
     assert!(error.message().contains("1 members"), "{error}");
 }
 
+#[derive(Debug, PartialEq, Serialize, Deserialize)]
+struct Pair<A, B> {
+    a: A,
+    b: B,
+}
+
+#[test]
+fn nested_structs_write_inline_and_refuse_with_the_member() {
+    // A nested struct of floats (the writer's inline path), one of 128 bytes or more (its
+    // length no longer fits the placeholder), and fields numbered 16 and up (two-byte tags).
+    let inner = st(&[("a", p(P::Float)), ("b", p(P::Double))]);
+    let codec = one_codec(inner.clone());
+    let value = One {
+        value: Pair {
+            a: 1.5f32,
+            b: -0.0f64,
+        },
+    };
+    let mut bytes = Vec::new();
+    codec
+        .serialize(&value, &mut bytes)
+        .expect("a nested struct of floats");
+    let mut expected = vec![0x0a, 14, 0x0d];
+    expected.extend_from_slice(&1.5f32.to_le_bytes());
+    expected.push(0x11);
+    expected.extend_from_slice(&(-0.0f64).to_le_bytes());
+    assert_eq!(bytes, expected);
+    assert_eq!(
+        codec.deserialize::<One<Pair<f32, f64>>>(&bytes).unwrap(),
+        value
+    );
+
+    let long = one_codec(st(&[("a", p(P::Float)), ("b", p(P::String))]));
+    let value = One {
+        value: Pair {
+            a: 2.0f32,
+            b: "x".repeat(200),
+        },
+    };
+    let mut bytes = Vec::new();
+    long.serialize(&value, &mut bytes)
+        .expect("a long nested struct");
+    assert_eq!(
+        &bytes[..3],
+        &[0x0a, 0xd0, 0x01],
+        "tag, then 208 as a two-byte varint"
+    );
+    assert_eq!(
+        long.deserialize::<One<Pair<f32, String>>>(&bytes).unwrap(),
+        value
+    );
+
+    let members: Vec<(String, Type)> = (1..=17).map(|i| (format!("m{i}"), p(P::Float))).collect();
+    let wide = TableSchema::new(
+        members
+            .iter()
+            .map(|(n, t)| ColumnSchema::new(n, t.clone()))
+            .collect(),
+    );
+    let row: Vec<f32> = (1..=17).map(|i| i as f32).collect();
+    let mut bytes = Vec::new();
+    RowCodec::new(&wide)
+        .serialize(&row, &mut bytes)
+        .expect("seventeen floats as a tuple row");
+    assert_eq!(
+        &bytes[bytes.len() - 6..bytes.len() - 4],
+        &[0x8d, 0x01],
+        "field 17's tag"
+    );
+
+    let error = codec
+        .serialize(
+            &One {
+                value: Pair { a: 1.5f32, b: "no" },
+            },
+            &mut Vec::new(),
+        )
+        .expect_err("a string for a double");
+    assert_eq!(error.path(), "value.b");
+    let error = codec
+        .serialize(
+            &One {
+                value: One { value: 1.5f32 },
+            },
+            &mut Vec::new(),
+        )
+        .expect_err("one member of two");
+    assert!(
+        error.message().contains("1 members for a struct of 2"),
+        "{error}"
+    );
+}
+
 #[test]
 fn reading_says_where_and_what() {
     // A uint16 column read into a u8 that cannot hold it.

@@ -119,6 +119,33 @@ fn mismatch(what: &str, node: &Node) -> SerdeError {
 }
 
 impl<'w, 't> Slot<'w, 't> {
+    /// The one-byte tag of a field numbered below 16 with nothing to close after it (the
+    /// common case, written inline by the caller); `None` sends the value the general way.
+    #[inline(always)]
+    fn short_tag(&self, wire: u8) -> Option<u8> {
+        match self.place.field() {
+            Some((number, _)) if number < 16 && self.closes == 0 => {
+                Some((number as u8) << 3 | wire)
+            }
+            _ => None,
+        }
+    }
+
+    #[inline(never)]
+    fn f32_in_general(self, v: f32) -> Result<(), SerdeError> {
+        self.present()?.float(v.into())
+    }
+
+    #[inline(never)]
+    fn f64_in_general(self, v: f64) -> Result<(), SerdeError> {
+        self.present()?.float(v)
+    }
+
+    #[inline(never)]
+    fn struct_in_general(self) -> Result<Fields<'w, 't>, SerdeError> {
+        self.present()?.fields()
+    }
+
     /// The place of a present value: the optionals around it resolved (their wrappers
     /// opened).
     #[inline(always)]
@@ -353,18 +380,17 @@ impl<'w, 't> Body<'w, 't> {
     /// A struct's fields: a nested message (the row's members when it is the row).
     #[inline(always)]
     fn fields(self) -> Result<Fields<'w, 't>, SerdeError> {
-        let Kind::Message { members, names } = &self.ty.kind else {
+        if !matches!(self.ty.kind, Kind::Message { .. }) {
             return Err(mismatch("a struct", self.ty));
-        };
+        }
         let body = match self.place.field() {
-            Some((number, _)) => Some(begin_len(&mut self.w.out, number)),
-            None if self.place == Place::ROW => None,
+            Some((number, _)) => begin_len(&mut self.w.out, number),
+            None if self.place == Place::ROW => Fields::ROW,
             None => return Err(mismatch("a struct in a packed run", self.ty)),
         };
         Ok(Fields {
             w: self.w,
-            members,
-            names,
+            message: self.ty,
             next: 0,
             body,
             closes: self.closes,
@@ -671,19 +697,29 @@ impl<'w, 't> ser::Serializer for Slot<'w, 't> {
 
     crate::scalar_range::integers_through_present!();
 
+    #[inline(always)]
     fn serialize_f32(self, v: f32) -> Result<(), SerdeError> {
-        let mut body = self.present()?;
-        if let Kind::Float { narrow: true } = body.ty.kind {
-            // Every f32 is a `float` value: no range to check.
-            body.tag(FIXED32, false)?;
-            body.w.out.extend_from_slice(&v.to_le_bytes());
-            return body.done();
+        if let Kind::Float { narrow: true } = self.ty.kind {
+            if let Some(tag) = self.short_tag(FIXED32) {
+                // Every f32 is a `float` value: no range to check.
+                let [a, b, c, d] = v.to_le_bytes();
+                self.w.out.extend_from_slice(&[tag, a, b, c, d]);
+                return Ok(());
+            }
         }
-        body.float(v.into())
+        self.f32_in_general(v)
     }
 
+    #[inline(always)]
     fn serialize_f64(self, v: f64) -> Result<(), SerdeError> {
-        self.present()?.float(v)
+        if let Kind::Float { narrow: false } = self.ty.kind {
+            if let Some(tag) = self.short_tag(FIXED64) {
+                let [a, b, c, d, e, f, g, h] = v.to_le_bytes();
+                self.w.out.extend_from_slice(&[tag, a, b, c, d, e, f, g, h]);
+                return Ok(());
+            }
+        }
+        self.f64_in_general(v)
     }
 
     fn serialize_char(self, v: char) -> Result<(), SerdeError> {
@@ -785,7 +821,20 @@ impl<'w, 't> ser::Serializer for Slot<'w, 't> {
         len: usize,
     ) -> Result<Fields<'w, 't>, SerdeError> {
         let _ = len;
-        self.present()?.fields()
+        if let Kind::Message { .. } = self.ty.kind {
+            if let Some(tag) = self.short_tag(LEN) {
+                // The nested message's tag and a one-byte length placeholder (`Fields::end`).
+                self.w.out.extend_from_slice(&[tag, 0]);
+                return Ok(Fields {
+                    body: self.w.out.len(),
+                    w: self.w,
+                    message: self.ty,
+                    next: 0,
+                    closes: 0,
+                });
+            }
+        }
+        self.struct_in_general()
     }
 
     fn serialize_struct_variant(
@@ -826,38 +875,60 @@ compound_impl!(SerializeTupleVariant, serialize_field);
 
 /// A struct's fields being written: member `i` is field `i + 1` (a type of its own, not a
 /// [`Compound`]: a derived struct's fields are the hot path, with no shape to match).
+/// A struct's fields as they are written. Four words: the fields pass through memory between
+/// serde's calls, and a larger value was copied whole before every `end`.
 struct Fields<'w, 't> {
     w: &'w mut Writer,
-    members: &'t [Node],
-    names: &'t [String],
-    next: usize,
-    /// Where the nested message's body starts (`None` for the row).
-    body: Option<usize>,
+    /// The struct's node (`Kind::Message`).
+    message: &'t Node,
+    /// Where the nested message's body starts; `Fields::ROW` for the row itself.
+    body: usize,
+    /// Members written so far.
+    next: u32,
     closes: u32,
 }
 
-impl Fields<'_, '_> {
+impl<'t> Fields<'_, 't> {
+    /// The row's `body`: a nested message's body follows its tag and length, so never at 0.
+    const ROW: usize = 0;
+
+    #[inline(always)]
+    fn members(&self) -> &'t [Node] {
+        match &self.message.kind {
+            Kind::Message { members, .. } => members,
+            _ => &[],
+        }
+    }
+
+    #[cold]
+    fn name(&self, index: usize) -> &'t str {
+        match &self.message.kind {
+            Kind::Message { names, .. } => &names[index],
+            _ => "",
+        }
+    }
+
     #[inline(always)]
     fn field<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<(), SerdeError> {
-        let Some(member) = self.members.get(self.next) else {
+        let Some(member) = self.members().get(self.next as usize) else {
             return Err(error(format!(
                 "more than the {} members of the struct",
-                self.members.len()
+                self.members().len()
             )));
         };
         self.next += 1;
         let written = value.serialize(Slot {
             w: self.w,
             ty: member,
-            place: Place::of_field(self.next as u32, false),
+            place: Place::of_field(self.next, false),
             closes: 0,
         });
-        written.map_err(|e| e.in_member(&self.names[self.next - 1]))
+        written.map_err(|e| e.in_member(self.name(self.next as usize - 1)))
     }
 
     /// A skipped field is left out, when its member may be.
     fn skip(&mut self, key: &'static str) -> Result<(), SerdeError> {
-        match self.members.get(self.next) {
+        match self.members().get(self.next as usize) {
             Some(m) if m.nullable => {
                 self.next += 1;
                 Ok(())
@@ -869,20 +940,42 @@ impl Fields<'_, '_> {
         }
     }
 
+    /// Closes the message: its length filled in (inline when it is a nested message of
+    /// fewer than 128 bytes with nothing else to close).
+    #[inline(always)]
     fn end(self) -> Result<(), SerdeError> {
-        if self.next != self.members.len() {
-            return Err(error(format!(
-                "{} members for a struct of {}",
-                self.next,
-                self.members.len()
-            )));
+        let members = self.members().len();
+        if self.body != Fields::ROW && self.closes == 0 && self.next as usize == members {
+            let len = self.w.out.len() - self.body;
+            if len < 0x80 {
+                self.w.out[self.body - 1] = len as u8;
+                return Ok(());
+            }
         }
-        if let Some(body) = self.body {
-            end_len(&mut self.w.out, body);
-        }
-        self.w.close(self.closes);
-        Ok(())
+        end_fields(self.w, self.next as usize, members, self.body, self.closes)
     }
+}
+
+/// `Fields::end` the general way. Its parts arrive as values: a call taking the fields
+/// themselves kept them in memory on the inline path too, copied whole before every end.
+#[inline(never)]
+fn end_fields(
+    w: &mut Writer,
+    written: usize,
+    members: usize,
+    body: usize,
+    closes: u32,
+) -> Result<(), SerdeError> {
+    if written != members {
+        return Err(error(format!(
+            "{written} members for a struct of {members}"
+        )));
+    }
+    if body != Fields::ROW {
+        end_len(&mut w.out, body);
+    }
+    w.close(closes);
+    Ok(())
 }
 
 macro_rules! struct_impl {
@@ -904,6 +997,7 @@ macro_rules! struct_impl {
                 self.skip(key)
             }
 
+            #[inline(always)]
             fn end(self) -> Result<(), SerdeError> {
                 Fields::end(self)
             }
