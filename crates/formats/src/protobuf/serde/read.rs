@@ -555,7 +555,7 @@ macro_rules! by_schema {
 
 macro_rules! scalars {
     ($($method:ident),*) => {
-        // A float or integer in place (or absent) is read here, inlined into the caller's
+        // A float, integer or bool in place (or absent) is read here, inlined into the caller's
         // `visit_seq` (a float returned through memory and merged with its neighbours as one
         // word stalled store forwarding: perf, mesh); everything else in `scalar`.
         $(#[inline(always)]
@@ -574,6 +574,11 @@ macro_rules! scalars {
                             Range::Unsigned(_) => visitor.visit_u64(v),
                             Range::Signed(..) => visitor.visit_i64(v as i64),
                         };
+                    }
+                }
+                Kind::Bool => {
+                    if let Some(v) = self.bool_in_place() {
+                        return visitor.visit_bool(v);
                     }
                 }
                 _ => {}
@@ -619,6 +624,27 @@ impl<'de> ValueDe<'_, 'de, '_> {
         match c.varint() {
             Ok(v) if fits(range, unsigned, v) => Some(v),
             _ => {
+                c.pos = start;
+                None
+            }
+        }
+    }
+
+    /// An absent bool (false) or one whose varint is here (any value but 0 is true, as
+    /// [`ValueDe::scalar`] reads it); `None` (nothing read) for anything else.
+    #[inline(always)]
+    fn bool_in_place(&mut self) -> Option<bool> {
+        if self.at.is_absent() {
+            return Some(false);
+        }
+        if !self.at.carries(VARINT) {
+            return None;
+        }
+        let c = &mut self.m.c;
+        let start = c.pos;
+        match c.varint() {
+            Ok(v) => Some(v != 0),
+            Err(_) => {
                 c.pos = start;
                 None
             }

@@ -131,6 +131,61 @@ impl<'w, 't> Slot<'w, 't> {
         }
     }
 
+    /// A signed integer: inline when it is a field numbered below 16 in its type's range.
+    #[inline(always)]
+    fn signed(self, v: i64) -> Result<(), SerdeError> {
+        if let Kind::Int { range, .. } = self.ty.kind {
+            if let (Some(tag), true) = (self.short_tag(VARINT), range.holds_signed(v)) {
+                self.short_varint(tag, v as u64);
+                return Ok(());
+            }
+        }
+        self.signed_in_general(v)
+    }
+
+    /// An unsigned integer, as [`Slot::signed`].
+    #[inline(always)]
+    fn unsigned(self, v: u64) -> Result<(), SerdeError> {
+        if let Kind::Int { range, .. } = self.ty.kind {
+            if let (Some(tag), true) = (self.short_tag(VARINT), range.holds_unsigned(v)) {
+                self.short_varint(tag, v);
+                return Ok(());
+            }
+        }
+        self.unsigned_in_general(v)
+    }
+
+    /// A varint field after its one-byte tag; proto3's default (0, false) left out unless
+    /// `always`.
+    #[inline(always)]
+    fn short_varint(self, tag: u8, v: u64) {
+        let always = matches!(self.place.field(), Some((_, true)));
+        if v != 0 || always {
+            let out = &mut self.w.out;
+            if v < 0x80 {
+                out.extend_from_slice(&[tag, v as u8]);
+            } else {
+                out.push(tag);
+                put_varint(out, v);
+            }
+        }
+    }
+
+    #[inline(never)]
+    fn bool_in_general(self, v: bool) -> Result<(), SerdeError> {
+        self.present()?.bool(v)
+    }
+
+    #[inline(never)]
+    fn signed_in_general(self, v: i64) -> Result<(), SerdeError> {
+        self.present()?.int(v)
+    }
+
+    #[inline(never)]
+    fn unsigned_in_general(self, v: u64) -> Result<(), SerdeError> {
+        self.present()?.uint(v)
+    }
+
     #[inline(never)]
     fn f32_in_general(self, v: f32) -> Result<(), SerdeError> {
         self.present()?.float(v.into())
@@ -691,11 +746,73 @@ impl<'w, 't> ser::Serializer for Slot<'w, 't> {
         false
     }
 
+    #[inline(always)]
     fn serialize_bool(self, v: bool) -> Result<(), SerdeError> {
-        self.present()?.bool(v)
+        if let Kind::Bool = self.ty.kind {
+            if let Some(tag) = self.short_tag(VARINT) {
+                self.short_varint(tag, u64::from(v));
+                return Ok(());
+            }
+        }
+        self.bool_in_general(v)
     }
 
-    crate::scalar_range::integers_through_present!();
+    #[inline(always)]
+    fn serialize_i8(self, v: i8) -> Result<(), SerdeError> {
+        self.signed(v.into())
+    }
+
+    #[inline(always)]
+    fn serialize_i16(self, v: i16) -> Result<(), SerdeError> {
+        self.signed(v.into())
+    }
+
+    #[inline(always)]
+    fn serialize_i32(self, v: i32) -> Result<(), SerdeError> {
+        self.signed(v.into())
+    }
+
+    #[inline(always)]
+    fn serialize_i64(self, v: i64) -> Result<(), SerdeError> {
+        self.signed(v)
+    }
+
+    fn serialize_i128(self, v: i128) -> Result<(), SerdeError> {
+        let body = self.present()?;
+        match (i64::try_from(v), u64::try_from(v)) {
+            (Ok(v), _) => body.int(v),
+            (_, Ok(v)) => body.uint(v),
+            _ => Err(mismatch(&format!("integer {v}"), body.ty)),
+        }
+    }
+
+    #[inline(always)]
+    fn serialize_u8(self, v: u8) -> Result<(), SerdeError> {
+        self.unsigned(v.into())
+    }
+
+    #[inline(always)]
+    fn serialize_u16(self, v: u16) -> Result<(), SerdeError> {
+        self.unsigned(v.into())
+    }
+
+    #[inline(always)]
+    fn serialize_u32(self, v: u32) -> Result<(), SerdeError> {
+        self.unsigned(v.into())
+    }
+
+    #[inline(always)]
+    fn serialize_u64(self, v: u64) -> Result<(), SerdeError> {
+        self.unsigned(v)
+    }
+
+    fn serialize_u128(self, v: u128) -> Result<(), SerdeError> {
+        let body = self.present()?;
+        match u64::try_from(v) {
+            Ok(v) => body.uint(v),
+            Err(_) => Err(mismatch(&format!("integer {v}"), body.ty)),
+        }
+    }
 
     #[inline(always)]
     fn serialize_f32(self, v: f32) -> Result<(), SerdeError> {
