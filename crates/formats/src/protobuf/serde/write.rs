@@ -778,12 +778,13 @@ impl<'w, 't> ser::Serializer for Slot<'w, 't> {
     }
 
     fn serialize_i128(self, v: i128) -> Result<(), SerdeError> {
-        let body = self.present()?;
-        match (i64::try_from(v), u64::try_from(v)) {
-            (Ok(v), _) => body.int(v),
-            (_, Ok(v)) => body.uint(v),
-            _ => Err(mismatch(&format!("integer {v}"), body.ty)),
+        if let Ok(small) = i64::try_from(v) {
+            return self.signed(small);
         }
+        if let Ok(large) = u64::try_from(v) {
+            return self.unsigned(large);
+        }
+        Err(mismatch(&format!("integer {v}"), self.present()?.ty))
     }
 
     #[inline(always)]
@@ -807,11 +808,10 @@ impl<'w, 't> ser::Serializer for Slot<'w, 't> {
     }
 
     fn serialize_u128(self, v: u128) -> Result<(), SerdeError> {
-        let body = self.present()?;
-        match u64::try_from(v) {
-            Ok(v) => body.uint(v),
-            Err(_) => Err(mismatch(&format!("integer {v}"), body.ty)),
+        if let Ok(narrow) = u64::try_from(v) {
+            return self.unsigned(narrow);
         }
+        Err(mismatch(&format!("integer {v}"), self.present()?.ty))
     }
 
     #[inline(always)]
