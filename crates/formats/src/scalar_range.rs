@@ -47,60 +47,70 @@ pub(crate) fn fits_float(v: f64, narrow: bool) -> bool {
 }
 
 /// The integer methods of a schema format's `Serializer` (`i8` to `u128`): each widens its
-/// value to `i64` or `u64` and hands it to the present value's `int` / `uint`, which check it
-/// against the column's range; 128-bit values outside both are a `mismatch`. Expands where
-/// `self.present()`, `mismatch` and `SerdeError` are the format's own (Thrift, Protobuf).
-macro_rules! integers_through_present {
-    () => {
+/// value to `i64` or `u64` and hands it to the slot's `$signed` / `$unsigned` method, which
+/// checks it against the column's range; 128-bit values outside both are a `mismatch`.
+/// `$attr` goes on the eight narrow methods (Protobuf inlines its fast paths into the
+/// caller). Expands where `self.present()`, `mismatch` and `SerdeError` are the format's own
+/// (Thrift, Protobuf).
+macro_rules! integers_through {
+    ($signed:ident, $unsigned:ident $(, #[$attr:meta])?) => {
+        $(#[$attr])?
         fn serialize_i8(self, v: i8) -> Result<(), SerdeError> {
-            self.present()?.int(v.into())
+            self.$signed(v.into())
         }
 
+        $(#[$attr])?
         fn serialize_i16(self, v: i16) -> Result<(), SerdeError> {
-            self.present()?.int(v.into())
+            self.$signed(v.into())
         }
 
+        $(#[$attr])?
         fn serialize_i32(self, v: i32) -> Result<(), SerdeError> {
-            self.present()?.int(v.into())
+            self.$signed(v.into())
         }
 
+        $(#[$attr])?
         fn serialize_i64(self, v: i64) -> Result<(), SerdeError> {
-            self.present()?.int(v)
+            self.$signed(v)
         }
 
         fn serialize_i128(self, v: i128) -> Result<(), SerdeError> {
-            let body = self.present()?;
-            match (i64::try_from(v), u64::try_from(v)) {
-                (Ok(v), _) => body.int(v),
-                (_, Ok(v)) => body.uint(v),
-                _ => Err(mismatch(&format!("integer {v}"), body.ty)),
+            if let Ok(small) = i64::try_from(v) {
+                return self.$signed(small);
             }
+            if let Ok(large) = u64::try_from(v) {
+                return self.$unsigned(large);
+            }
+            Err(mismatch(&format!("integer {v}"), self.present()?.ty))
         }
 
+        $(#[$attr])?
         fn serialize_u8(self, v: u8) -> Result<(), SerdeError> {
-            self.present()?.uint(v.into())
+            self.$unsigned(v.into())
         }
 
+        $(#[$attr])?
         fn serialize_u16(self, v: u16) -> Result<(), SerdeError> {
-            self.present()?.uint(v.into())
+            self.$unsigned(v.into())
         }
 
+        $(#[$attr])?
         fn serialize_u32(self, v: u32) -> Result<(), SerdeError> {
-            self.present()?.uint(v.into())
+            self.$unsigned(v.into())
         }
 
+        $(#[$attr])?
         fn serialize_u64(self, v: u64) -> Result<(), SerdeError> {
-            self.present()?.uint(v)
+            self.$unsigned(v)
         }
 
         fn serialize_u128(self, v: u128) -> Result<(), SerdeError> {
-            let body = self.present()?;
-            match u64::try_from(v) {
-                Ok(v) => body.uint(v),
-                Err(_) => Err(mismatch(&format!("integer {v}"), body.ty)),
+            if let Ok(narrow) = u64::try_from(v) {
+                return self.$unsigned(narrow);
             }
+            Err(mismatch(&format!("integer {v}"), self.present()?.ty))
         }
     };
 }
 
-pub(crate) use integers_through_present;
+pub(crate) use integers_through;

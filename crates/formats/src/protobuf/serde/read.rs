@@ -613,29 +613,22 @@ impl<'de> ValueDe<'_, 'de, '_> {
     /// (nothing read) for anything else, which [`ValueDe::int`] reads or refuses.
     #[inline(always)]
     fn int_in_place(&mut self, range: Range, unsigned: bool) -> Option<u64> {
-        if self.at.is_absent() {
-            return fits(range, unsigned, 0).then_some(0);
-        }
-        if !self.at.carries(VARINT) {
-            return None;
-        }
-        let c = &mut self.m.c;
-        let start = c.pos;
-        match c.varint() {
-            Ok(v) if fits(range, unsigned, v) => Some(v),
-            _ => {
-                c.pos = start;
-                None
-            }
-        }
+        self.varint_in_place(|v| fits(range, unsigned, v))
     }
 
     /// An absent bool (false) or one whose varint is here (any value but 0 is true, as
     /// [`ValueDe::scalar`] reads it); `None` (nothing read) for anything else.
     #[inline(always)]
     fn bool_in_place(&mut self) -> Option<bool> {
+        self.varint_in_place(|_| true).map(|v| v != 0)
+    }
+
+    /// An absent varint (0) or the one here, when `accept` takes it; `None` with nothing
+    /// read for anything else (another wire type, a malformed varint, one not accepted).
+    #[inline(always)]
+    fn varint_in_place(&mut self, accept: impl FnOnce(u64) -> bool) -> Option<u64> {
         if self.at.is_absent() {
-            return Some(false);
+            return accept(0).then_some(0);
         }
         if !self.at.carries(VARINT) {
             return None;
@@ -643,8 +636,8 @@ impl<'de> ValueDe<'_, 'de, '_> {
         let c = &mut self.m.c;
         let start = c.pos;
         match c.varint() {
-            Ok(v) => Some(v != 0),
-            Err(_) => {
+            Ok(v) if accept(v) => Some(v),
+            _ => {
                 c.pos = start;
                 None
             }

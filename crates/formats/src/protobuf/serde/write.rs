@@ -757,62 +757,7 @@ impl<'w, 't> ser::Serializer for Slot<'w, 't> {
         self.bool_in_general(v)
     }
 
-    #[inline(always)]
-    fn serialize_i8(self, v: i8) -> Result<(), SerdeError> {
-        self.signed(v.into())
-    }
-
-    #[inline(always)]
-    fn serialize_i16(self, v: i16) -> Result<(), SerdeError> {
-        self.signed(v.into())
-    }
-
-    #[inline(always)]
-    fn serialize_i32(self, v: i32) -> Result<(), SerdeError> {
-        self.signed(v.into())
-    }
-
-    #[inline(always)]
-    fn serialize_i64(self, v: i64) -> Result<(), SerdeError> {
-        self.signed(v)
-    }
-
-    fn serialize_i128(self, v: i128) -> Result<(), SerdeError> {
-        if let Ok(small) = i64::try_from(v) {
-            return self.signed(small);
-        }
-        if let Ok(large) = u64::try_from(v) {
-            return self.unsigned(large);
-        }
-        Err(mismatch(&format!("integer {v}"), self.present()?.ty))
-    }
-
-    #[inline(always)]
-    fn serialize_u8(self, v: u8) -> Result<(), SerdeError> {
-        self.unsigned(v.into())
-    }
-
-    #[inline(always)]
-    fn serialize_u16(self, v: u16) -> Result<(), SerdeError> {
-        self.unsigned(v.into())
-    }
-
-    #[inline(always)]
-    fn serialize_u32(self, v: u32) -> Result<(), SerdeError> {
-        self.unsigned(v.into())
-    }
-
-    #[inline(always)]
-    fn serialize_u64(self, v: u64) -> Result<(), SerdeError> {
-        self.unsigned(v)
-    }
-
-    fn serialize_u128(self, v: u128) -> Result<(), SerdeError> {
-        if let Ok(narrow) = u64::try_from(v) {
-            return self.unsigned(narrow);
-        }
-        Err(mismatch(&format!("integer {v}"), self.present()?.ty))
-    }
+    crate::scalar_range::integers_through!(signed, unsigned, #[inline(always)]);
 
     #[inline(always)]
     fn serialize_f32(self, v: f32) -> Result<(), SerdeError> {

@@ -119,6 +119,18 @@ fn mismatch(what: &str, node: &Node) -> SerdeError {
 }
 
 impl<'w, 't> Slot<'w, 't> {
+    /// A signed integer, checked against the column's range by the present value's `int`.
+    #[inline(always)]
+    fn signed(self, v: i64) -> Result<(), SerdeError> {
+        self.present()?.int(v)
+    }
+
+    /// An unsigned integer, as [`Slot::signed`].
+    #[inline(always)]
+    fn unsigned(self, v: u64) -> Result<(), SerdeError> {
+        self.present()?.uint(v)
+    }
+
     /// The place of a present value: its field header written, optionals and wrappers
     /// resolved.
     #[inline(always)]
@@ -683,7 +695,7 @@ impl<'w, 't> ser::Serializer for Slot<'w, 't> {
         self.present()?.bool(v)
     }
 
-    crate::scalar_range::integers_through_present!();
+    crate::scalar_range::integers_through!(signed, unsigned);
 
     fn serialize_f32(self, v: f32) -> Result<(), SerdeError> {
         self.present()?.float(v.into())
