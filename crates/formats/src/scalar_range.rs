@@ -46,6 +46,15 @@ pub(crate) fn fits_float(v: f64, narrow: bool) -> bool {
     !narrow || !v.is_finite() || v.abs() <= f64::from(f32::MAX)
 }
 
+/// The f32 a number read for a `float` column names (rounded to nearest), `None` for a
+/// finite number that rounds beyond f32's range. Text formats need the rounding: the
+/// shortest spelling of `f32::MAX`, "3.4028235e38", reads as an f64 just above it.
+#[inline]
+pub(crate) fn read_float(v: f64) -> Option<f32> {
+    let narrow = v as f32;
+    (narrow.is_finite() || !v.is_finite()).then_some(narrow)
+}
+
 /// The integer methods of a schema format's `Serializer` (`i8` to `u128`): each widens its
 /// value to `i64` or `u64` and hands it to the slot's `$signed` / `$unsigned` method, which
 /// checks it against the column's range; 128-bit values outside both are a `mismatch`.

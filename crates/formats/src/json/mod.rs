@@ -38,6 +38,7 @@ use shapeshift_types::{
     check_value, Node, NodeValue, PhysicalType, PrimitiveType, TableSchema, Type, Value,
 };
 
+use crate::scalar_range::read_float;
 use crate::table::position::{Control, PositionReader};
 use crate::table::yson_binary;
 use crate::table::{FormatError, RowPosition};
@@ -178,6 +179,22 @@ fn write_double(out: &mut Vec<u8>, v: f64) {
     }
 }
 
+/// A `float` column's value is an f32: its shortest round trip as an f32 ("0.3", where the
+/// f64 it widens to would need "0.30000001192092896"), which reads back as the same f32.
+fn write_float(out: &mut Vec<u8>, v: f32) {
+    if v.is_finite() {
+        out.extend_from_slice(ryu::Buffer::new().format_finite(v).as_bytes());
+    } else {
+        write_bytes(out, non_finite_name(f64::from(v)).as_bytes());
+    }
+}
+
+/// A number read for a `float` column, as the f32 it names; a finite number beyond f32's
+/// range stays as read, for the column check to refuse.
+fn narrow_float(v: f64) -> f64 {
+    read_float(v).map_or(v, f64::from)
+}
+
 /// Writes a YSON node with the annotations that keep it lossless.
 fn write_node(out: &mut Vec<u8>, node: &Node) {
     if !node.attributes.is_empty() {
@@ -257,6 +274,7 @@ fn write_value(out: &mut Vec<u8>, value: &Value, ty: &Type) -> Result<(), String
         (_, Value::Bool(v)) => out.extend_from_slice(if *v { b"true" } else { b"false" }),
         (_, Value::Int64(v)) => write_i64(out, *v),
         (_, Value::Uint64(v)) => write_u64(out, *v),
+        (Type::Primitive(PrimitiveType::Float), Value::Double(v)) => write_float(out, *v as f32),
         (_, Value::Double(v)) => write_double(out, *v),
         (_, Value::String(v)) => write_bytes(out, v),
         (Type::List(item), Value::List(items)) => {
@@ -642,6 +660,12 @@ fn value_from_json(json: &Json, ty: &Type) -> Result<Value, String> {
                 Some(v) => Value::Uint64(v),
                 None => return Err("a negative number is not a uint64".into()),
             },
+            (PhysicalType::Double, Json::Float(v)) if *p == PrimitiveType::Float => {
+                Value::Double(narrow_float(*v))
+            }
+            (PhysicalType::Double, Json::Int(v)) if *p == PrimitiveType::Float => {
+                Value::Double(narrow_float(*v as f64))
+            }
             (PhysicalType::Double, Json::Float(v)) => Value::Double(*v),
             (PhysicalType::Double, Json::Int(v)) => Value::Double(*v as f64),
             (PhysicalType::Double, Json::String(s)) => match non_finite(s) {

@@ -156,6 +156,89 @@ fn one_column(ty: Type) -> RowCodec {
 }
 
 #[test]
+fn floats_are_written_and_read_as_f32() {
+    let codec = one_column(p(P::Float));
+    let mut out = Vec::new();
+    codec.serialize(&One { value: 0.3f32 }, &mut out).unwrap();
+    assert_eq!(out, b"{\"value\":0.3}\n");
+    let mut row = Vec::new();
+    encode_row(
+        &codec_schema(P::Float),
+        &[Value::Double(f64::from(0.3f32))],
+        &mut row,
+    )
+    .unwrap();
+    assert_eq!(out, row, "the typed path writes the row codec's bytes");
+    // An f64 into a float column is the f32 nearest it; reading gives that f32, as f32 or f64.
+    out.clear();
+    codec.serialize(&One { value: 0.1f64 }, &mut out).unwrap();
+    assert_eq!(out, b"{\"value\":0.1}\n");
+    assert_eq!(codec.deserialize::<One<f32>>(&out).unwrap().value, 0.1f32);
+    assert_eq!(
+        codec.deserialize::<One<f64>>(&out).unwrap().value,
+        f64::from(0.1f32)
+    );
+    let error = codec
+        .deserialize::<One<f32>>(br#"{"value":1e39}"#)
+        .expect_err("beyond f32's range");
+    assert_eq!(error.path(), "value");
+    // A double column keeps the f64.
+    let double = one_column(p(P::Double));
+    out.clear();
+    double.serialize(&One { value: 0.1f64 }, &mut out).unwrap();
+    assert_eq!(double.deserialize::<One<f64>>(&out).unwrap().value, 0.1);
+}
+
+#[test]
+fn byte_sequences_into_checked_columns_are_checked_whole() {
+    // A `Vec<u8>` is a seq of u8 to serde: gathered, then checked as the column's bytes.
+    let utf8 = one_column(p(P::Utf8));
+    let mut out = b"kept".to_vec();
+    utf8.serialize(
+        &One {
+            value: "é".as_bytes().to_vec(),
+        },
+        &mut out,
+    )
+    .unwrap();
+    assert_eq!(out, "kept{\"value\":\"Ã©\"}\n".as_bytes());
+    out.truncate(4);
+    let error = utf8
+        .serialize(
+            &One {
+                value: vec![b'a', 0xff],
+            },
+            &mut out,
+        )
+        .expect_err("not UTF-8");
+    assert!(error.message().contains("UTF-8"), "{error}");
+    assert_eq!(out, b"kept", "a failed write leaves the buffer as it was");
+    let uuid = one_column(p(P::Uuid));
+    let mut out = Vec::new();
+    uuid.serialize(
+        &One {
+            value: vec![7u8; 16],
+        },
+        &mut out,
+    )
+    .unwrap();
+    assert_eq!(out, b"{\"value\":\"\\u0007\\u0007\\u0007\\u0007\\u0007\\u0007\\u0007\\u0007\\u0007\\u0007\\u0007\\u0007\\u0007\\u0007\\u0007\\u0007\"}\n");
+    let error = uuid
+        .serialize(
+            &One {
+                value: vec![7u8; 15],
+            },
+            &mut Vec::new(),
+        )
+        .expect_err("15 bytes");
+    assert!(error.message().contains("15 bytes"), "{error}");
+}
+
+fn codec_schema(ty: P) -> TableSchema {
+    TableSchema::new(vec![ColumnSchema::new("value", p(ty))])
+}
+
+#[test]
 fn values_that_do_not_fit_are_refused_with_where() {
     let codec = one_column(p(P::Uint8));
     let mut out = b"kept".to_vec();

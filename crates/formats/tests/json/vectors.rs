@@ -92,6 +92,42 @@ fn doubles_round_trip_and_non_finite_ones_are_strings() {
 }
 
 #[test]
+fn floats_are_the_f32_they_hold() {
+    let schema = column("f", Type::Primitive(P::Float));
+    // The f32's shortest round trip, not the f64 it widens to ("0.30000001192092896").
+    check(&schema, Value::Double(f64::from(0.3f32)), r#"{"f":0.3}"#);
+    check(
+        &schema,
+        Value::Double(f64::from(f32::MAX)),
+        r#"{"f":3.4028235e38}"#,
+    );
+    check(&schema, Value::Double(f64::INFINITY), r#"{"f":"inf"}"#);
+    // A double in a float column is the f32 nearest it, as in every binary format.
+    assert_eq!(spelled(&schema, Value::Double(0.1)), r#"{"f":0.1}"#);
+    assert_eq!(
+        read_back(&schema, r#"{"f":0.1}"#),
+        Value::Double(f64::from(0.1f32))
+    );
+    assert_eq!(
+        read_back(&schema, r#"{"f":16777217}"#),
+        Value::Double(16777216.0)
+    );
+    // Beyond f32's range is an error, not infinity.
+    let input = "{\"f\":1e39}\n";
+    let mut reader = RowReader::new(std::slice::from_ref(&schema), input.as_bytes());
+    let error = reader
+        .next_row(&mut Vec::new())
+        .expect_err("1e39 is no float");
+    assert!(
+        error.to_string().contains("1e39")
+            || error
+                .to_string()
+                .contains("1000000000000000000000000000000000000000"),
+        "{error}"
+    );
+}
+
+#[test]
 fn composites_follow_their_yson_form() {
     let optional_of_optional = column(
         "o",

@@ -34,7 +34,7 @@
 use shapeshift_types::{check_value, PrimitiveType, TableSchema, Type, Value, ValueRef};
 
 use crate::json::parse::{decoded_string, number, plain_string, Number, Parser};
-use crate::json::{non_finite, value_from_json, write_key};
+use crate::json::{narrow_float, non_finite, value_from_json, write_key};
 use crate::table::values::{ColumnCheck, ColumnKind};
 use crate::table::yson_binary;
 
@@ -45,6 +45,8 @@ enum FastScalar {
     Int64,
     Uint64,
     Double,
+    /// A `float` column: a number as the f32 it names.
+    Float,
     /// Bytes (`string`, `utf8`).
     String,
 }
@@ -98,7 +100,8 @@ fn fast_scalar(ty: &Type) -> Option<FastScalar> {
         P::Bool => FastScalar::Bool,
         P::Int8 | P::Int16 | P::Int32 | P::Int64 => FastScalar::Int64,
         P::Uint8 | P::Uint16 | P::Uint32 | P::Uint64 => FastScalar::Uint64,
-        P::Float | P::Double => FastScalar::Double,
+        P::Float => FastScalar::Float,
+        P::Double => FastScalar::Double,
         P::String | P::Utf8 => FastScalar::String,
         _ => return None,
     })
@@ -227,6 +230,8 @@ fn fast_value(
                 (Number::Uint(v), FastScalar::Uint64) => ValueRef::Uint64(v),
                 (Number::Int(v), FastScalar::Double) => ValueRef::Double(v as f64),
                 (Number::Float(v), FastScalar::Double) => ValueRef::Double(v),
+                (Number::Int(v), FastScalar::Float) => ValueRef::Double(narrow_float(v as f64)),
+                (Number::Float(v), FastScalar::Float) => ValueRef::Double(narrow_float(v)),
                 _ => return None,
             };
             let cell = match value {
@@ -259,7 +264,7 @@ fn fast_value(
                 }));
             }
         },
-        (b'"', FastScalar::Double) => {
+        (b'"', FastScalar::Double | FastScalar::Float) => {
             // "nan", "inf", "-inf": plain strings only (an escaped one is the reader's).
             let (start, end) = plain_string(input, at)?;
             let v = non_finite(std::str::from_utf8(&input[start..end]).ok()?)?;

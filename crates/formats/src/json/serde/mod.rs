@@ -7,7 +7,7 @@
 //! | serde written                            | column type (JSON)                                |
 //! |------------------------------------------|---------------------------------------------------|
 //! | any integer in the YT type's range; a unit variant as its index | an integer or date type (number) |
-//! | f32, f64 (`float`: finite values in f32's range) | `float`, `double` (shortest round trip; `"nan"`, `"inf"`, `"-inf"`) |
+//! | f32, f64 (`float`: finite values in f32's range, written as the nearest f32) | `float`, `double` (shortest round trip of the f32 or f64; `"nan"`, `"inf"`, `"-inf"`) |
 //! | bool                                     | `bool`                                            |
 //! | str, char, bytes, a seq of `u8`; a unit variant by name | `string`, `utf8`, `json` (bytes as code points; UTF-8 checked for `utf8`, `json`) |
 //! | bytes, a seq of `u8` of the width        | `uuid` (16 bytes), `decimal` (YT's binary, checked) |

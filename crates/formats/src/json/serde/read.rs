@@ -15,10 +15,11 @@ use serde::de::{self, DeserializeSeed, IntoDeserializer, Visitor};
 use shapeshift_types::check_decimal_binary;
 
 use super::describe;
-use super::plan::{fits_float, BytesCheck, Kind, Member, Plan, Range};
+use super::plan::{BytesCheck, Kind, Member, Plan, Range};
 use crate::byte_items::ByteItems;
 use crate::json::parse::{decoded_string, number, plain_string, Number, Parser, MAX_DEPTH};
 use crate::json::{node_from_json, non_finite};
+use crate::scalar_range::read_float;
 use crate::serde_error::SerdeError;
 use crate::table::yson_binary;
 
@@ -319,10 +320,14 @@ impl<'r, 'p, 'de> Value<'r, 'p, 'de> {
                         Number::Float(v) => v,
                     },
                 };
-                if !fits_float(v, *narrow) {
-                    return Err(fail(at, format!("{v} is outside {}", describe(plan))));
+                if !*narrow {
+                    return visitor.visit_f64(v);
                 }
-                visitor.visit_f64(v)
+                // A `float` column's value is the f32 its number names.
+                match read_float(v) {
+                    Some(v) => visitor.visit_f32(v),
+                    None => Err(fail(at, format!("{v} is outside {}", describe(plan)))),
+                }
             }
             Kind::Bytes(check) => self.bytes(plan, *check, visitor, true),
             Kind::Yson => {

@@ -9,7 +9,7 @@ use super::describe;
 use super::plan::{fits_float, BytesCheck, Kind, Member, Plan};
 use crate::byte_items::ByteSerializer;
 use crate::json::{
-    write_bytes, write_double, write_escaped, write_i64, write_node, write_u64, PLAIN,
+    write_bytes, write_double, write_escaped, write_float, write_i64, write_node, write_u64, PLAIN,
 };
 use crate::serde_error::{error, SerdeError};
 use crate::yson;
@@ -112,7 +112,11 @@ impl<'o, 'p> Slot<'o, 'p> {
     #[inline]
     fn float(self, v: f64) -> Result<()> {
         self.scalar(|out, kind| match kind {
-            Kind::Double { narrow } if fits_float(v, *narrow) => {
+            Kind::Double { narrow: true } if fits_float(v, true) => {
+                write_float(out, v as f32);
+                Fit::Written
+            }
+            Kind::Double { narrow: false } => {
                 write_double(out, v);
                 Fit::Written
             }
@@ -270,11 +274,11 @@ impl<'o, 'p> Slot<'o, 'p> {
                 (Compose::Escaped, b'"')
             }
             Kind::Bytes(_) | Kind::Yson if what != "a map" => {
-                let bytes = Vec::with_capacity(len.unwrap_or(0).min(4096));
+                let start = slot.out.len();
                 return Ok(Compound {
                     out: slot.out,
                     plan: slot.plan,
-                    compose: Compose::Bytes(bytes),
+                    compose: Compose::Bytes { start },
                     count: 0,
                     closes,
                 });
@@ -323,8 +327,12 @@ enum Compose<'p> {
         key: &'p Plan,
         value: &'p Plan,
     },
-    /// A seq of `u8` into a checked bytes column, gathered then written as bytes.
-    Bytes(Vec<u8>),
+    /// A seq of `u8` into a checked bytes column, gathered raw at the end of the buffer
+    /// from `start`, then checked and written as bytes. (Gathered there, not in a `Vec` of
+    /// its own, so a `Compound` owns nothing to drop: its hot paths stay in registers.)
+    Bytes {
+        start: usize,
+    },
     /// A seq of `u8` into a `string` column, each byte written as it comes.
     Escaped,
 }
@@ -362,7 +370,7 @@ impl Compound<'_, '_> {
                 if index > 0 {
                     self.out.push(b',');
                 }
-                self.out.extend_from_slice(&member.key);
+                member.write_key(self.out);
                 return value
                     .serialize(Slot {
                         out: self.out,
@@ -370,8 +378,9 @@ impl Compound<'_, '_> {
                     })
                     .map_err(|e| e.in_member(&member.name));
             }
-            Compose::Bytes(bytes) => {
-                bytes.push(value.serialize(ByteSerializer)?);
+            Compose::Bytes { .. } => {
+                let b = value.serialize(ByteSerializer)?;
+                self.out.push(b);
                 return Ok(());
             }
             Compose::Escaped => {
@@ -441,8 +450,36 @@ impl Compound<'_, '_> {
         Ok(())
     }
 
+    /// The common ends (a struct or tuple with all its fields, a list, bytes written as they
+    /// came; no optional brackets to close) inline in the caller, the rest out of line.
     #[inline]
     fn end(self) -> Result<()> {
+        if self.closes == 0 {
+            match self.compose {
+                Compose::Struct(members) if self.count == members.len() => {
+                    self.out.push(b'}');
+                    return Ok(());
+                }
+                Compose::Tuple(elements) if self.count == elements.len() => {
+                    self.out.push(b']');
+                    return Ok(());
+                }
+                Compose::List(_) => {
+                    self.out.push(b']');
+                    return Ok(());
+                }
+                Compose::Escaped => {
+                    self.out.push(b'"');
+                    return Ok(());
+                }
+                _ => {}
+            }
+        }
+        self.end_in_general()
+    }
+
+    #[inline(never)]
+    fn end_in_general(self) -> Result<()> {
         let Compound {
             out,
             plan,
@@ -451,7 +488,11 @@ impl Compound<'_, '_> {
             closes,
         } = self;
         let close = match compose {
-            Compose::Bytes(bytes) => return Slot { out, plan }.bytes_present(&bytes, closes),
+            Compose::Bytes { start } => {
+                let gathered = out[start..].to_vec();
+                out.truncate(start);
+                return Slot { out, plan }.bytes_present(&gathered, closes);
+            }
             Compose::List(_) | Compose::Dict { .. } => b']',
             Compose::Escaped => b'"',
             Compose::Tuple(elements) if count == elements.len() => b']',
