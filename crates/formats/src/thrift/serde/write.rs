@@ -618,7 +618,30 @@ impl Compound<'_, '_> {
         Ok(())
     }
 
+    /// The common ends (a struct with all its members, a list whose count was written; no
+    /// wrappers to close) inline in the caller, so its `Compound` stays in registers; the
+    /// rest out of line.
+    #[inline]
     fn end(self) -> Result<(), SerdeError> {
+        if self.closes == 0 {
+            match self.kind {
+                Compose::Struct { members, next, .. } if next == members.len() => {
+                    self.w.out.push(0);
+                    return Ok(());
+                }
+                Compose::List {
+                    header: Header::Written(n),
+                    count,
+                    ..
+                } if n == count => return Ok(()),
+                _ => {}
+            }
+        }
+        self.end_in_general()
+    }
+
+    #[inline(never)]
+    fn end_in_general(self) -> Result<(), SerdeError> {
         let w = self.w;
         match self.kind {
             Compose::List {
