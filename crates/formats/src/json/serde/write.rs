@@ -701,6 +701,7 @@ macro_rules! seq_impl {
                 self.element(value)
             }
 
+            #[inline]
             fn end(self) -> Result<()> {
                 Compound::end(self)
             }
@@ -733,6 +734,7 @@ macro_rules! struct_impl {
                 self.skip(key)
             }
 
+            #[inline]
             fn end(self) -> Result<()> {
                 Compound::end(self)
             }
@@ -754,6 +756,7 @@ impl ser::SerializeMap for Compound<'_, '_> {
         self.value(value)
     }
 
+    #[inline]
     fn end(self) -> Result<()> {
         Compound::end(self)
     }

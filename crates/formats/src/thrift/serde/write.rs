@@ -853,6 +853,7 @@ macro_rules! compound_impl {
                 self.element(value)
             }
 
+            #[inline]
             fn end(self) -> Result<(), SerdeError> {
                 Compound::end(self)
             }
@@ -885,6 +886,7 @@ macro_rules! struct_impl {
                 self.skip(key)
             }
 
+            #[inline]
             fn end(self) -> Result<(), SerdeError> {
                 Compound::end(self)
             }
@@ -907,6 +909,7 @@ impl ser::SerializeMap for Compound<'_, '_> {
         self.value(value)
     }
 
+    #[inline]
     fn end(self) -> Result<(), SerdeError> {
         Compound::end(self)
     }
