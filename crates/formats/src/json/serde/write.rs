@@ -85,8 +85,21 @@ impl<'o, 'p> Slot<'o, 'p> {
         Ok(())
     }
 
+    /// The common case of each scalar (the plan's own kind, no optional around it, the value
+    /// in range) inline in the program's derived code; the rest out of line.
     #[inline]
     fn int(self, v: i64) -> Result<()> {
+        match &self.plan.kind {
+            Kind::Int(range) if range.holds_signed(v) => {
+                write_i64(self.out, v);
+                Ok(())
+            }
+            _ => self.int_in_general(v),
+        }
+    }
+
+    #[inline(never)]
+    fn int_in_general(self, v: i64) -> Result<()> {
         self.scalar(|out, kind| match kind {
             Kind::Int(range) if range.holds_signed(v) => {
                 write_i64(out, v);
@@ -99,6 +112,17 @@ impl<'o, 'p> Slot<'o, 'p> {
 
     #[inline]
     fn uint(self, v: u64) -> Result<()> {
+        match &self.plan.kind {
+            Kind::Int(range) if range.holds_unsigned(v) => {
+                write_u64(self.out, v);
+                Ok(())
+            }
+            _ => self.uint_in_general(v),
+        }
+    }
+
+    #[inline(never)]
+    fn uint_in_general(self, v: u64) -> Result<()> {
         self.scalar(|out, kind| match kind {
             Kind::Int(range) if range.holds_unsigned(v) => {
                 write_u64(out, v);
@@ -111,6 +135,21 @@ impl<'o, 'p> Slot<'o, 'p> {
 
     #[inline]
     fn float(self, v: f64) -> Result<()> {
+        match self.plan.kind {
+            Kind::Double { narrow: true } if fits_float(v, true) => {
+                write_float(self.out, v as f32);
+                Ok(())
+            }
+            Kind::Double { narrow: false } => {
+                write_double(self.out, v);
+                Ok(())
+            }
+            _ => self.float_in_general(v),
+        }
+    }
+
+    #[inline(never)]
+    fn float_in_general(self, v: f64) -> Result<()> {
         self.scalar(|out, kind| match kind {
             Kind::Double { narrow: true } if fits_float(v, true) => {
                 write_float(out, v as f32);
@@ -127,6 +166,16 @@ impl<'o, 'p> Slot<'o, 'p> {
 
     #[inline]
     fn bool(self, v: bool) -> Result<()> {
+        if let Kind::Bool = self.plan.kind {
+            self.out
+                .extend_from_slice(if v { b"true" } else { b"false" });
+            return Ok(());
+        }
+        self.bool_in_general(v)
+    }
+
+    #[inline(never)]
+    fn bool_in_general(self, v: bool) -> Result<()> {
         self.scalar(|out, kind| match kind {
             Kind::Bool => {
                 out.extend_from_slice(if v { b"true" } else { b"false" });
@@ -249,12 +298,25 @@ impl<'o, 'p> Slot<'o, 'p> {
         ))
     }
 
+    /// A struct or list opens inline (as `compound_closing` opens them); the rest out of line.
     #[inline]
     fn compound(self, len: Option<usize>, what: &'static str) -> Result<Compound<'o, 'p>> {
-        self.compound_closing(len, what, 0)
+        let (compose, open) = match &self.plan.kind {
+            Kind::Struct(members) => (Compose::Struct(members), b'{'),
+            Kind::List(item) => (Compose::List(item), b'['),
+            _ => return self.compound_closing(len, what, 0),
+        };
+        self.out.push(open);
+        Ok(Compound {
+            out: self.out,
+            plan: self.plan,
+            compose,
+            count: 0,
+            closes: 0,
+        })
     }
 
-    #[inline]
+    #[inline(never)]
     fn compound_closing(
         self,
         len: Option<usize>,
@@ -510,6 +572,7 @@ impl Compound<'_, '_> {
 /// Serializer methods that widen their value losslessly to the one the plan is written from.
 macro_rules! widen {
     ($($method:ident($ty:ty) => $to:ident),* $(,)?) => {$(
+        #[inline]
         fn $method(self, v: $ty) -> Result<()> {
             self.$to(v.into())
         }
@@ -531,6 +594,7 @@ impl<'o, 'p> ser::Serializer for Slot<'o, 'p> {
         false
     }
 
+    #[inline]
     fn serialize_bool(self, v: bool) -> Result<()> {
         self.bool(v)
     }
@@ -545,6 +609,7 @@ impl<'o, 'p> ser::Serializer for Slot<'o, 'p> {
         serialize_f32(f32) => float
     );
 
+    #[inline]
     fn serialize_i64(self, v: i64) -> Result<()> {
         self.int(v)
     }
@@ -557,6 +622,7 @@ impl<'o, 'p> ser::Serializer for Slot<'o, 'p> {
         }
     }
 
+    #[inline]
     fn serialize_u64(self, v: u64) -> Result<()> {
         self.uint(v)
     }
@@ -568,6 +634,7 @@ impl<'o, 'p> ser::Serializer for Slot<'o, 'p> {
         }
     }
 
+    #[inline]
     fn serialize_f64(self, v: f64) -> Result<()> {
         self.float(v)
     }
@@ -648,10 +715,12 @@ impl<'o, 'p> ser::Serializer for Slot<'o, 'p> {
         Ok(())
     }
 
+    #[inline]
     fn serialize_seq(self, len: Option<usize>) -> Result<Compound<'o, 'p>> {
         self.compound(len, "a sequence")
     }
 
+    #[inline]
     fn serialize_tuple(self, len: usize) -> Result<Compound<'o, 'p>> {
         self.compound(Some(len), "a tuple")
     }
@@ -675,6 +744,7 @@ impl<'o, 'p> ser::Serializer for Slot<'o, 'p> {
         self.compound(len, "a map")
     }
 
+    #[inline]
     fn serialize_struct(self, _name: &'static str, len: usize) -> Result<Compound<'o, 'p>> {
         self.compound(Some(len), "a struct")
     }
