@@ -86,25 +86,20 @@ impl<'o, 'p> Slot<'o, 'p> {
     }
 
     /// The common case of each scalar (the plan's own kind, no optional around it, the value
-    /// in range) inline in the program's derived code; the rest out of line.
+    /// in range) inline in the program's derived code; the rest out of line. Both write
+    /// through the scalar's one `put_*` rule.
     #[inline]
     fn int(self, v: i64) -> Result<()> {
-        match &self.plan.kind {
-            Kind::Int(range) if range.holds_signed(v) => {
-                write_i64(self.out, v);
-                Ok(())
-            }
-            _ => self.int_in_general(v),
+        if put_int(self.out, &self.plan.kind, v) {
+            return Ok(());
         }
+        self.int_in_general(v)
     }
 
     #[inline(never)]
     fn int_in_general(self, v: i64) -> Result<()> {
         self.scalar(|out, kind| match kind {
-            Kind::Int(range) if range.holds_signed(v) => {
-                write_i64(out, v);
-                Fit::Written
-            }
+            _ if put_int(out, kind, v) => Fit::Written,
             Kind::Int(_) => Fit::Outside(v.to_string()),
             _ => Fit::Mismatch(format!("the integer {v}")),
         })
@@ -112,22 +107,16 @@ impl<'o, 'p> Slot<'o, 'p> {
 
     #[inline]
     fn uint(self, v: u64) -> Result<()> {
-        match &self.plan.kind {
-            Kind::Int(range) if range.holds_unsigned(v) => {
-                write_u64(self.out, v);
-                Ok(())
-            }
-            _ => self.uint_in_general(v),
+        if put_uint(self.out, &self.plan.kind, v) {
+            return Ok(());
         }
+        self.uint_in_general(v)
     }
 
     #[inline(never)]
     fn uint_in_general(self, v: u64) -> Result<()> {
         self.scalar(|out, kind| match kind {
-            Kind::Int(range) if range.holds_unsigned(v) => {
-                write_u64(out, v);
-                Fit::Written
-            }
+            _ if put_uint(out, kind, v) => Fit::Written,
             Kind::Int(_) => Fit::Outside(v.to_string()),
             _ => Fit::Mismatch(format!("the integer {v}")),
         })
@@ -135,30 +124,16 @@ impl<'o, 'p> Slot<'o, 'p> {
 
     #[inline]
     fn float(self, v: f64) -> Result<()> {
-        match self.plan.kind {
-            Kind::Double { narrow: true } if fits_float(v, true) => {
-                write_float(self.out, v as f32);
-                Ok(())
-            }
-            Kind::Double { narrow: false } => {
-                write_double(self.out, v);
-                Ok(())
-            }
-            _ => self.float_in_general(v),
+        if put_float(self.out, &self.plan.kind, v) {
+            return Ok(());
         }
+        self.float_in_general(v)
     }
 
     #[inline(never)]
     fn float_in_general(self, v: f64) -> Result<()> {
         self.scalar(|out, kind| match kind {
-            Kind::Double { narrow: true } if fits_float(v, true) => {
-                write_float(out, v as f32);
-                Fit::Written
-            }
-            Kind::Double { narrow: false } => {
-                write_double(out, v);
-                Fit::Written
-            }
+            _ if put_float(out, kind, v) => Fit::Written,
             Kind::Double { .. } => Fit::Outside(v.to_string()),
             _ => Fit::Mismatch(format!("the number {v}")),
         })
@@ -166,9 +141,7 @@ impl<'o, 'p> Slot<'o, 'p> {
 
     #[inline]
     fn bool(self, v: bool) -> Result<()> {
-        if let Kind::Bool = self.plan.kind {
-            self.out
-                .extend_from_slice(if v { b"true" } else { b"false" });
+        if put_bool(self.out, &self.plan.kind, v) {
             return Ok(());
         }
         self.bool_in_general(v)
@@ -176,12 +149,12 @@ impl<'o, 'p> Slot<'o, 'p> {
 
     #[inline(never)]
     fn bool_in_general(self, v: bool) -> Result<()> {
-        self.scalar(|out, kind| match kind {
-            Kind::Bool => {
-                out.extend_from_slice(if v { b"true" } else { b"false" });
+        self.scalar(|out, kind| {
+            if put_bool(out, kind, v) {
                 Fit::Written
+            } else {
+                Fit::Mismatch(format!("the bool {v}"))
             }
-            _ => Fit::Mismatch(format!("the bool {v}")),
         })
     }
 
@@ -368,6 +341,48 @@ impl<'o, 'p> Slot<'o, 'p> {
             closes,
         })
     }
+}
+
+/// Writes `v` when `kind` takes it (in range); false, with nothing written, otherwise.
+#[inline(always)]
+fn put_int(out: &mut Vec<u8>, kind: &Kind, v: i64) -> bool {
+    let fits = matches!(kind, Kind::Int(range) if range.holds_signed(v));
+    if fits {
+        write_i64(out, v);
+    }
+    fits
+}
+
+/// As [`put_int`], for an unsigned value.
+#[inline(always)]
+fn put_uint(out: &mut Vec<u8>, kind: &Kind, v: u64) -> bool {
+    let fits = matches!(kind, Kind::Int(range) if range.holds_unsigned(v));
+    if fits {
+        write_u64(out, v);
+    }
+    fits
+}
+
+/// As [`put_int`]: a `float` column takes finite values in f32's range, written as the f32
+/// nearest them; a `double` column takes any.
+#[inline(always)]
+fn put_float(out: &mut Vec<u8>, kind: &Kind, v: f64) -> bool {
+    match *kind {
+        Kind::Double { narrow: true } if fits_float(v, true) => write_float(out, v as f32),
+        Kind::Double { narrow: false } => write_double(out, v),
+        _ => return false,
+    }
+    true
+}
+
+/// As [`put_int`], for a bool.
+#[inline(always)]
+fn put_bool(out: &mut Vec<u8>, kind: &Kind, v: bool) -> bool {
+    let fits = matches!(kind, Kind::Bool);
+    if fits {
+        out.extend_from_slice(if v { b"true" } else { b"false" });
+    }
+    fits
 }
 
 /// Whether a scalar fit the plan it met.
