@@ -213,6 +213,48 @@ fn values_that_do_not_fit_are_refused_with_the_member() {
     assert!(error.message().contains("1 members"), "{error}");
 }
 
+#[test]
+fn float_columns_read_as_their_f32_into_any_float_type() {
+    // A `float` column holds an f32: an f32 target gets its bits (signed NaN payloads and
+    // -0.0 included), an f64 target the same value widened exactly, whether the value is a
+    // field, a packed item or absent (0.0).
+    let values = [
+        0.1f32,
+        -0.0,
+        f32::from_bits(0xffc0_0001),
+        f32::MAX,
+        f32::MIN_POSITIVE / 2.0,
+    ];
+    let codec = one_codec(p(P::Float));
+    for v in values {
+        let mut bytes = Vec::new();
+        codec.serialize(&One { value: v }, &mut bytes).unwrap();
+        let as_f32: One<f32> = codec.deserialize(&bytes).unwrap();
+        assert_eq!(as_f32.value.to_bits(), v.to_bits(), "{v:e}");
+        let as_f64: One<f64> = codec.deserialize(&bytes).unwrap();
+        assert_eq!(as_f64.value.to_bits(), f64::from(v).to_bits(), "{v:e}");
+    }
+    let absent: One<f64> = codec.deserialize(&[]).unwrap();
+    assert_eq!(absent.value.to_bits(), 0.0f64.to_bits());
+
+    let list = one_codec(Type::list(p(P::Float)));
+    let mut bytes = Vec::new();
+    list.serialize(
+        &One {
+            value: values.to_vec(),
+        },
+        &mut bytes,
+    )
+    .unwrap();
+    let as_f32: One<Vec<f32>> = list.deserialize(&bytes).unwrap();
+    let bits = |v: &[f32]| v.iter().map(|v| v.to_bits()).collect::<Vec<_>>();
+    assert_eq!(bits(&as_f32.value), bits(&values));
+    let as_f64: One<Vec<f64>> = list.deserialize(&bytes).unwrap();
+    let widened: Vec<u64> = values.iter().map(|v| f64::from(*v).to_bits()).collect();
+    let got: Vec<u64> = as_f64.value.iter().map(|v| v.to_bits()).collect();
+    assert_eq!(got, widened);
+}
+
 #[derive(Debug, PartialEq, Serialize, Deserialize)]
 struct Pair<A, B> {
     a: A,

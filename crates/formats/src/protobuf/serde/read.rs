@@ -410,7 +410,7 @@ impl<'de> ValueDe<'_, 'de, '_> {
                     _ => visitor.visit_i64(v as i64),
                 }
             }
-            Kind::Float { narrow } => visitor.visit_f64(self.float(*narrow)?),
+            Kind::Float { narrow } => visit_float(visitor, *narrow, self.float(*narrow)?),
             Kind::Bytes(p) => {
                 let bytes = self.bytes(b"")?;
                 visit_bytes(*p, bytes, start, visitor, hint)
@@ -506,6 +506,21 @@ impl<'de> ValueDe<'_, 'de, '_> {
     }
 }
 
+/// Hands a float to the visitor as the type of its column: an f32 as itself (serde's f32
+/// visitor takes it as it is; others widen it, exactly), a double as an f64.
+#[inline(always)]
+fn visit_float<'de, V: Visitor<'de>>(
+    visitor: V,
+    narrow: bool,
+    v: f64,
+) -> Result<V::Value, SerdeError> {
+    match narrow {
+        // Exact: `v` is an f32 widened.
+        true => visitor.visit_f32(v as f32),
+        false => visitor.visit_f64(v),
+    }
+}
+
 /// Hands a byte string to the visitor in the spelling serde asked for.
 fn visit_bytes<'de, V: Visitor<'de>>(
     p: PrimitiveType,
@@ -554,34 +569,47 @@ macro_rules! by_schema {
 }
 
 macro_rules! scalars {
-    ($($method:ident),*) => {
-        // A float, integer or bool in place (or absent) is read here, inlined into the caller's
-        // `visit_seq` (a float returned through memory and merged with its neighbours as one
-        // word stalled store forwarding: perf, mesh); everything else in `scalar`.
+    (float: $($float:ident),*; int: $($int:ident),*; bool: $($bool:ident),*;) => {
+        // A Rust float, integer or bool whose column is of its kind and in place (or absent)
+        // is read here, inlined into the caller's `visit_seq` (a float returned through memory
+        // and merged with its neighbours as one word stalled store forwarding: perf, mesh);
+        // everything else in `scalar`. Each method holds only its own kind's path: with all
+        // three in each, LLVM left a struct's third float a call (perf, mesh's `Vector3`).
         $(#[inline(always)]
-        fn $method<V: Visitor<'de>>(mut self, visitor: V) -> Result<V::Value, SerdeError> {
+        fn $float<V: Visitor<'de>>(mut self, visitor: V) -> Result<V::Value, SerdeError> {
             match self.ty.kind {
-                Kind::Float { narrow } => {
-                    if let Some(v) = self.float_in_place(narrow) {
-                        return visitor.visit_f64(v);
+                Kind::Float { narrow: true } => {
+                    if let Some(bytes) = self.fixed_in_place::<4>(FIXED32) {
+                        return visitor.visit_f32(f32::from_le_bytes(bytes));
                     }
                 }
-                Kind::Int {
-                    range, unsigned, ..
-                } => {
-                    if let Some(v) = self.int_in_place(range, unsigned) {
-                        return match range {
-                            Range::Unsigned(_) => visitor.visit_u64(v),
-                            Range::Signed(..) => visitor.visit_i64(v as i64),
-                        };
-                    }
-                }
-                Kind::Bool => {
-                    if let Some(v) = self.bool_in_place() {
-                        return visitor.visit_bool(v);
+                Kind::Float { narrow: false } => {
+                    if let Some(bytes) = self.fixed_in_place::<8>(FIXED64) {
+                        return visitor.visit_f64(f64::from_le_bytes(bytes));
                     }
                 }
                 _ => {}
+            }
+            self.scalar(visitor)
+        })*
+        $(#[inline(always)]
+        fn $int<V: Visitor<'de>>(mut self, visitor: V) -> Result<V::Value, SerdeError> {
+            if let Kind::Int { range, unsigned, .. } = self.ty.kind {
+                if let Some(v) = self.int_in_place(range, unsigned) {
+                    return match range {
+                        Range::Unsigned(_) => visitor.visit_u64(v),
+                        Range::Signed(..) => visitor.visit_i64(v as i64),
+                    };
+                }
+            }
+            self.scalar(visitor)
+        })*
+        $(#[inline(always)]
+        fn $bool<V: Visitor<'de>>(mut self, visitor: V) -> Result<V::Value, SerdeError> {
+            if let Kind::Bool = self.ty.kind {
+                if let Some(v) = self.bool_in_place() {
+                    return visitor.visit_bool(v);
+                }
             }
             self.scalar(visitor)
         })*
@@ -589,24 +617,18 @@ macro_rules! scalars {
 }
 
 impl<'de> ValueDe<'_, 'de, '_> {
-    /// A float whose field (or packed item) is here with all its bytes; `None` (nothing
-    /// read) for anything else, which [`ValueDe::float`] reads or refuses.
+    /// The bytes of a fixed-width value of wire type `wire` here (a field or a packed item),
+    /// zeros when absent; `None` (nothing read) for anything else, which [`ValueDe::float`]
+    /// reads or refuses.
     #[inline(always)]
-    fn float_in_place(&mut self, narrow: bool) -> Option<f64> {
+    fn fixed_in_place<const N: usize>(&mut self, wire: u8) -> Option<[u8; N]> {
         if self.at.is_absent() {
-            return Some(0.0);
+            return Some([0; N]);
         }
-        let wire = match narrow {
-            true => FIXED32,
-            false => FIXED64,
-        };
         if !self.at.carries(wire) {
             return None;
         }
-        match narrow {
-            true => Some(f64::from(f32::from_le_bytes(self.m.c.fixed::<4>()?))),
-            false => Some(f64::from_le_bytes(self.m.c.fixed::<8>()?)),
-        }
+        self.m.c.fixed::<N>()
     }
 
     /// An absent integer (0) or one whose varint is in `range`; `None`
@@ -648,7 +670,7 @@ impl<'de> ValueDe<'_, 'de, '_> {
     #[inline(never)]
     fn scalar<V: Visitor<'de>>(mut self, visitor: V) -> Result<V::Value, SerdeError> {
         match self.ty.kind {
-            Kind::Float { narrow } => visitor.visit_f64(self.float(narrow)?),
+            Kind::Float { narrow } => visit_float(visitor, narrow, self.float(narrow)?),
             Kind::Int { .. } => match self.int()? {
                 (v, Range::Unsigned(_)) => visitor.visit_u64(v),
                 (v, Range::Signed(..)) => visitor.visit_i64(v as i64),
@@ -687,9 +709,10 @@ impl<'de> de::Deserializer<'de> for ValueDe<'_, 'de, '_> {
     // Scalars of a plain type are read inline (the common case); anything else takes the
     // general path.
     scalars! {
-        deserialize_bool, deserialize_i8, deserialize_i16, deserialize_i32, deserialize_i64,
-        deserialize_u8, deserialize_u16, deserialize_u32, deserialize_u64, deserialize_f32,
-        deserialize_f64
+        float: deserialize_f32, deserialize_f64;
+        int: deserialize_i8, deserialize_i16, deserialize_i32, deserialize_i64, deserialize_u8,
+            deserialize_u16, deserialize_u32, deserialize_u64;
+        bool: deserialize_bool;
     }
 
     #[inline(always)]
