@@ -248,26 +248,8 @@ impl<'de> Body<'_, 'de, '_> {
                 visitor.visit_borrowed_bytes(bytes)?
             }
             Kind::List(item) => {
-                let want = item.element_wire;
-                let (element, count) = d.list().map_err(wire)?;
-                if element != want && count > 0 {
-                    let message = format!("list of {}, expected {}", element.name(), want.name());
-                    return Err(at(start, message));
-                }
-                let mut items = ListAccess {
-                    d,
-                    item,
-                    left: count,
-                };
-                let value = visitor.visit_seq(&mut items)?;
-                if items.left > 0 {
-                    let message = format!(
-                        "{} more items in the list than the Rust type took",
-                        items.left
-                    );
-                    return Err(at(items.d.pos, message));
-                }
-                return close(items.d, closes).map(|()| value);
+                let value = read_list(d, item, visitor)?;
+                return close(d, closes).map(|()| value);
             }
             Kind::Dict { key, value } => {
                 let (element, count) = d.list().map_err(wire)?;
@@ -292,18 +274,8 @@ impl<'de> Body<'_, 'de, '_> {
                 return close(entries.d, closes).map(|()| value);
             }
             Kind::Struct { members, names } => {
-                let mut fields = StructAccess {
-                    d,
-                    members,
-                    names,
-                    next: 0,
-                    last: 0,
-                    pending: None,
-                    done: false,
-                };
-                let value = visitor.visit_seq(&mut fields)?;
-                fields.finish()?;
-                return close(fields.d, closes).map(|()| value);
+                let value = read_struct(d, members, names, visitor)?;
+                return close(d, closes).map(|()| value);
             }
             Kind::Variant { alternatives } => {
                 let value = visitor.visit_enum(UnionAccess {
@@ -319,6 +291,59 @@ impl<'de> Body<'_, 'de, '_> {
         close(d, closes)?;
         Ok(value)
     }
+}
+
+/// A list's elements (its header next in `d`) as a sequence; all of them must be taken.
+#[inline]
+fn read_list<'de, V: Visitor<'de>>(
+    d: &mut Decoder<'de>,
+    item: &Node,
+    visitor: V,
+) -> Result<V::Value, SerdeError> {
+    let start = d.pos;
+    let want = item.element_wire;
+    let (element, count) = d.list().map_err(wire)?;
+    if element != want && count > 0 {
+        let message = format!("list of {}, expected {}", element.name(), want.name());
+        return Err(at(start, message));
+    }
+    let mut items = ListAccess {
+        d,
+        item,
+        left: count,
+    };
+    let value = visitor.visit_seq(&mut items)?;
+    if items.left > 0 {
+        let message = format!(
+            "{} more items in the list than the Rust type took",
+            items.left
+        );
+        return Err(at(items.d.pos, message));
+    }
+    Ok(value)
+}
+
+/// A struct's members (its first field header next in `d`) as a sequence, read to its stop
+/// field.
+#[inline(always)]
+fn read_struct<'de, V: Visitor<'de>>(
+    d: &mut Decoder<'de>,
+    members: &[Node],
+    names: &[String],
+    visitor: V,
+) -> Result<V::Value, SerdeError> {
+    let mut fields = StructAccess {
+        d,
+        members,
+        names,
+        next: 0,
+        last: 0,
+        pending: None,
+        done: false,
+    };
+    let value = visitor.visit_seq(&mut fields)?;
+    fields.finish()?;
+    Ok(value)
 }
 
 /// A double, checked against `float`'s range when `narrow`.
@@ -381,11 +406,20 @@ macro_rules! by_schema {
 }
 
 macro_rules! scalars {
-    ($($method:ident),*) => {
+    (double: $($double:ident),*; int: $($int:ident),*; bool: $($bool:ident),*;) => {
+        // Each Rust scalar holds only its own column kind's read (anything else takes the
+        // general path): a method with all three kinds' reads grew past what LLVM inlines
+        // into a struct's derived `visit_seq`.
         $(#[inline]
-        fn $method<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, SerdeError> {
+        fn $double<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, SerdeError> {
             match self.ty.kind {
                 Kind::Double { narrow } => visitor.visit_f64(read_double(self.d, narrow)?),
+                _ => self.read(visitor, Hint::Any),
+            }
+        })*
+        $(#[inline]
+        fn $int<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, SerdeError> {
+            match self.ty.kind {
                 Kind::Int {
                     primitive,
                     wire: int_wire,
@@ -397,6 +431,12 @@ macro_rules! scalars {
                         Range::Signed(..) => visitor.visit_i64(v),
                     }
                 }
+                _ => self.read(visitor, Hint::Any),
+            }
+        })*
+        $(#[inline]
+        fn $bool<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, SerdeError> {
+            match self.ty.kind {
                 Kind::Bool => visitor.visit_bool(match self.field {
                     Some(FieldHeader {
                         bool_value: Some(v),
@@ -426,11 +466,9 @@ impl<'de> de::Deserializer<'de> for ValueDe<'_, 'de, '_> {
         deserialize_byte_buf() => Hint::Bytes;
         deserialize_unit() => Hint::Any;
         deserialize_unit_struct(_name: &'static str) => Hint::Any;
-        deserialize_seq() => Hint::Seq;
         deserialize_tuple(_len: usize) => Hint::Seq;
         deserialize_tuple_struct(_name: &'static str, _len: usize) => Hint::Seq;
         deserialize_map() => Hint::Any;
-        deserialize_struct(_name: &'static str, _fields: &'static [&'static str]) => Hint::Any;
         deserialize_enum(_name: &'static str, _variants: &'static [&'static str]) => Hint::Enum;
         deserialize_identifier() => Hint::Any;
         deserialize_ignored_any() => Hint::Any;
@@ -439,9 +477,33 @@ impl<'de> de::Deserializer<'de> for ValueDe<'_, 'de, '_> {
     // Scalars of a present, plain type are read inline (the common case: no optional to
     // resolve, no wrapper to close); anything else takes the general path.
     scalars! {
-        deserialize_bool, deserialize_i8, deserialize_i16, deserialize_i32, deserialize_i64,
-        deserialize_u8, deserialize_u16, deserialize_u32, deserialize_u64, deserialize_f32,
-        deserialize_f64
+        double: deserialize_f32, deserialize_f64;
+        int: deserialize_i8, deserialize_i16, deserialize_i32, deserialize_i64, deserialize_u8,
+            deserialize_u16, deserialize_u32, deserialize_u64;
+        bool: deserialize_bool;
+    }
+
+    // A struct or list with nothing to resolve around it (no optional, no wrapper) is read
+    // here, inlined into the caller; anything else takes the general path.
+    #[inline(always)]
+    fn deserialize_struct<V: Visitor<'de>>(
+        self,
+        _name: &'static str,
+        _fields: &'static [&'static str],
+        visitor: V,
+    ) -> Result<V::Value, SerdeError> {
+        if let Kind::Struct { members, names } = &self.ty.kind {
+            return read_struct(self.d, members, names, visitor);
+        }
+        self.read(visitor, Hint::Any)
+    }
+
+    #[inline]
+    fn deserialize_seq<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, SerdeError> {
+        if let Kind::List(item) = &self.ty.kind {
+            return read_list(self.d, item, visitor);
+        }
+        self.read(visitor, Hint::Seq)
     }
 
     #[inline]
@@ -566,6 +628,7 @@ struct ListAccess<'a, 'de, 't> {
 impl<'de> de::SeqAccess<'de> for ListAccess<'_, 'de, '_> {
     type Error = SerdeError;
 
+    #[inline]
     fn next_element_seed<S: DeserializeSeed<'de>>(
         &mut self,
         seed: S,
@@ -601,7 +664,7 @@ struct StructAccess<'a, 'de, 't> {
     done: bool,
 }
 
-impl StructAccess<'_, '_, '_> {
+impl<'de> StructAccess<'_, 'de, '_> {
     /// The next field header of a member at or after member `self.next`, `None` past the
     /// stop field; unknown ids are skipped.
     fn header(&mut self) -> Result<Option<FieldHeader>, SerdeError> {
@@ -636,8 +699,43 @@ impl StructAccess<'_, '_, '_> {
         Ok(None)
     }
 
+    /// The header of field `id` of wire type `wire` when it is the next in the bytes, read
+    /// inline (the common case: fields in id order, none unknown); `None`, nothing read, for
+    /// anything else, which [`StructAccess::header`] reads.
+    #[inline(always)]
+    fn header_in_place(&mut self, id: i16, wire: Option<WireType>) -> Option<FieldHeader> {
+        if self.pending.is_some() || self.done {
+            return None;
+        }
+        let (pos, last) = (self.d.pos, self.last);
+        match self.d.short_field(&mut self.last) {
+            Some(Some(h)) if h.id == id && Some(h.ty) == wire => Some(h),
+            _ => {
+                self.d.pos = pos;
+                self.last = last;
+                None
+            }
+        }
+    }
+
     /// Reads to the struct's stop field: the members the Rust type did not take are skipped.
+    #[inline(always)]
     fn finish(&mut self) -> Result<(), SerdeError> {
+        // The common case: the stop field is next.
+        if self.pending.is_none() && !self.done {
+            let (pos, last) = (self.d.pos, self.last);
+            if let Some(None) = self.d.short_field(&mut self.last) {
+                self.done = true;
+                return Ok(());
+            }
+            self.d.pos = pos;
+            self.last = last;
+        }
+        self.finish_rest()
+    }
+
+    #[inline(never)]
+    fn finish_rest(&mut self) -> Result<(), SerdeError> {
         loop {
             match self.header()? {
                 None => return Ok(()),
@@ -648,27 +746,25 @@ impl StructAccess<'_, '_, '_> {
             }
         }
     }
-}
 
-impl<'de> de::SeqAccess<'de> for &mut StructAccess<'_, 'de, '_> {
-    type Error = SerdeError;
-
-    fn next_element_seed<S: DeserializeSeed<'de>>(
+    /// Member `self.next` (of type `ty`, field `id`) wherever the bytes have it: a later
+    /// field read ahead, a field left out, a field of the wrong type.
+    #[inline(never)]
+    fn member_general<S: DeserializeSeed<'de>>(
         &mut self,
         seed: S,
-    ) -> Result<Option<S::Value>, SerdeError> {
-        let Some(ty) = self.members.get(self.next) else {
-            return Ok(None);
-        };
-        let id = field_id(self.next)?;
+        ty: &Node,
+        id: i16,
+    ) -> Result<S::Value, SerdeError> {
         let start = self.d.pos;
         let header = self.header()?;
+        let name = &self.names[self.next];
         self.next += 1;
-        let value = match header {
+        match header {
             Some(h) if h.id == id => {
                 if Some(h.ty) != ty.field_wire {
                     let message = format!("field {id} is {}", h.ty.name());
-                    return Err(at(start, message).in_member(&self.names[self.next - 1]));
+                    return Err(at(start, message).in_member(name));
                 }
                 seed.deserialize(ValueDe {
                     d: &mut *self.d,
@@ -680,10 +776,41 @@ impl<'de> de::SeqAccess<'de> for &mut StructAccess<'_, 'de, '_> {
                 self.pending = later;
                 seed.deserialize(Absent { ty, id })
             }
+        }
+        .map_err(|e| e.in_member(name))
+    }
+}
+
+impl<'de> de::SeqAccess<'de> for &mut StructAccess<'_, 'de, '_> {
+    type Error = SerdeError;
+
+    // Inlined into the derived `visit_seq` (serde's default is a call).
+    #[inline(always)]
+    fn next_element<T: de::Deserialize<'de>>(&mut self) -> Result<Option<T>, SerdeError> {
+        self.next_element_seed(std::marker::PhantomData)
+    }
+
+    #[inline(always)]
+    fn next_element_seed<S: DeserializeSeed<'de>>(
+        &mut self,
+        seed: S,
+    ) -> Result<Option<S::Value>, SerdeError> {
+        let Some(ty) = self.members.get(self.next) else {
+            return Ok(None);
         };
-        value
-            .map(Some)
-            .map_err(|e| e.in_member(&self.names[self.next - 1]))
+        let id = field_id(self.next)?;
+        let Some(h) = self.header_in_place(id, ty.field_wire) else {
+            return self.member_general(seed, ty, id).map(Some);
+        };
+        let name = &self.names[self.next];
+        self.next += 1;
+        seed.deserialize(ValueDe {
+            d: &mut *self.d,
+            ty,
+            field: Some(h),
+        })
+        .map(Some)
+        .map_err(|e| e.in_member(name))
     }
 
     fn size_hint(&self) -> Option<usize> {
