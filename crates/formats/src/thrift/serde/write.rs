@@ -508,7 +508,39 @@ struct Compound<'w, 't> {
 }
 
 impl Compound<'_, '_> {
+    /// A struct's next member (the common case) inline in the caller; the rest out of line.
+    #[inline]
     fn element<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<(), SerdeError> {
+        if let Compose::Struct {
+            members,
+            names,
+            next,
+            last,
+        } = &mut self.kind
+        {
+            if let Some(member) = members.get(*next) {
+                let id = field_id(*next)?;
+                let before = self.w.out.len();
+                value
+                    .serialize(Slot {
+                        w: self.w,
+                        ty: member,
+                        field: Some(Field::new(id, *last)),
+                        closes: 0,
+                    })
+                    .map_err(|e| e.in_member(&names[*next]))?;
+                if self.w.out.len() != before {
+                    *last = id;
+                }
+                *next += 1;
+                return Ok(());
+            }
+        }
+        self.element_in_general(value)
+    }
+
+    #[inline(never)]
+    fn element_in_general<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<(), SerdeError> {
         match &mut self.kind {
             Compose::List { item, count, .. } => {
                 *count += 1;
@@ -525,34 +557,11 @@ impl Compound<'_, '_> {
                 self.w.out.push(byte);
                 Ok(())
             }
-            Compose::Struct {
-                members,
-                names,
-                next,
-                last,
-            } => {
-                let Some(member) = members.get(*next) else {
-                    return Err(error(format!(
-                        "more than the {} members of the struct",
-                        members.len()
-                    )));
-                };
-                let id = field_id(*next)?;
-                let before = self.w.out.len();
-                value
-                    .serialize(Slot {
-                        w: self.w,
-                        ty: member,
-                        field: Some(Field::new(id, *last)),
-                        closes: 0,
-                    })
-                    .map_err(|e| e.in_member(&names[*next]))?;
-                if self.w.out.len() != before {
-                    *last = id;
-                }
-                *next += 1;
-                Ok(())
-            }
+            // Past the last member (a member in place is written by `element`).
+            Compose::Struct { members, .. } => Err(error(format!(
+                "more than the {} members of the struct",
+                members.len()
+            ))),
             Compose::Dict { .. } => Err(error("a sequence's element in a dict")),
         }
     }
@@ -714,16 +723,21 @@ impl<'w, 't> ser::Serializer for Slot<'w, 't> {
         false
     }
 
+    // The scalars' and compounds' methods are `#[inline]`: without it a non-generic trait
+    // method stays a call from the program's derived code in another crate.
+    #[inline]
     fn serialize_bool(self, v: bool) -> Result<(), SerdeError> {
         self.present()?.bool(v)
     }
 
-    crate::scalar_range::integers_through!(signed, unsigned);
+    crate::scalar_range::integers_through!(signed, unsigned, #[inline]);
 
+    #[inline]
     fn serialize_f32(self, v: f32) -> Result<(), SerdeError> {
         self.present()?.float(v.into())
     }
 
+    #[inline]
     fn serialize_f64(self, v: f64) -> Result<(), SerdeError> {
         self.present()?.float(v)
     }
@@ -732,6 +746,7 @@ impl<'w, 't> ser::Serializer for Slot<'w, 't> {
         self.present()?.str(v.encode_utf8(&mut [0; 4]))
     }
 
+    #[inline]
     fn serialize_str(self, v: &str) -> Result<(), SerdeError> {
         self.present()?.str(v)
     }
@@ -740,6 +755,7 @@ impl<'w, 't> ser::Serializer for Slot<'w, 't> {
         self.present()?.bytes(v)
     }
 
+    #[inline]
     fn serialize_none(self) -> Result<(), SerdeError> {
         self.absent()
     }
@@ -756,6 +772,7 @@ impl<'w, 't> ser::Serializer for Slot<'w, 't> {
         self.absent()
     }
 
+    #[inline]
     fn serialize_unit_variant(
         self,
         _name: &'static str,
@@ -787,6 +804,7 @@ impl<'w, 't> ser::Serializer for Slot<'w, 't> {
         value.serialize(self.present()?.variant(index)?)
     }
 
+    #[inline]
     fn serialize_seq(self, len: Option<usize>) -> Result<Compound<'w, 't>, SerdeError> {
         self.present()?.compound(len, Shape::Seq)
     }
@@ -818,6 +836,7 @@ impl<'w, 't> ser::Serializer for Slot<'w, 't> {
         self.present()?.compound(len, Shape::Map)
     }
 
+    #[inline]
     fn serialize_struct(
         self,
         _name: &'static str,
