@@ -699,17 +699,20 @@ impl<'de> StructAccess<'_, 'de, '_> {
         Ok(None)
     }
 
-    /// The header of field `id` of wire type `wire` when it is the next in the bytes, read
-    /// inline (the common case: fields in id order, none unknown); `None`, nothing read, for
-    /// anything else, which [`StructAccess::header`] reads.
+    /// The next field header (`None`: the stop field) when nothing is pending and `accept`
+    /// takes it, read inline; `None`, nothing read, for anything else (a pending or long
+    /// header, one not accepted), which [`StructAccess::header`] reads.
     #[inline(always)]
-    fn header_in_place(&mut self, id: i16, wire: Option<WireType>) -> Option<FieldHeader> {
+    fn short_header_if(
+        &mut self,
+        accept: impl FnOnce(Option<FieldHeader>) -> bool,
+    ) -> Option<Option<FieldHeader>> {
         if self.pending.is_some() || self.done {
             return None;
         }
         let (pos, last) = (self.d.pos, self.last);
         match self.d.short_field(&mut self.last) {
-            Some(Some(h)) if h.id == id && Some(h.ty) == wire => Some(h),
+            Some(header) if accept(header) => Some(header),
             _ => {
                 self.d.pos = pos;
                 self.last = last;
@@ -718,18 +721,21 @@ impl<'de> StructAccess<'_, 'de, '_> {
         }
     }
 
+    /// The header of field `id` of wire type `wire` when it is the next in the bytes (the
+    /// common case: fields in id order, none unknown).
+    #[inline(always)]
+    fn header_in_place(&mut self, id: i16, wire: Option<WireType>) -> Option<FieldHeader> {
+        self.short_header_if(|h| matches!(h, Some(h) if h.id == id && Some(h.ty) == wire))
+            .flatten()
+    }
+
     /// Reads to the struct's stop field: the members the Rust type did not take are skipped.
     #[inline(always)]
     fn finish(&mut self) -> Result<(), SerdeError> {
         // The common case: the stop field is next.
-        if self.pending.is_none() && !self.done {
-            let (pos, last) = (self.d.pos, self.last);
-            if let Some(None) = self.d.short_field(&mut self.last) {
-                self.done = true;
-                return Ok(());
-            }
-            self.d.pos = pos;
-            self.last = last;
+        if self.short_header_if(|h| h.is_none()).is_some() {
+            self.done = true;
+            return Ok(());
         }
         self.finish_rest()
     }
