@@ -22,6 +22,7 @@ pub mod json;
 pub mod msgpack;
 pub mod protobuf;
 mod read_buffer;
+mod row_size_hint;
 mod scalar_range;
 mod serde_error;
 pub mod skiff;

@@ -24,6 +24,7 @@
 use serde_json::{json, Value as Json};
 use shapeshift_types::{TableSchema, Type, Value};
 
+use crate::row_size_hint::RowSizeHint;
 use crate::table::row_arena::check_row;
 use crate::table::{FormatError, RowPosition};
 
@@ -61,6 +62,8 @@ pub struct RowCodec {
     plans: Vec<Plan>,
     /// The record of the columns (no position fields): the serde path's plan.
     row: Plan,
+    /// The serde path's room for the next datum.
+    size_hint: RowSizeHint,
     system_fields: bool,
 }
 
@@ -112,6 +115,7 @@ impl RowCodec {
             avro_schema,
             plans,
             row,
+            size_hint: RowSizeHint::new(),
             system_fields,
         }
     }

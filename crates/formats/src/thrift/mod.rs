@@ -19,6 +19,8 @@
 
 use shapeshift_types::{TableSchema, Type, Value, ValueRef};
 
+use crate::row_size_hint::RowSizeHint;
+
 pub(crate) mod mapping;
 pub mod rows;
 mod serde;
@@ -48,6 +50,8 @@ pub struct RowCodec {
     names: Vec<String>,
     /// The row struct compiled for the serde path.
     row: std::sync::Arc<serde::Node>,
+    /// The serde path's room for the next row.
+    size_hint: RowSizeHint,
 }
 
 impl RowCodec {
@@ -68,6 +72,7 @@ impl RowCodec {
             types: schema.columns.iter().map(|c| c.ty.clone()).collect(),
             names: schema.columns.iter().map(|c| c.name.clone()).collect(),
             row: std::sync::Arc::new(serde::Node::compile(&schema.row_type())),
+            size_hint: RowSizeHint::new(),
         })
     }
 
@@ -123,13 +128,14 @@ impl RowCodec {
     /// # Errors
     /// A value that does not fit its column's type (the error names the member path), a
     /// struct with other than its type's member count, or the value's own `Serialize` error;
-    /// `out` may then hold part of the struct.
+    /// `out` is then left as it was.
     pub fn serialize<T: ::serde::Serialize + ?Sized>(
         &self,
         value: &T,
         out: &mut Vec<u8>,
     ) -> Result<(), SerdeError> {
-        serde::to_vec_into(self.protocol, &self.row, value, out)
+        self.size_hint
+            .append(out, |out| serde::to_vec_into(self.protocol, &self.row, value, out))
     }
 
     /// Reads the row struct that is the whole of `bytes` as a `T` (the typed path).

@@ -64,11 +64,10 @@ impl RowCodec {
         value: &T,
         out: &mut Vec<u8>,
     ) -> Result<(), SerdeError> {
-        let start = out.len();
-        let written = value.serialize(write::Serializer::new(&self.row, out));
-        written.map_err(|e| {
-            out.truncate(start);
-            e.located(FORMAT, None)
+        self.size_hint.append(out, |out| {
+            value
+                .serialize(write::Serializer::new(&self.row, out))
+                .map_err(|e| e.located(FORMAT, None))
         })
     }
 

@@ -27,11 +27,10 @@
 //! schema does not name, values outside their YT type, invalid UTF-8 in `utf8`, a code point
 //! above U+00FF, and trailing bytes; every error says the byte offset and the member path.
 
-use std::sync::atomic::{AtomicUsize, Ordering};
-
 use ::serde::{de, ser};
 use shapeshift_types::TableSchema;
 
+use crate::row_size_hint::RowSizeHint;
 use crate::serde_error::{error, SerdeError};
 
 mod plan;
@@ -46,9 +45,8 @@ const FORMAT: &str = "json";
 #[derive(Debug)]
 pub struct RowCodec {
     row: Plan,
-    /// The length of the last row written, to size the next one's room at once (rows of a
-    /// table tend to be alike; regrowing the buffer cost a tenth of a small row's time).
-    last_len: AtomicUsize,
+    /// Room for the next row.
+    size_hint: RowSizeHint,
 }
 
 impl RowCodec {
@@ -56,7 +54,7 @@ impl RowCodec {
     pub fn new(schema: &TableSchema) -> RowCodec {
         RowCodec {
             row: Plan::compile(&schema.row_type()),
-            last_len: AtomicUsize::new(128),
+            size_hint: RowSizeHint::new(),
         }
     }
 
@@ -73,23 +71,16 @@ impl RowCodec {
         value: &T,
         out: &mut Vec<u8>,
     ) -> Result<(), SerdeError> {
-        let start = out.len();
-        out.reserve(self.last_len.load(Ordering::Relaxed));
-        let written = value.serialize(write::Slot {
-            out: &mut *out,
-            plan: &self.row,
-        });
-        match written {
-            Ok(()) => {
-                out.push(b'\n');
-                self.last_len.store(out.len() - start, Ordering::Relaxed);
-                Ok(())
-            }
-            Err(e) => {
-                out.truncate(start);
-                Err(e.located(FORMAT, None))
-            }
-        }
+        self.size_hint.append(out, |out| {
+            value
+                .serialize(write::Slot {
+                    out: &mut *out,
+                    plan: &self.row,
+                })
+                .map_err(|e| e.located(FORMAT, None))?;
+            out.push(b'\n');
+            Ok(())
+        })
     }
 
     /// Reads the row that is the whole of `bytes` (one object, whitespace around it) as a

@@ -12,12 +12,12 @@
 //! Framing (length prefixes, control markers for table/range/row index and key switches)
 //! is shared with the static codec, see [`crate::protobuf`].
 
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use shapeshift_types::{TableSchema, Value};
 
 use crate::protobuf::serde as typed;
+use crate::row_size_hint::RowSizeHint;
 use crate::serde_error::SerdeError;
 
 use crate::table::row_arena::check_row;
@@ -42,9 +42,8 @@ pub struct RowCodec {
     fields: FieldTable,
     /// The row message compiled for the serde path.
     row: Arc<typed::Node>,
-    /// The length of the last message the serde path wrote, to size the next one's room at
-    /// once (rows of a table tend to be alike; shared by clones, it is only a hint).
-    last_len: Arc<AtomicUsize>,
+    /// The serde path's room for the next message.
+    size_hint: RowSizeHint,
 }
 
 impl RowCodec {
@@ -59,7 +58,7 @@ impl RowCodec {
                 .collect(),
             fields: FieldTable::new(schema),
             row: Arc::new(typed::Node::compile(&schema.row_type())),
-            last_len: Arc::new(AtomicUsize::new(64)),
+            size_hint: RowSizeHint::new(),
         }
     }
 
@@ -90,18 +89,8 @@ impl RowCodec {
         value: &T,
         out: &mut Vec<u8>,
     ) -> Result<(), SerdeError> {
-        let start = out.len();
-        out.reserve(self.last_len.load(Ordering::Relaxed));
-        match typed::to_vec_into(&self.row, value, out) {
-            Ok(()) => {
-                self.last_len.store(out.len() - start, Ordering::Relaxed);
-                Ok(())
-            }
-            Err(e) => {
-                out.truncate(start);
-                Err(e)
-            }
-        }
+        self.size_hint
+            .append(out, |out| typed::to_vec_into(&self.row, value, out))
     }
 
     /// Reads the row message that is the whole of `message` as a `T` (the typed path).
