@@ -17,8 +17,8 @@ type ModulePath = Vec<String>;
 /// Where a module sits in the crate's layers.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
 enum Layer {
-    /// Leaf helpers every layer shares (`varint`, `read_buffer`, `serde_error`, `byte_items`, `scalar_range`, `index_enum`): they import nothing of the
-    /// crate.
+    /// Leaf helpers every layer shares (`varint`, `read_buffer`, `serde_error`, `byte_items`,
+    /// `scalar_range`, `index_enum`, `row_size_hint`): they import nothing of the crate.
     Leaf,
     /// The binary YSON codec (`yson` outside `yson::rows`): what composite values are spelled in.
     YsonCodec,
@@ -37,7 +37,8 @@ fn layer(module: &[String]) -> Layer {
         None | Some("registry") => Layer::Registry,
         Some("table") => Layer::Interface,
         Some(
-            "varint" | "read_buffer" | "serde_error" | "byte_items" | "scalar_range" | "index_enum",
+            "varint" | "read_buffer" | "serde_error" | "byte_items" | "scalar_range" | "index_enum"
+            | "row_size_hint",
         ) => Layer::Leaf,
         Some(format) => {
             let rows = module.get(1).is_some_and(|m| m == "rows");

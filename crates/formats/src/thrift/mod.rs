@@ -134,8 +134,9 @@ impl RowCodec {
         value: &T,
         out: &mut Vec<u8>,
     ) -> Result<(), SerdeError> {
-        self.size_hint
-            .append(out, |out| serde::to_vec_into(self.protocol, &self.row, value, out))
+        self.size_hint.append(out, |out| {
+            serde::to_vec_into(self.protocol, &self.row, value, out)
+        })
     }
 
     /// Reads the row struct that is the whole of `bytes` as a `T` (the typed path).

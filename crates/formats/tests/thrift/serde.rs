@@ -84,16 +84,22 @@ fn narrow_codec(ty: Type, protocol: Protocol) -> RowCodec {
 fn values_that_do_not_fit_are_refused_with_the_member() {
     for protocol in PROTOCOLS {
         let codec = narrow_codec(p(P::Uint8), protocol);
-        let mut out = Vec::new();
+        let mut out = b"kept".to_vec();
         let error = codec
             .serialize(&Narrow { value: 300 }, &mut out)
             .expect_err("300 is not a uint8");
         assert_eq!(error.path(), "value");
         assert!(error.message().contains("300"), "{error}");
         assert!(error.message().contains("uint8"), "{error}");
+        assert_eq!(out, b"kept", "a failed write leaves the buffer as it was");
         codec
             .serialize(&Narrow { value: 255 }, &mut out)
             .expect("255 is a uint8");
+        let one_row = out.len();
+        codec
+            .serialize(&Narrow { value: 256 }, &mut out)
+            .expect_err("256 is not a uint8");
+        assert_eq!(out.len(), one_row, "a failed second row leaves the first");
 
         // A struct with fewer members than the type, and None where a value is required.
         let pair = narrow_codec(st(&[("a", p(P::Int32)), ("b", p(P::Int32))]), protocol);
