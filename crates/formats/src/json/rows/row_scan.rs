@@ -365,6 +365,21 @@ mod tests {
             "18446744073709551616",
             "-9223372036854775809",
             "1.5",
+            "0.1",
+            "-0.30000001",
+            "9007199254740992.0",
+            "9007199254740993.0",
+            "1e22",
+            "1e23",
+            "4.5e-22",
+            "4.5e-23",
+            "123456789.123456789e-5",
+            "1234567890123456789.5",
+            "0.0000001",
+            "-0.0e5",
+            "1.7976931348623157e308",
+            "5e-324",
+            "1e99999999999999999999",
             "-0.0",
             "1e3",
             "1E-3",
@@ -381,8 +396,39 @@ mod tests {
     }
 
     proptest::proptest! {
+        /// The shortest text of any finite double or float (what writers write), and such
+        /// digits scaled, read as core's correctly rounded parse reads them, in and out of
+        /// the exact fast case; a float's text narrows back to the float.
         #[test]
-        fn any_number_text_reads_as_the_row_reader_reads_it(text in "-?[0-9]{0,22}(\\.[0-9]{0,3})?([eE][+-]?[0-9]{0,3})?") {
+        fn shortest_float_texts_read_exactly(bits: u64, narrow: u32, exponent in -30i32..30) {
+            let wide = f64::from_bits(bits);
+            let float = f32::from_bits(narrow);
+            let texts = [
+                format!("{wide:?}"),
+                format!("{float:?}"),
+                format!("{:?}", f64::from(float) * 10f64.powi(exponent)),
+                format!("{}e{exponent}", narrow % 100_000),
+            ];
+            for text in texts {
+                let expected: f64 = text.parse().unwrap_or(f64::NAN);
+                if !expected.is_finite() || !text.contains(['.', 'e']) {
+                    continue;
+                }
+                let Some(Number::Float(v)) = number_of(&text) else {
+                    panic!("{text} is no float");
+                };
+                proptest::prop_assert_eq!(v.to_bits(), expected.to_bits(), "{}", text);
+            }
+            if float.is_finite() {
+                let Some(Number::Float(v)) = number_of(&format!("{float:?}")) else {
+                    panic!("{float:?} is no float");
+                };
+                proptest::prop_assert_eq!((v as f32).to_bits(), float.to_bits());
+            }
+        }
+
+        #[test]
+        fn any_number_text_reads_as_the_row_reader_reads_it(text in "-?[0-9]{0,22}(\\.[0-9]{0,20})?([eE][+-]?[0-9]{0,3})?") {
             let ours = number_of(&text);
             let theirs = parsed(&text);
             match (ours, theirs) {
