@@ -33,6 +33,7 @@
 
 use std::collections::HashMap;
 use std::io::Write;
+use std::sync::Arc;
 
 use shapeshift_types::{
     check_value, Node, NodeValue, PhysicalType, PrimitiveType, TableSchema, Type, Value,
@@ -823,7 +824,9 @@ fn json_key(name: &str) -> String {
     format!("{prefix}{spelled}")
 }
 
-struct Table {
+/// A table's schema with its columns by JSON key, compiled once and shared by the readers
+/// opened over it.
+pub(crate) struct Table {
     schema: TableSchema,
     /// Column index by JSON key.
     columns: HashMap<String, usize>,
@@ -831,7 +834,7 @@ struct Table {
 
 /// Reads rows from a whole JSON stream in memory.
 struct JsonRows {
-    tables: Vec<Table>,
+    tables: Arc<[Table]>,
     positions: PositionReader,
     pos: usize,
     rows: u64,
@@ -841,21 +844,26 @@ struct JsonRows {
     others: Vec<u8>,
 }
 
-impl JsonRows {
-    fn new(schemas: &[TableSchema]) -> JsonRows {
-        JsonRows {
-            tables: schemas
+/// The tables of `schemas`, for [`JsonRows`].
+pub(crate) fn compile_tables(schemas: &[TableSchema]) -> Arc<[Table]> {
+    schemas
+        .iter()
+        .map(|s| Table {
+            columns: s
+                .columns
                 .iter()
-                .map(|s| Table {
-                    columns: s
-                        .columns
-                        .iter()
-                        .enumerate()
-                        .map(|(i, c)| (json_key(&c.name), i))
-                        .collect(),
-                    schema: s.clone(),
-                })
+                .enumerate()
+                .map(|(i, c)| (json_key(&c.name), i))
                 .collect(),
+            schema: s.clone(),
+        })
+        .collect()
+}
+
+impl JsonRows {
+    fn new(tables: Arc<[Table]>) -> JsonRows {
+        JsonRows {
+            tables,
             positions: PositionReader::default(),
             pos: 0,
             rows: 0,
@@ -1001,7 +1009,7 @@ impl<'a> RowReader<'a> {
     pub fn new(schemas: &[TableSchema], input: &'a [u8]) -> RowReader<'a> {
         RowReader {
             input,
-            rows: JsonRows::new(schemas),
+            rows: JsonRows::new(compile_tables(schemas)),
         }
     }
 

@@ -112,10 +112,10 @@ enum Compiled {
     },
     /// Both protocols (the tables know theirs).
     Thrift(std::sync::Arc<crate::thrift::rows::ThriftTables>),
+    Json(crate::json::rows::JsonTables),
     // Compiled at each open: little to keep, or kept by their own sources and sinks.
     ProtobufStatic,
     Skiff,
-    Json,
     Arrow,
     Avro,
     AvroDatums(crate::avro::rows::PreparedDatums),
@@ -172,7 +172,7 @@ impl PreparedFormat {
                 Compiled::Thrift(crate::thrift::rows::compile(&schemas, Protocol::Compact)?)
             }
             FormatKind::Skiff => Compiled::Skiff,
-            FormatKind::Json => Compiled::Json,
+            FormatKind::Json => Compiled::Json(crate::json::rows::JsonTables::compile(&schemas)),
             FormatKind::Arrow => Compiled::Arrow,
             FormatKind::Avro if options.avro_datums => {
                 Compiled::AvroDatums(crate::avro::rows::PreparedDatums::new(&schemas)?)
@@ -225,7 +225,7 @@ impl PreparedFormat {
                 input.into_reader(),
                 self.options.skiff_system_columns,
             ),
-            Compiled::Json => crate::json::rows::source(schemas, input.into_reader()),
+            Compiled::Json(tables) => tables.source(input.into_reader()),
             Compiled::Arrow => crate::arrow::rows::source(schemas, input.into_reader()),
             Compiled::Avro => crate::avro::rows::source(schemas, input.into_reader()),
             Compiled::AvroDatums(datums) => Ok(datums.open_source(input)),
@@ -249,7 +249,7 @@ impl PreparedFormat {
             Compiled::Skiff => {
                 return crate::skiff::rows::sink(schemas, output, self.options.skiff_system_columns)
             }
-            Compiled::Json => return crate::json::rows::sink(schemas, output),
+            Compiled::Json(tables) => return Ok(tables.sink(output)),
             // The formats below hold only the schema's columns.
             Compiled::ProtobufFields { tables, dynamic } => Ok(crate::protobuf::rows::sink_over(
                 tables.clone(),

@@ -5,6 +5,7 @@
 //! ([`JsonRows`]), so both paths give the same rows and errors.
 
 use std::io::{Read, Write};
+use std::sync::Arc;
 
 use shapeshift_types::{Node, TableSchema, Value, ValueRef};
 
@@ -14,9 +15,13 @@ use crate::table::row_refs::RefsBuffer;
 use crate::table::values::owned_row;
 use crate::table::{FormatError, OwnedRefs, RowBlock, RowPosition, RowRef, RowSink, RowSource};
 
-use super::{encode_row, write_control, write_key, write_node, JsonRows, FORMAT};
+use super::{
+    compile_tables, encode_row, write_control, write_key, write_node, JsonRows, Table, FORMAT,
+};
 
+mod composite_scan;
 mod row_scan;
+mod scalar_scan;
 
 /// The interface's reader: rows spelled as the writer spells them are scanned in place
 /// ([`row_scan`]), the others (and control records, and every error) go through [`JsonRows`].
@@ -24,9 +29,9 @@ struct JsonSource {
     input: Vec<u8>,
     rows: JsonRows,
     /// Per table: its columns compiled for the in-place scan.
-    scan: Vec<Vec<row_scan::ScanColumn>>,
+    scan: Arc<[Vec<row_scan::ScanColumn>]>,
     /// The scanned rows' cells, row after row.
-    cells: Vec<row_scan::Cell>,
+    cells: Vec<scalar_scan::Cell>,
     /// Bytes of the scanned rows' values that are not in the input as they are.
     scratch: Vec<u8>,
     refs: RefsBuffer,
@@ -41,12 +46,59 @@ struct JsonSource {
 /// to the row reader).
 const BLOCK_VALUES: usize = 4096;
 
+/// A stream's table schemas compiled once for every reader and writer opened over them (a
+/// caller sending one small message per stream pays the compile once: it took half of a
+/// one-row read).
+#[derive(Clone)]
+pub(crate) struct JsonTables {
+    schemas: Arc<[TableSchema]>,
+    tables: Arc<[Table]>,
+    scan: Arc<[Vec<row_scan::ScanColumn>]>,
+}
+
+impl JsonTables {
+    pub(crate) fn compile(schemas: &[TableSchema]) -> JsonTables {
+        JsonTables {
+            schemas: schemas.into(),
+            tables: compile_tables(schemas),
+            scan: schemas.iter().map(row_scan::scan_columns).collect(),
+        }
+    }
+
+    /// A reader of the whole of `input` (read into memory first).
+    ///
+    /// # Errors
+    /// A [`FormatError`] when reading `input` fails.
+    pub(crate) fn source(
+        &self,
+        mut input: Box<dyn Read>,
+    ) -> Result<Box<dyn RowSource>, FormatError> {
+        let mut bytes = Vec::new();
+        input
+            .read_to_end(&mut bytes)
+            .map_err(|e| FormatError::io(FORMAT, &e))?;
+        Ok(Box::new(JsonSource::new(self, bytes)))
+    }
+
+    /// A writer into `output`.
+    pub(crate) fn sink(&self, output: Box<dyn Write>) -> Box<dyn RowSink> {
+        Box::new(JsonSink {
+            schemas: self.schemas.clone(),
+            output,
+            // Grown as rows come (see the tree formats' sink).
+            buffer: Vec::new(),
+            positions: PositionWriter::default(),
+            rows: 0,
+        })
+    }
+}
+
 impl JsonSource {
-    fn new(schemas: &[TableSchema], input: Vec<u8>) -> JsonSource {
+    fn new(tables: &JsonTables, input: Vec<u8>) -> JsonSource {
         JsonSource {
             input,
-            rows: JsonRows::new(schemas),
-            scan: schemas.iter().map(row_scan::scan_columns).collect(),
+            rows: JsonRows::new(tables.tables.clone()),
+            scan: tables.scan.clone(),
             cells: Vec::new(),
             scratch: Vec::new(),
             refs: RefsBuffer::default(),
@@ -162,19 +214,8 @@ impl RowSource for JsonSource {
     }
 }
 
-pub(crate) fn source(
-    schemas: &[TableSchema],
-    mut input: Box<dyn Read>,
-) -> Result<Box<dyn RowSource>, FormatError> {
-    let mut bytes = Vec::new();
-    input
-        .read_to_end(&mut bytes)
-        .map_err(|e| FormatError::io(FORMAT, &e))?;
-    Ok(Box::new(JsonSource::new(schemas, bytes)))
-}
-
 struct JsonSink {
-    schemas: Vec<TableSchema>,
+    schemas: Arc<[TableSchema]>,
     output: Box<dyn Write>,
     buffer: Vec<u8>,
     positions: PositionWriter,
@@ -297,20 +338,6 @@ impl RowSink for JsonSink {
         self.buffer.clear();
         Ok(())
     }
-}
-
-pub(crate) fn sink(
-    schemas: &[TableSchema],
-    output: Box<dyn Write>,
-) -> Result<Box<dyn RowSink>, FormatError> {
-    Ok(Box::new(JsonSink {
-        schemas: schemas.to_vec(),
-        output,
-        // Grown as rows come (see the tree formats' sink).
-        buffer: Vec::new(),
-        positions: PositionWriter::default(),
-        rows: 0,
-    }))
 }
 
 #[cfg(test)]

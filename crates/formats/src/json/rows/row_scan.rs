@@ -22,42 +22,37 @@
 //!   other strings decoded by the row reader's own string parser; then the JSON-to-value
 //!   rules of `value_from_json` and the column's check ([`ColumnCheck::write`], which agrees
 //!   with `check_value`);
-//! - every other column (composites, `yson`, decimals, uuids, ...) goes through the row
-//!   reader's own steps for one value — parse, `value_from_json`, `check_value` — and then the
-//!   interface's binary YSON, exactly as [`OwnedRefs`](crate::table::OwnedRefs) spells it;
+//! - composite columns spelled as the writer spells them are transcoded straight to the
+//!   interface's binary YSON (`composite_scan`); one spelled otherwise, and every other
+//!   column (`yson`, decimals, uuids, dates, variants, dicts, ...) goes through the row
+//!   reader's own steps for one value — parse, `value_from_json`, `check_value` — and then
+//!   the interface's binary YSON, exactly as [`OwnedRefs`](crate::table::OwnedRefs) spells it;
 //! - columns after the last key are null when nullable (else the row reader reports them).
 //!
 //! [`Json`]: super::parse::Json
 //! [`Value`]: shapeshift_types::Value
 //! [`ColumnCheck::write`]: crate::table::values::ColumnCheck
 
-use shapeshift_types::{check_value, PrimitiveType, TableSchema, Type, Value, ValueRef};
+use shapeshift_types::{check_value, TableSchema, Type, Value};
 
-use crate::json::parse::{decoded_string, number, plain_string, Number, Parser};
-use crate::json::{narrow_float, non_finite, value_from_json, write_key};
+use crate::json::parse::Parser;
+use crate::json::{value_from_json, write_key};
 use crate::table::values::{ColumnCheck, ColumnKind};
 use crate::table::yson_binary;
 
-/// The JSON tokens a plain scalar column takes, by its physical type.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum FastScalar {
-    Bool,
-    Int64,
-    Uint64,
-    Double,
-    /// A `float` column: a number as the f32 it names.
-    Float,
-    /// Bytes (`string`, `utf8`).
-    String,
-}
+use super::composite_scan::{composite_cell, Shape};
+use super::scalar_scan::{fast_scalar, fast_value, Cell, FastScalar, Span};
 
 /// How the scan reads one column, compiled per table.
 pub(super) struct ScanColumn {
     /// `"name":` as the writer spells it.
     key: Vec<u8>,
     check: ColumnCheck,
-    /// `None`: the value goes through the row reader's steps.
+    /// `None`: the value is a composite's (when `composite` has its shape) or goes
+    /// through the row reader's steps.
     fast: Option<FastScalar>,
+    /// A composite column's shape, when its type has one.
+    composite: Option<Shape>,
 }
 
 impl ScanColumn {
@@ -71,6 +66,9 @@ impl ScanColumn {
             fast: (check.kind == ColumnKind::Scalar)
                 .then(|| fast_scalar(ty))
                 .flatten(),
+            composite: (check.kind == ColumnKind::Composite)
+                .then(|| Shape::compile(ty))
+                .flatten(),
         }
     }
 }
@@ -82,74 +80,6 @@ pub(super) fn scan_columns(schema: &TableSchema) -> Vec<ScanColumn> {
         .iter()
         .map(|c| ScanColumn::new(&c.name, &c.ty))
         .collect()
-}
-
-/// The fast scalar of a plain primitive column (optional or not), `None` for the rest.
-fn fast_scalar(ty: &Type) -> Option<FastScalar> {
-    use PrimitiveType as P;
-    let ty = match ty.untagged() {
-        Type::Optional(item) => item.untagged(),
-        other => other,
-    };
-    let Type::Primitive(primitive) = ty else {
-        return None;
-    };
-    // Only types whose check is a range or UTF-8: the rest (json, uuid, dates, ...) keep the
-    // row reader's steps.
-    Some(match primitive {
-        P::Bool => FastScalar::Bool,
-        P::Int8 | P::Int16 | P::Int32 | P::Int64 => FastScalar::Int64,
-        P::Uint8 | P::Uint16 | P::Uint32 | P::Uint64 => FastScalar::Uint64,
-        P::Float => FastScalar::Float,
-        P::Double => FastScalar::Double,
-        P::String | P::Utf8 => FastScalar::String,
-        _ => return None,
-    })
-}
-
-/// Bytes of a value: in the input, or in the row's scratch.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(super) struct Span {
-    start: usize,
-    end: usize,
-    in_scratch: bool,
-}
-
-impl Span {
-    #[inline(always)]
-    fn bytes<'a>(self, input: &'a [u8], scratch: &'a [u8]) -> &'a [u8] {
-        let bytes = if self.in_scratch { scratch } else { input };
-        &bytes[self.start..self.end]
-    }
-}
-
-/// Where one value of a scanned row lives.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub(super) enum Cell {
-    Null,
-    Bool(bool),
-    Int64(i64),
-    Uint64(u64),
-    Double(f64),
-    String(Span),
-    Composite(Span),
-    Any(Span),
-}
-
-impl Cell {
-    #[inline(always)]
-    pub(super) fn to_ref<'a>(self, input: &'a [u8], scratch: &'a [u8]) -> ValueRef<'a> {
-        match self {
-            Cell::Null => ValueRef::Null,
-            Cell::Bool(v) => ValueRef::Bool(v),
-            Cell::Int64(v) => ValueRef::Int64(v),
-            Cell::Uint64(v) => ValueRef::Uint64(v),
-            Cell::Double(v) => ValueRef::Double(v),
-            Cell::String(span) => ValueRef::String(span.bytes(input, scratch)),
-            Cell::Composite(span) => ValueRef::Composite(span.bytes(input, scratch)),
-            Cell::Any(span) => ValueRef::Any(span.bytes(input, scratch)),
-        }
-    }
 }
 
 /// Scans the row object at `input[start]` (a `{`), appending one cell per column of `schema`
@@ -175,9 +105,15 @@ pub(super) fn scan_row(
             }
             at += column.key.len();
             let ty = &schema.columns[cells.len() - base].ty;
-            let cell = match column.fast {
-                Some(fast) => fast_value(input, &mut at, fast, column.check, ty, scratch)?,
-                None => general_value(input, &mut at, ty, column.check.kind, scratch)?,
+            let cell = match (column.fast, &column.composite) {
+                (Some(fast), _) => fast_value(input, &mut at, fast, column.check, ty, scratch)?,
+                (None, Some(shape)) => {
+                    match composite_cell(input, &mut at, shape, column.check.nullable, scratch) {
+                        Some(cell) => cell,
+                        None => general_value(input, &mut at, ty, column.check.kind, scratch)?,
+                    }
+                }
+                (None, None) => general_value(input, &mut at, ty, column.check.kind, scratch)?,
             };
             cells.push(cell);
             match *input.get(at)? {
@@ -195,86 +131,6 @@ pub(super) fn scan_row(
         cells.push(Cell::Null);
     }
     Some(at + 1)
-}
-
-/// A scalar of a plain column at `*at`.
-#[inline(always)]
-fn fast_value(
-    input: &[u8],
-    at: &mut usize,
-    fast: FastScalar,
-    check: ColumnCheck,
-    ty: &Type,
-    scratch: &mut Vec<u8>,
-) -> Option<Cell> {
-    let (value, cell) = match (*input.get(*at)?, fast) {
-        (b'n', _) => {
-            if !check.nullable || !input[*at..].starts_with(b"null") {
-                return None;
-            }
-            *at += 4;
-            return Some(Cell::Null);
-        }
-        (b't', FastScalar::Bool) if input[*at..].starts_with(b"true") => {
-            *at += 4;
-            return Some(Cell::Bool(true));
-        }
-        (b'f', FastScalar::Bool) if input[*at..].starts_with(b"false") => {
-            *at += 5;
-            return Some(Cell::Bool(false));
-        }
-        (b'-' | b'0'..=b'9', _) => {
-            let value = match (number(input, at)?, fast) {
-                (Number::Int(v), FastScalar::Int64) => ValueRef::Int64(v),
-                (Number::Int(v), FastScalar::Uint64) => ValueRef::Uint64(u64::try_from(v).ok()?),
-                (Number::Uint(v), FastScalar::Uint64) => ValueRef::Uint64(v),
-                (Number::Int(v), FastScalar::Double) => ValueRef::Double(v as f64),
-                (Number::Float(v), FastScalar::Double) => ValueRef::Double(v),
-                (Number::Int(v), FastScalar::Float) => ValueRef::Double(narrow_float(v as f64)),
-                (Number::Float(v), FastScalar::Float) => ValueRef::Double(narrow_float(v)),
-                _ => return None,
-            };
-            let cell = match value {
-                ValueRef::Int64(v) => Cell::Int64(v),
-                ValueRef::Uint64(v) => Cell::Uint64(v),
-                ValueRef::Double(v) => Cell::Double(v),
-                _ => return None,
-            };
-            (value, cell)
-        }
-        (b'"', FastScalar::String) => match plain_string(input, at) {
-            Some((start, end)) => (
-                ValueRef::String(&input[start..end]),
-                Cell::String(Span {
-                    start,
-                    end,
-                    in_scratch: false,
-                }),
-            ),
-            None => {
-                // Escapes or bytes above ASCII: the row reader's string parser, into scratch.
-                let (start, end) = decoded_string(input, at, scratch)?;
-                check
-                    .write(ValueRef::String(&scratch[start..end]), ty)
-                    .ok()?;
-                return Some(Cell::String(Span {
-                    start,
-                    end,
-                    in_scratch: true,
-                }));
-            }
-        },
-        (b'"', FastScalar::Double | FastScalar::Float) => {
-            // "nan", "inf", "-inf": plain strings only (an escaped one is the reader's).
-            let (start, end) = plain_string(input, at)?;
-            let v = non_finite(std::str::from_utf8(&input[start..end]).ok()?)?;
-            (ValueRef::Double(v), Cell::Double(v))
-        }
-        _ => return None,
-    };
-    // The type's range or UTF-8: what `check_value` asks of the value.
-    check.write(value, ty).ok()?;
-    Some(cell)
 }
 
 /// A value through the row reader's own steps, then as the interface carries it.
@@ -325,6 +181,7 @@ fn general_value(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::json::parse::{number, Number};
 
     fn number_of(text: &str) -> Option<Number> {
         let mut input = text.as_bytes().to_vec();

@@ -8,7 +8,7 @@ use shapeshift_types::{
     ColumnSchema, Member, Node, NodeValue, PrimitiveType, TableSchema, Type, Value,
 };
 
-use super::{sink, JsonSource};
+use super::{JsonSource, JsonTables};
 use crate::table::{FormatError, RowPosition, RowSource};
 
 fn arb_type() -> impl Strategy<Value = Type> {
@@ -35,7 +35,27 @@ fn arb_type() -> impl Strategy<Value = Type> {
             p(PrimitiveType::String),
             p(PrimitiveType::Int64)
         )),
-        Just(p(PrimitiveType::Yson)),
+        // Nested composites (the scan transcodes them straight to YSON): structs in lists,
+        // optional structs, lists of optionals, tuples, narrow and float members, and a
+        // member the transcoding leaves to the row reader (a date).
+        Just(Type::list(Type::Struct(vec![
+            Member::new("u", p(PrimitiveType::Utf8)),
+            Member::new("t", Type::optional(p(PrimitiveType::Utf8))),
+            Member::new("w", p(PrimitiveType::Uint8)),
+            Member::new("l", Type::list(Type::optional(p(PrimitiveType::Float)))),
+        ]))),
+        Just(Type::optional(Type::Struct(vec![
+            Member::new("s", p(PrimitiveType::String)),
+            Member::new(
+                "p",
+                Type::Tuple(vec![p(PrimitiveType::Int8), p(PrimitiveType::Bool)])
+            ),
+            Member::new("e", Type::Struct(vec![])),
+        ]))),
+        Just(Type::Struct(vec![
+            Member::new("d", p(PrimitiveType::Date)),
+            Member::new("x", p(PrimitiveType::Double)),
+        ])),
         Just(Type::optional(p(PrimitiveType::Yson))),
     ]
 }
@@ -88,6 +108,10 @@ fn arb_value(ty: &Type) -> BoxedStrategy<Value> {
         Type::Struct(members) => {
             let members: Vec<_> = members.iter().map(|m| arb_value(&m.ty)).collect();
             members.prop_map(Value::Tuple).boxed()
+        }
+        Type::Tuple(elements) => {
+            let elements: Vec<_> = elements.iter().map(arb_value).collect();
+            elements.prop_map(Value::Tuple).boxed()
         }
         Type::Dict { key, value } => {
             proptest::collection::vec((arb_value(key), arb_value(value)), 0..3)
@@ -143,7 +167,7 @@ fn arb_case() -> impl Strategy<Value = Case> {
 
 fn write(schemas: &[TableSchema], rows: &[(RowPosition, Vec<Value>)]) -> Vec<u8> {
     let out = SharedOutput::default();
-    let mut sink = sink(schemas, Box::new(out.clone())).unwrap();
+    let mut sink = JsonTables::compile(schemas).sink(Box::new(out.clone()));
     for (position, values) in rows {
         sink.write_owned_row(position, values).unwrap();
     }
@@ -163,7 +187,7 @@ fn read(
     scan_rows: bool,
     blocks_every: Option<usize>,
 ) -> (Vec<ReadRow>, Option<FormatError>) {
-    let mut source = JsonSource::new(schemas, bytes.to_vec());
+    let mut source = JsonSource::new(&JsonTables::compile(schemas), bytes.to_vec());
     source.scan_rows = scan_rows;
     let mut rows = Vec::new();
     for turn in 1.. {
