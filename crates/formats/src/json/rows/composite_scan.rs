@@ -41,14 +41,15 @@ pub(super) enum Shape {
     /// `optional<T>` of a `T` that is not nullable: `null` is `#`, else `T`'s value.
     Optional(Box<Shape>),
     List(Box<Shape>),
-    Struct(Vec<StructMember>),
-    Tuple(Vec<Shape>),
+    Struct(Vec<Member>),
+    Tuple(Vec<Member>),
 }
 
-pub(super) struct StructMember {
-    /// `"name":` as the writer spells it.
+/// A struct's member or a tuple's element.
+pub(super) struct Member {
+    /// `"name":` as the writer spells it; empty for a tuple's element.
     key: Vec<u8>,
-    /// The name as a binary YSON string, then `=`.
+    /// The name as a binary YSON string, then `=`; empty for a tuple's element.
     yson_key: Vec<u8>,
     shape: Shape,
 }
@@ -76,7 +77,7 @@ impl Shape {
                         let mut yson_key = Vec::new();
                         yson_binary::string(&mut yson_key, member.name.as_bytes());
                         yson_key.push(b'=');
-                        Some(StructMember {
+                        Some(Member {
                             key,
                             yson_key,
                             shape: Shape::compile(&member.ty)?,
@@ -84,9 +85,18 @@ impl Shape {
                     })
                     .collect::<Option<_>>()?,
             ),
-            Type::Tuple(elements) => {
-                Shape::Tuple(elements.iter().map(Shape::compile).collect::<Option<_>>()?)
-            }
+            Type::Tuple(elements) => Shape::Tuple(
+                elements
+                    .iter()
+                    .map(|ty| {
+                        Some(Member {
+                            key: Vec::new(),
+                            yson_key: Vec::new(),
+                            shape: Shape::compile(ty)?,
+                        })
+                    })
+                    .collect::<Option<_>>()?,
+            ),
             _ => return None,
         })
     }
@@ -126,7 +136,7 @@ pub(super) fn composite_cell(
 /// Appends the binary YSON of the value at `input[*at]` to `out` and moves `*at` past it;
 /// `None` when the text is not spelled as the writer spells it (then `*at` and `out` hold
 /// partial work for the caller to undo).
-pub(super) fn transcode(
+fn transcode(
     input: &[u8],
     at: &mut usize,
     shape: &Shape,
@@ -180,38 +190,39 @@ pub(super) fn transcode(
             }
             out.push(b']');
         }
-        Shape::Struct(members) => {
-            expect(input, at, b'{')?;
-            out.push(b'{');
-            for (i, member) in members.iter().enumerate() {
-                if i > 0 {
-                    expect(input, at, b',')?;
-                }
-                if !input.get(*at..)?.starts_with(&member.key) {
-                    return None;
-                }
-                *at += member.key.len();
-                out.extend_from_slice(&member.yson_key);
-                transcode(input, at, &member.shape, out)?;
-                out.push(b';');
-            }
-            expect(input, at, b'}')?;
-            out.push(b'}');
-        }
-        Shape::Tuple(elements) => {
-            expect(input, at, b'[')?;
-            out.push(b'[');
-            for (i, element) in elements.iter().enumerate() {
-                if i > 0 {
-                    expect(input, at, b',')?;
-                }
-                transcode(input, at, element, out)?;
-                out.push(b';');
-            }
-            expect(input, at, b']')?;
-            out.push(b']');
-        }
+        // A struct's members by key, a tuple's elements by place: `{...}` and `[...]` alike
+        // in both texts.
+        Shape::Struct(members) => sequence(input, at, members, *b"{}", out)?,
+        Shape::Tuple(elements) => sequence(input, at, elements, *b"[]", out)?,
     }
+    Some(())
+}
+
+/// A struct's members or a tuple's elements between `brackets`, each after its key (none for
+/// a tuple's).
+fn sequence(
+    input: &[u8],
+    at: &mut usize,
+    members: &[Member],
+    brackets: [u8; 2],
+    out: &mut Vec<u8>,
+) -> Option<()> {
+    expect(input, at, brackets[0])?;
+    out.push(brackets[0]);
+    for (i, member) in members.iter().enumerate() {
+        if i > 0 {
+            expect(input, at, b',')?;
+        }
+        if !input.get(*at..)?.starts_with(&member.key) {
+            return None;
+        }
+        *at += member.key.len();
+        out.extend_from_slice(&member.yson_key);
+        transcode(input, at, &member.shape, out)?;
+        out.push(b';');
+    }
+    expect(input, at, brackets[1])?;
+    out.push(brackets[1]);
     Some(())
 }
 
