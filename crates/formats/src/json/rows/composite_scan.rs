@@ -136,12 +136,7 @@ pub(super) fn composite_cell(
 /// Appends the binary YSON of the value at `input[*at]` to `out` and moves `*at` past it;
 /// `None` when the text is not spelled as the writer spells it (then `*at` and `out` hold
 /// partial work for the caller to undo).
-fn transcode(
-    input: &[u8],
-    at: &mut usize,
-    shape: &Shape,
-    out: &mut Vec<u8>,
-) -> Option<()> {
+fn transcode(input: &[u8], at: &mut usize, shape: &Shape, out: &mut Vec<u8>) -> Option<()> {
     match shape {
         Shape::Scalar { fast, check, ty } => {
             let start = out.len();
