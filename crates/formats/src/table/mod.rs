@@ -31,6 +31,7 @@ pub(crate) mod other_columns;
 pub(crate) mod position;
 pub(crate) mod row_arena;
 pub(crate) mod row_refs;
+pub(crate) mod scanned_cell;
 mod shared_output;
 mod source_input;
 pub(crate) mod values;

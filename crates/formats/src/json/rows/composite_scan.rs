@@ -25,8 +25,9 @@
 
 use shapeshift_types::Type;
 
-use super::scalar_scan::{fast_scalar, fast_value, Cell, FastScalar, Span};
+use super::scalar_scan::{fast_scalar, fast_value, FastScalar};
 use crate::json::write_key;
+use crate::table::scanned_cell::{Cell, Span};
 use crate::table::values::ColumnCheck;
 use crate::table::yson_binary;
 

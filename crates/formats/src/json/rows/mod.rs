@@ -31,7 +31,7 @@ struct JsonSource {
     /// Per table: its columns compiled for the in-place scan.
     scan: Arc<[Vec<row_scan::ScanColumn>]>,
     /// The scanned rows' cells, row after row.
-    cells: Vec<scalar_scan::Cell>,
+    cells: Vec<crate::table::scanned_cell::Cell>,
     /// Bytes of the scanned rows' values that are not in the input as they are.
     scratch: Vec<u8>,
     refs: RefsBuffer,

@@ -41,7 +41,8 @@ use crate::table::values::{ColumnCheck, ColumnKind};
 use crate::table::yson_binary;
 
 use super::composite_scan::{composite_cell, Shape};
-use super::scalar_scan::{fast_scalar, fast_value, Cell, FastScalar, Span};
+use super::scalar_scan::{fast_scalar, fast_value, FastScalar};
+use crate::table::scanned_cell::{Cell, Span};
 
 /// How the scan reads one column, compiled per table.
 pub(super) struct ScanColumn {

@@ -6,6 +6,7 @@ use shapeshift_types::{PrimitiveType, Type, ValueRef};
 
 use crate::json::parse::{decoded_string, number, plain_string, Number};
 use crate::json::{narrow_float, non_finite};
+use crate::table::scanned_cell::{Cell, Span};
 use crate::table::values::ColumnCheck;
 
 /// The JSON tokens a plain scalar column takes, by its physical type.
@@ -42,51 +43,6 @@ pub(super) fn fast_scalar(ty: &Type) -> Option<FastScalar> {
         P::String | P::Utf8 => FastScalar::String,
         _ => return None,
     })
-}
-
-/// Bytes of a value: in the input, or in the row's scratch.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(super) struct Span {
-    pub(super) start: usize,
-    pub(super) end: usize,
-    pub(super) in_scratch: bool,
-}
-
-impl Span {
-    #[inline(always)]
-    fn bytes<'a>(self, input: &'a [u8], scratch: &'a [u8]) -> &'a [u8] {
-        let bytes = if self.in_scratch { scratch } else { input };
-        &bytes[self.start..self.end]
-    }
-}
-
-/// Where one value of a scanned row lives.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub(super) enum Cell {
-    Null,
-    Bool(bool),
-    Int64(i64),
-    Uint64(u64),
-    Double(f64),
-    String(Span),
-    Composite(Span),
-    Any(Span),
-}
-
-impl Cell {
-    #[inline(always)]
-    pub(super) fn to_ref<'a>(self, input: &'a [u8], scratch: &'a [u8]) -> ValueRef<'a> {
-        match self {
-            Cell::Null => ValueRef::Null,
-            Cell::Bool(v) => ValueRef::Bool(v),
-            Cell::Int64(v) => ValueRef::Int64(v),
-            Cell::Uint64(v) => ValueRef::Uint64(v),
-            Cell::Double(v) => ValueRef::Double(v),
-            Cell::String(span) => ValueRef::String(span.bytes(input, scratch)),
-            Cell::Composite(span) => ValueRef::Composite(span.bytes(input, scratch)),
-            Cell::Any(span) => ValueRef::Any(span.bytes(input, scratch)),
-        }
-    }
 }
 
 /// A scalar of a plain column (or inside a composite's shape) at `*at`.

@@ -46,6 +46,7 @@ use shapeshift_types::{TableSchema, Type, Value, ValueRef};
 use crate::table::other_columns;
 use crate::table::position::{Control, PositionReader, PositionWriter};
 use crate::table::row_refs::RefsBuffer;
+use crate::table::scanned_cell::{Cell, Span};
 use crate::table::values::{scalar_ref, value_from_ref, ColumnCheck, ColumnKind};
 use crate::table::yson_binary;
 use crate::table::{FormatError, RowBlock, RowPosition, RowRef, RowSink, RowSource};
@@ -147,71 +148,6 @@ pub(crate) fn source_over(tables: YsonTables, input: Box<dyn Read>) -> Box<dyn R
 
 mod row_scan;
 mod text_sink;
-
-/// Where one value of the row being read lives.
-#[derive(Clone, Copy, Debug, PartialEq)]
-enum Cell {
-    Null,
-    Bool(bool),
-    Int64(i64),
-    Uint64(u64),
-    Double(f64),
-    String(Span),
-    /// Binary YSON of a composite value.
-    Composite(Span),
-    /// Binary YSON of a `yson` value.
-    Any(Span),
-}
-
-/// Bytes of a value: in the row's bytes in the read buffer, or in the per-row scratch.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-struct Span {
-    start: usize,
-    end: usize,
-    in_scratch: bool,
-}
-
-impl Span {
-    #[inline(always)]
-    fn in_row(start: usize, end: usize) -> Span {
-        Span {
-            start,
-            end,
-            in_scratch: false,
-        }
-    }
-
-    #[inline(always)]
-    fn in_scratch(start: usize, end: usize) -> Span {
-        Span {
-            start,
-            end,
-            in_scratch: true,
-        }
-    }
-
-    #[inline(always)]
-    fn bytes<'a>(self, row: &'a [u8], scratch: &'a [u8]) -> &'a [u8] {
-        let bytes = if self.in_scratch { scratch } else { row };
-        &bytes[self.start..self.end]
-    }
-}
-
-impl Cell {
-    #[inline(always)]
-    fn to_ref<'a>(self, row: &'a [u8], scratch: &'a [u8]) -> ValueRef<'a> {
-        match self {
-            Cell::Null => ValueRef::Null,
-            Cell::Bool(v) => ValueRef::Bool(v),
-            Cell::Int64(v) => ValueRef::Int64(v),
-            Cell::Uint64(v) => ValueRef::Uint64(v),
-            Cell::Double(v) => ValueRef::Double(v),
-            Cell::String(span) => ValueRef::String(span.bytes(row, scratch)),
-            Cell::Composite(span) => ValueRef::Composite(span.bytes(row, scratch)),
-            Cell::Any(span) => ValueRef::Any(span.bytes(row, scratch)),
-        }
-    }
-}
 
 struct YsonRowSource {
     parser: Parser,
@@ -623,7 +559,7 @@ impl YsonRowSource {
     fn string_span(&mut self, address: usize, len: usize) -> Result<Span, FormatError> {
         if let Some(offset) = self.parser.source().offset_of_address(address, len) {
             let start = (offset - self.row_start) as usize;
-            return Ok(Span::in_row(start, start + len));
+            return Ok(Span::in_input(start, start + len));
         }
         let lent = self.parser.scratch();
         if lent.as_ptr() as usize != address || lent.len() != len {

@@ -40,7 +40,8 @@ use std::mem::MaybeUninit;
 
 use shapeshift_types::ValueRef;
 
-use super::{Cell, Span, Table};
+use super::Table;
+use crate::table::scanned_cell::{Cell, Span};
 use crate::table::values::{ColumnCheck, ColumnKind, ScalarRule};
 use crate::table::yson_binary;
 use crate::yson::write_quoted;
@@ -577,7 +578,7 @@ impl Slot<'_> for Cell {
     }
     #[inline(always)]
     fn string(_: &[u8], start: usize, end: usize) -> Cell {
-        Cell::String(Span::in_row(start, end))
+        Cell::String(Span::in_input(start, end))
     }
     #[inline(always)]
     fn of_cell(cell: Cell, _: &[u8]) -> Option<Cell> {
@@ -837,7 +838,7 @@ fn scan_value(
     let start = *at;
     // The row map is one level already.
     skip_value(window, at, max_depth.saturating_sub(1))?;
-    let span = Span::in_row(start, *at);
+    let span = Span::in_input(start, *at);
     Ok(if check.kind == ColumnKind::Yson {
         Cell::Any(span)
     } else {
@@ -867,7 +868,7 @@ fn checked_cell(
         ValueRef::Int64(v) => Cell::Int64(v),
         ValueRef::Uint64(v) => Cell::Uint64(v),
         ValueRef::Double(v) => Cell::Double(v),
-        ValueRef::String(_) => Cell::String(Span::in_row(string.0, string.1)),
+        ValueRef::String(_) => Cell::String(Span::in_input(string.0, string.1)),
         ValueRef::Composite(_) | ValueRef::Any(_) => return Err(Bail::Fallback),
     })
 }
