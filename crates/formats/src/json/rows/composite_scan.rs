@@ -127,11 +127,7 @@ pub(super) fn composite_cell(
         scratch.truncate(start);
         return None;
     }
-    Some(Cell::Composite(Span {
-        start,
-        end: scratch.len(),
-        in_scratch: true,
-    }))
+    Some(Cell::Composite(Span::in_scratch(start, scratch.len())))
 }
 
 /// Appends the binary YSON of the value at `input[*at]` to `out` and moves `*at` past it;

@@ -155,11 +155,7 @@ fn general_value(
     if kind != ColumnKind::Scalar && !matches!(value, Value::Null) {
         yson_binary::value(scratch, &value, ty).ok()?;
     }
-    let span = Span {
-        start,
-        end: scratch.len(),
-        in_scratch: true,
-    };
+    let span = Span::in_scratch(start, scratch.len());
     Some(match (value, kind) {
         (Value::Null, _) => Cell::Null,
         (Value::Bool(v), _) => Cell::Bool(v),
@@ -168,11 +164,7 @@ fn general_value(
         (Value::Double(v), _) => Cell::Double(v),
         (Value::String(v), ColumnKind::Scalar) => {
             scratch.extend_from_slice(&v);
-            Cell::String(Span {
-                start,
-                end: scratch.len(),
-                in_scratch: true,
-            })
+            Cell::String(Span::in_scratch(start, scratch.len()))
         }
         (_, ColumnKind::Yson) => Cell::Any(span),
         _ => Cell::Composite(span),

@@ -93,11 +93,7 @@ pub(super) fn fast_value(
         (b'"', FastScalar::String) => match plain_string(input, at) {
             Some((start, end)) => (
                 ValueRef::String(&input[start..end]),
-                Cell::String(Span {
-                    start,
-                    end,
-                    in_scratch: false,
-                }),
+                Cell::String(Span::in_input(start, end)),
             ),
             None => {
                 // Escapes or bytes above ASCII: the row reader's string parser, into scratch.
@@ -105,11 +101,7 @@ pub(super) fn fast_value(
                 check
                     .write(ValueRef::String(&scratch[start..end]), ty)
                     .ok()?;
-                return Some(Cell::String(Span {
-                    start,
-                    end,
-                    in_scratch: true,
-                }));
+                return Some(Cell::String(Span::in_scratch(start, end)));
             }
         },
         (b'"', FastScalar::Double | FastScalar::Float) => {
