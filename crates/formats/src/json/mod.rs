@@ -156,10 +156,10 @@ fn write_u64(out: &mut Vec<u8>, v: u64) {
     out.extend_from_slice(itoa::Buffer::new().format(v).as_bytes());
 }
 
-/// A finite double, shortest round trip, always with `.` or an exponent (serde_json's
-/// spelling: ryu's).
+/// A finite double, shortest round trip, always with `.` or an exponent, a positive one
+/// signed (`1e+16`): serde_json's spelling, zmij's.
 fn write_finite(out: &mut Vec<u8>, v: f64) {
-    out.extend_from_slice(ryu::Buffer::new().format_finite(v).as_bytes());
+    out.extend_from_slice(zmij::Buffer::new().format_finite(v).as_bytes());
 }
 
 fn non_finite_name(v: f64) -> &'static str {
@@ -184,7 +184,7 @@ fn write_double(out: &mut Vec<u8>, v: f64) {
 /// f64 it widens to would need "0.30000001192092896"), which reads back as the same f32.
 fn write_float(out: &mut Vec<u8>, v: f32) {
     if v.is_finite() {
-        out.extend_from_slice(ryu::Buffer::new().format_finite(v).as_bytes());
+        out.extend_from_slice(zmij::Buffer::new().format_finite(v).as_bytes());
     } else {
         write_bytes(out, non_finite_name(f64::from(v)).as_bytes());
     }

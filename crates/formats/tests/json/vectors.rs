@@ -99,7 +99,7 @@ fn floats_are_the_f32_they_hold() {
     check(
         &schema,
         Value::Double(f64::from(f32::MAX)),
-        r#"{"f":3.4028235e38}"#,
+        r#"{"f":3.4028235e+38}"#,
     );
     check(&schema, Value::Double(f64::INFINITY), r#"{"f":"inf"}"#);
     // A double in a float column is the f32 nearest it, as in every binary format.
