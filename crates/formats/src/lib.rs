@@ -1,7 +1,7 @@
 //! shapeshift's formats layer: row codecs over the types layer's value model.
 //!
 //! Three layers, each importing only those below it (`tests/layout.rs` checks), over leaf
-//! helpers all share (`varint`, `read_buffer`, `serde_error`, `byte_items`):
+//! helpers all share (`varint`, `read_buffer`, `serde_error`, `byte_items`, `utf8`, ...):
 //! - [`table`], the row interface every format implements: traits, positions, the value
 //!   convention, the shared row buffer. It names no format; it uses the binary YSON codec
 //!   for composite values, as YT's own rows do.
@@ -28,6 +28,7 @@ mod serde_error;
 pub mod skiff;
 pub mod thrift;
 mod tree;
+mod utf8;
 mod varint;
 pub mod yson;
 

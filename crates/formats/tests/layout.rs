@@ -18,7 +18,7 @@ type ModulePath = Vec<String>;
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
 enum Layer {
     /// Leaf helpers every layer shares (`varint`, `read_buffer`, `serde_error`, `byte_items`,
-    /// `scalar_range`, `index_enum`, `row_size_hint`): they import nothing of the crate.
+    /// `scalar_range`, `index_enum`, `row_size_hint`, `utf8`): they import nothing of the crate.
     Leaf,
     /// The binary YSON codec (`yson` outside `yson::rows`): what composite values are spelled in.
     YsonCodec,
@@ -38,7 +38,7 @@ fn layer(module: &[String]) -> Layer {
         Some("table") => Layer::Interface,
         Some(
             "varint" | "read_buffer" | "serde_error" | "byte_items" | "scalar_range" | "index_enum"
-            | "row_size_hint",
+            | "row_size_hint" | "utf8",
         ) => Layer::Leaf,
         Some(format) => {
             let rows = module.get(1).is_some_and(|m| m == "rows");

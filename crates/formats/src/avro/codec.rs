@@ -636,7 +636,7 @@ impl Plan {
             Plan::String => {
                 let start = r.pos;
                 let bytes = r.bytes_field()?;
-                if std::str::from_utf8(bytes).is_err() {
+                if crate::utf8::text(bytes).is_err() {
                     r.pos = start;
                     return Err(r.error("invalid UTF-8 in a string"));
                 }

@@ -476,7 +476,7 @@ pub(super) fn plainly_fits(p: PrimitiveType, value: ValueRef<'_>) -> bool {
         (P::Uint32, ValueRef::Uint64(v)) => u32::try_from(v).is_ok(),
         (P::Uint16, ValueRef::Uint64(v)) => u16::try_from(v).is_ok(),
         (P::Uint8, ValueRef::Uint64(v)) => u8::try_from(v).is_ok(),
-        (P::Utf8 | P::Json, ValueRef::String(v)) => std::str::from_utf8(v).is_ok(),
+        (P::Utf8 | P::Json, ValueRef::String(v)) => crate::utf8::text(v).is_ok(),
         _ => false,
     }
 }

@@ -59,7 +59,7 @@ pub(crate) fn encode_value<D: Dialect>(
         (_, Value::Double(v)) => D::double(out, *v),
         (_, Value::String(v)) if is_text(ty) => {
             let text =
-                std::str::from_utf8(v).map_err(|_| "invalid UTF-8 in a utf8 value".to_owned())?;
+                crate::utf8::text(v).map_err(|_| "invalid UTF-8 in a utf8 value".to_owned())?;
             D::text(out, text.as_bytes());
         }
         (_, Value::String(v)) => D::bytes(out, v),

@@ -359,9 +359,7 @@ fn decode_columns<'a, D: Dialect>(
             (ScalarPlan::Double, Item::Double(v)) => ValueRef::Double(v),
             (ScalarPlan::Bool, Item::Bool(v)) => ValueRef::Bool(v),
             (ScalarPlan::Bytes, Item::Bytes(v) | Item::Text(v)) => ValueRef::String(v),
-            (ScalarPlan::Utf8, Item::Bytes(v) | Item::Text(v))
-                if std::str::from_utf8(v).is_ok() =>
-            {
+            (ScalarPlan::Utf8, Item::Bytes(v) | Item::Text(v)) if crate::utf8::text(v).is_ok() => {
                 ValueRef::String(v)
             }
             // What the general path makes of nil in a nullable column of any kind.

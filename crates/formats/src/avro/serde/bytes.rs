@@ -34,7 +34,7 @@ pub(super) fn finish_bytes(
     match plan {
         Plan::Bytes => {}
         Plan::String => {
-            if std::str::from_utf8(bytes).is_err() {
+            if crate::utf8::text(bytes).is_err() {
                 return Err(error("bytes that are not UTF-8 into a utf8 column"));
             }
         }

@@ -95,7 +95,7 @@ impl<'de> Input<'de> {
     pub(super) fn str_field(&mut self) -> Result<&'de str> {
         let start = self.pos;
         let bytes = self.bytes_field()?;
-        std::str::from_utf8(bytes).map_err(|_| self.fail(start, "invalid UTF-8 in a string"))
+        crate::utf8::text(bytes).map_err(|_| self.fail(start, "invalid UTF-8 in a string"))
     }
 
     /// An integer of the column's YT type.

@@ -173,7 +173,7 @@ impl<'de> de::Deserializer<'de> for Deserializer<'_, 'de> {
         match self.plan {
             Plan::Bytes => {
                 let bytes = self.input.bytes_field()?;
-                match std::str::from_utf8(bytes) {
+                match crate::utf8::text(bytes) {
                     Ok(s) => visitor.visit_borrowed_str(s),
                     Err(_) => visitor.visit_borrowed_bytes(bytes),
                 }

@@ -306,7 +306,7 @@ impl<'r, 'p, 'de> Value<'r, 'p, 'de> {
                 let at = self.r.pos;
                 let v = match self.r.peek() {
                     Some(b'"') => match self.r.string()? {
-                        Text::Input(text) => std::str::from_utf8(text)
+                        Text::Input(text) => crate::utf8::text(text)
                             .ok()
                             .and_then(non_finite)
                             .ok_or_else(|| fail(at, format!("a string for {}", describe(plan))))?,
@@ -386,7 +386,7 @@ impl<'r, 'p, 'de> Value<'r, 'p, 'de> {
             BytesCheck::Any => Ok(()),
             // Printable ASCII is UTF-8.
             BytesCheck::Utf8 if matches!(text, Text::Input(_)) => Ok(()),
-            BytesCheck::Utf8 => std::str::from_utf8(bytes)
+            BytesCheck::Utf8 => crate::utf8::text(bytes)
                 .map(drop)
                 .map_err(|e| format!("bytes that are not UTF-8 ({e})")),
             BytesCheck::Uuid if bytes.len() == 16 => Ok(()),
@@ -402,7 +402,7 @@ impl<'r, 'p, 'de> Value<'r, 'p, 'de> {
             (Text::Input(bytes), false) => visitor.visit_borrowed_bytes(bytes),
             (Text::Scratch(start, end), as_str) => {
                 let bytes = &self.r.scratch[start..end];
-                match std::str::from_utf8(bytes) {
+                match crate::utf8::text(bytes) {
                     Ok(text) if as_str => visitor.visit_str(text),
                     _ => visitor.visit_bytes(bytes),
                 }
@@ -643,7 +643,7 @@ impl<'de> de::Deserializer<'de> for Value<'_, '_, 'de> {
                     Text::Input(bytes) => bytes,
                     Text::Scratch(start, end) => &self.r.scratch[start..end],
                 };
-                if *check == BytesCheck::Utf8 && std::str::from_utf8(bytes).is_err() {
+                if *check == BytesCheck::Utf8 && crate::utf8::text(bytes).is_err() {
                     return Err(fail(
                         at,
                         format!("bytes that are not UTF-8 in {}", describe(plan)),
@@ -744,7 +744,7 @@ impl<'de> de::Deserializer<'de> for Value<'_, '_, 'de> {
                     visitor.visit_enum(name)?
                 }
                 Text::Scratch(start, end) => {
-                    let name = std::str::from_utf8(&self.r.scratch[start..end])
+                    let name = crate::utf8::text(&self.r.scratch[start..end])
                         .map_err(|_| fail(at, "a variant name that is not UTF-8"))?
                         .to_owned();
                     let name: StrDeserializer<SerdeError> = name.as_str().into_deserializer();

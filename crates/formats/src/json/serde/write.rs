@@ -180,7 +180,7 @@ impl<'o, 'p> Slot<'o, 'p> {
     fn bytes_present(self, v: &[u8], closes: u32) -> Result<()> {
         let checked = match self.plan.kind {
             Kind::Bytes(BytesCheck::Any) => Ok(()),
-            Kind::Bytes(BytesCheck::Utf8) => std::str::from_utf8(v)
+            Kind::Bytes(BytesCheck::Utf8) => crate::utf8::text(v)
                 .map(drop)
                 .map_err(|e| format!("bytes that are not UTF-8 ({e})")),
             Kind::Bytes(BytesCheck::Uuid) if v.len() == 16 => Ok(()),

@@ -480,7 +480,7 @@ impl Column {
             (Rule::Double, ValueRef::Double(_)) | (Rule::Bool, ValueRef::Bool(_)) => true,
             (Rule::Float, ValueRef::Double(v)) => !(v.is_finite() && v.abs() > f64::from(f32::MAX)),
             (Rule::Bytes, ValueRef::String(_)) => true,
-            (Rule::Utf8, ValueRef::String(s)) => std::str::from_utf8(s).is_ok(),
+            (Rule::Utf8, ValueRef::String(s)) => crate::utf8::text(s).is_ok(),
             _ => false,
         }
     }

@@ -528,7 +528,7 @@ fn emit_scalar(
         Scalar::Bytes => yson_binary::string(out, cursor.len_delimited()?.bytes),
         Scalar::Utf8 => {
             let bytes = cursor.len_delimited()?.bytes;
-            if std::str::from_utf8(bytes).is_err() {
+            if crate::utf8::text(bytes).is_err() {
                 return refused(cursor, "invalid UTF-8 in a utf8 value".into());
             }
             yson_binary::string(out, bytes);

@@ -533,7 +533,7 @@ fn visit_bytes<'de, V: Visitor<'de>>(
         return Err(at(start, format!("{} bytes for a uuid of 16", bytes.len())));
     }
     let text = |bytes| {
-        std::str::from_utf8(bytes)
+        crate::utf8::text(bytes)
             .map_err(|e| at(start, format!("{} value is not UTF-8: {e}", p.name())))
     };
     match (p, hint) {
@@ -735,7 +735,7 @@ impl<'de> de::Deserializer<'de> for ValueDe<'_, 'de, '_> {
         {
             let start = self.m.offset();
             let bytes = self.bytes(b"")?;
-            let text = std::str::from_utf8(bytes)
+            let text = crate::utf8::text(bytes)
                 .map_err(|e| at(start, format!("a string value that is not UTF-8: {e}")))?;
             return visitor.visit_borrowed_str(text);
         }

@@ -368,7 +368,7 @@ impl<'w, 't> Body<'w, 't> {
     fn bytes(self, v: &[u8]) -> Result<(), SerdeError> {
         let checked = match self.ty.kind {
             Kind::Bytes(PrimitiveType::String) => Ok(()),
-            Kind::Bytes(PrimitiveType::Utf8 | PrimitiveType::Json) => std::str::from_utf8(v)
+            Kind::Bytes(PrimitiveType::Utf8 | PrimitiveType::Json) => crate::utf8::text(v)
                 .map(drop)
                 .map_err(|e| format!("bytes that are not UTF-8 ({e})")),
             Kind::Bytes(PrimitiveType::Uuid) if v.len() == 16 => Ok(()),

@@ -199,7 +199,7 @@ impl<'de> Body<'_, 'de, '_> {
                 let bytes = d.binary().map_err(wire)?;
                 check_bytes(*p, bytes).map_err(|m| at(start, m))?;
                 let text = |bytes| {
-                    std::str::from_utf8(bytes)
+                    crate::utf8::text(bytes)
                         .map_err(|e| at(start, format!("{} value is not UTF-8: {e}", p.name())))
                 };
                 match (p, hint) {
@@ -513,7 +513,7 @@ impl<'de> de::Deserializer<'de> for ValueDe<'_, 'de, '_> {
         {
             let start = self.d.pos;
             let bytes = self.d.binary().map_err(wire)?;
-            let text = std::str::from_utf8(bytes)
+            let text = crate::utf8::text(bytes)
                 .map_err(|e| at(start, format!("a string value that is not UTF-8: {e}")))?;
             return visitor.visit_borrowed_str(text);
         }

@@ -321,7 +321,7 @@ impl<'w, 't> Body<'w, 't> {
     fn bytes(self, v: &[u8]) -> Result<(), SerdeError> {
         let checked = match self.ty.kind {
             Kind::Binary(PrimitiveType::String) => Ok(()),
-            Kind::Binary(PrimitiveType::Utf8 | PrimitiveType::Json) => std::str::from_utf8(v)
+            Kind::Binary(PrimitiveType::Utf8 | PrimitiveType::Json) => crate::utf8::text(v)
                 .map(drop)
                 .map_err(|e| format!("bytes that are not UTF-8 ({e})")),
             Kind::Binary(PrimitiveType::Uuid) if v.len() == 16 => Ok(()),

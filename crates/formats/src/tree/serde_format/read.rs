@@ -139,8 +139,9 @@ macro_rules! integer {
     };
 }
 
+#[inline]
 fn text(bytes: &[u8]) -> Result<&str, SerdeError> {
-    std::str::from_utf8(bytes).map_err(|e| error(format!("a text string that is not UTF-8: {e}")))
+    crate::utf8::text(bytes).map_err(|e| error(format!("a text string that is not UTF-8: {e}")))
 }
 
 impl<'de, D: Dialect> de::Deserializer<'de> for &mut Deserializer<'de, D> {

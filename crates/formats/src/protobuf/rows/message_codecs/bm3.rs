@@ -48,7 +48,7 @@ impl Bm3 {
         if created > self.created
             || !self.code.admits(code)
             || !fits_f32(ratio)
-            || std::str::from_utf8(comment).is_err()
+            || crate::utf8::text(comment).is_err()
         {
             return false;
         }
@@ -137,7 +137,7 @@ impl Bm3 {
                     None => return false,
                 },
                 t if t == tag(10, LEN) => match len_delimited(cursor) {
-                    Some(bytes) if std::str::from_utf8(bytes).is_ok() => ValueRef::String(bytes),
+                    Some(bytes) if crate::utf8::text(bytes).is_ok() => ValueRef::String(bytes),
                     _ => return false,
                 },
                 _ => return false,
