@@ -26,6 +26,7 @@
 use shapeshift_types::Type;
 
 use super::scalar_scan::{fast_scalar, fast_value, FastScalar};
+use crate::json::parse::starts_with;
 use crate::json::write_key;
 use crate::table::scanned_cell::{Cell, Span};
 use crate::table::values::ColumnCheck;
@@ -205,7 +206,7 @@ fn sequence(
         if i > 0 {
             expect(input, at, b',')?;
         }
-        if !input.get(*at..)?.starts_with(&member.key) {
+        if !starts_with(input.get(*at..)?, &member.key) {
             return None;
         }
         *at += member.key.len();

@@ -35,7 +35,7 @@
 
 use shapeshift_types::{check_value, TableSchema, Type, Value};
 
-use crate::json::parse::Parser;
+use crate::json::parse::{starts_with, Parser};
 use crate::json::{value_from_json, write_key};
 use crate::table::values::{ColumnCheck, ColumnKind};
 use crate::table::yson_binary;
@@ -101,7 +101,7 @@ pub(super) fn scan_row(
         loop {
             let column = columns.get(cells.len() - base)?;
             let rest = input.get(at..)?;
-            if !rest.starts_with(&column.key) {
+            if !starts_with(rest, &column.key) {
                 return None;
             }
             at += column.key.len();

@@ -17,7 +17,9 @@ use shapeshift_types::check_decimal_binary;
 use super::describe;
 use super::plan::{BytesCheck, Kind, Member, Plan, Range};
 use crate::byte_items::ByteItems;
-use crate::json::parse::{decoded_string, number, plain_string, Number, Parser, MAX_DEPTH};
+use crate::json::parse::{
+    decoded_string, number, plain_string, starts_with, Number, Parser, MAX_DEPTH,
+};
 use crate::json::{node_from_json, non_finite};
 use crate::scalar_range::read_float;
 use crate::serde_error::SerdeError;
@@ -218,25 +220,6 @@ impl<'de> Reader<'de> {
                 )
             })
     }
-}
-
-/// `input.starts_with(prefix)` for short prefixes (keys), eight bytes at a time without a
-/// call to `memcmp`.
-#[inline]
-fn starts_with(input: &[u8], prefix: &[u8]) -> bool {
-    let Some(head) = input.get(..prefix.len()) else {
-        return false;
-    };
-    let mut a = head.chunks_exact(8);
-    let mut b = prefix.chunks_exact(8);
-    for (x, y) in (&mut a).zip(&mut b) {
-        if u64::from_le_bytes(x.try_into().unwrap_or_default())
-            != u64::from_le_bytes(y.try_into().unwrap_or_default())
-        {
-            return false;
-        }
-    }
-    a.remainder().iter().zip(b.remainder()).all(|(x, y)| x == y)
 }
 
 /// A value at the reader's place, read by `plan`.
