@@ -315,6 +315,8 @@ impl ColumnCheck {
                 !(v.is_finite() && v.abs() > f64::from(f32::MAX))
             }
             (ScalarRule::Bytes, ValueRef::String(_)) => true,
+            // core's check, not `crate::utf8::text`: that inlined here made JSON's row scan
+            // (which inlines this method) 8% slower on BM1.
             (ScalarRule::Utf8, ValueRef::String(v)) => std::str::from_utf8(v).is_ok(),
             (ScalarRule::Uuid, ValueRef::String(v)) => v.len() == 16,
             _ => false,

@@ -245,14 +245,6 @@ fn key_or_close(window: &[u8], at: &mut usize, close: u8) -> Result<bool, Bail> 
     }
 }
 
-/// True when `bytes` are UTF-8. ASCII, most text, is told in wide steps first (an OR of all
-/// bytes, which the compiler vectorises; std's validator goes word by word and costs a call);
-/// anything else is std's to decide.
-#[inline(always)]
-fn valid_utf8(bytes: &[u8]) -> bool {
-    bytes.iter().fold(0u8, |high, &b| high | b) < 0x80 || std::str::from_utf8(bytes).is_ok()
-}
-
 /// How the scan recognises one column's key and checks its scalars, compiled per table.
 pub(super) struct ScanColumn {
     binary_key: PredictedKey,
@@ -352,7 +344,7 @@ impl FastRule {
             (FastRule::Float, ValueRef::Double(v)) => {
                 !(v.is_finite() && v.abs() > f64::from(f32::MAX))
             }
-            (FastRule::Utf8, ValueRef::String(v)) => valid_utf8(v),
+            (FastRule::Utf8, ValueRef::String(v)) => crate::utf8::text(v).is_ok(),
             _ => false,
         }
     }
@@ -512,7 +504,9 @@ fn binary_entry<'w, S: Slot<'w>>(
             let start = value_at + 1 + length;
             let end = start.checked_add(length_of_bytes)?;
             let bytes = window.get(start..end)?;
-            if takes & TAKES_BYTES == 0 && (takes & TAKES_UTF8 == 0 || !valid_utf8(bytes)) {
+            if takes & TAKES_BYTES == 0
+                && (takes & TAKES_UTF8 == 0 || crate::utf8::text(bytes).is_err())
+            {
                 return None;
             }
             (S::string(window, start, end), end)
