@@ -339,8 +339,20 @@ pub type ItemReader<'a> = tree::ItemReader<'a, Cbor>;
 /// the value's own `Serialize` error.
 pub fn to_vec<T: serde::Serialize + ?Sized>(value: &T) -> Result<Vec<u8>, SerdeError> {
     let mut out = Vec::with_capacity(128);
-    tree::serde_format::to_vec_into::<Cbor, T>(value, &mut out)?;
+    to_vec_into(value, &mut out)?;
     Ok(out)
+}
+
+/// Appends `value` to `out` as [`to_vec`] writes it (a buffer reused across calls keeps its
+/// capacity). On error `out` holds what was written before it.
+///
+/// # Errors
+/// As [`to_vec`].
+pub fn to_vec_into<T: serde::Serialize + ?Sized>(
+    value: &T,
+    out: &mut Vec<u8>,
+) -> Result<(), SerdeError> {
+    tree::serde_format::to_vec_into::<Cbor, T>(value, out)
 }
 
 /// A serde value from CBOR bytes holding exactly one item (definite lengths).

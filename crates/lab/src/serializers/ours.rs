@@ -377,14 +377,26 @@ impl Typed {
     /// A value that does not fit the schema.
     pub fn to_vec<T: Serialize + ?Sized>(&self, value: &T) -> Result<Vec<u8>, String> {
         let mut out = Vec::new();
-        match self {
-            Typed::Thrift(codec) => codec.serialize(value, &mut out),
-            Typed::Avro(codec) => codec.serialize(value, &mut out),
-            Typed::Json(codec) => codec.serialize(value, &mut out),
-            Typed::Protobuf(codec) => codec.serialize(value, &mut out),
-        }
-        .map_err(|e| e.to_string())?;
+        self.append(value, &mut out)?;
         Ok(out)
+    }
+
+    /// Appends the bytes of `value` to `out`.
+    ///
+    /// # Errors
+    /// A value that does not fit the schema.
+    pub fn append<T: Serialize + ?Sized>(
+        &self,
+        value: &T,
+        out: &mut Vec<u8>,
+    ) -> Result<(), String> {
+        match self {
+            Typed::Thrift(codec) => codec.serialize(value, out),
+            Typed::Avro(codec) => codec.serialize(value, out),
+            Typed::Json(codec) => codec.serialize(value, out),
+            Typed::Protobuf(codec) => codec.serialize(value, out),
+        }
+        .map_err(|e| e.to_string())
     }
 
     /// The value of `bytes`.

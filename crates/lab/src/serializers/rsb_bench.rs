@@ -38,7 +38,11 @@ pub struct DatasetMeasurement {
 
 /// Serialize and deserialize a whole dataset of type `T`.
 pub trait DataCodec<T> {
-    fn serialize(&self, data: &T) -> Result<Vec<u8>, String>;
+    /// Appends the bytes of `data` to `out`. The benchmark serializes into a buffer kept
+    /// across iterations (its `serialize_buffer`), so the timing loop hands the same cleared
+    /// buffer every time: what is timed is encoding, not the allocator's handling of a fresh
+    /// multi-megabyte vector (which made single runs bimodal by a quarter).
+    fn serialize(&self, data: &T, out: &mut Vec<u8>) -> Result<(), String>;
     fn deserialize(&self, bytes: &[u8]) -> Result<T, String>;
 }
 
@@ -54,21 +58,17 @@ pub enum SerdeCrate {
 }
 
 impl<T: Serialize + DeserializeOwned> DataCodec<T> for SerdeCrate {
-    fn serialize(&self, data: &T) -> Result<Vec<u8>, String> {
+    fn serialize(&self, data: &T, out: &mut Vec<u8>) -> Result<(), String> {
         match self {
-            SerdeCrate::SerdeJson => serde_json::to_vec(data).map_err(|e| e.to_string()),
-            SerdeCrate::SonicRs => sonic_rs::to_vec(data).map_err(|e| e.to_string()),
-            SerdeCrate::RmpSerde => rmp_serde::to_vec(data).map_err(|e| e.to_string()),
-            SerdeCrate::Ciborium => {
-                let mut out = Vec::new();
-                ciborium::into_writer(data, &mut out).map_err(|e| e.to_string())?;
-                Ok(out)
-            }
+            SerdeCrate::SerdeJson => serde_json::to_writer(out, data).map_err(|e| e.to_string()),
+            SerdeCrate::SonicRs => sonic_rs::to_writer(out, data).map_err(|e| e.to_string()),
+            SerdeCrate::RmpSerde => rmp_serde::encode::write(out, data).map_err(|e| e.to_string()),
+            SerdeCrate::Ciborium => ciborium::into_writer(data, out).map_err(|e| e.to_string()),
             SerdeCrate::OursMsgpack => {
-                shapeshift_formats::msgpack::to_vec(data).map_err(|e| e.to_string())
+                shapeshift_formats::msgpack::to_vec_into(data, out).map_err(|e| e.to_string())
             }
             SerdeCrate::OursCbor => {
-                shapeshift_formats::cbor::to_vec(data).map_err(|e| e.to_string())
+                shapeshift_formats::cbor::to_vec_into(data, out).map_err(|e| e.to_string())
             }
         }
     }
@@ -89,11 +89,15 @@ impl<T: Serialize + DeserializeOwned> DataCodec<T> for SerdeCrate {
     }
 }
 
-pub struct BitcodeCrate;
+/// bitcode with its reusable `Buffer` (the benchmark's way); its bytes are copied out, a
+/// memcpy against bitcode's own encoding time.
+#[derive(Default)]
+pub struct BitcodeCrate(std::cell::RefCell<bitcode::Buffer>);
 
 impl<T: bitcode::Encode + bitcode::DecodeOwned> DataCodec<T> for BitcodeCrate {
-    fn serialize(&self, data: &T) -> Result<Vec<u8>, String> {
-        Ok(bitcode::encode(data))
+    fn serialize(&self, data: &T, out: &mut Vec<u8>) -> Result<(), String> {
+        out.extend_from_slice(self.0.borrow_mut().encode(data));
+        Ok(())
     }
 
     fn deserialize(&self, bytes: &[u8]) -> Result<T, String> {
@@ -108,11 +112,10 @@ pub struct AvroCrate {
 }
 
 impl<T: Serialize + DeserializeOwned> DataCodec<T> for AvroCrate {
-    fn serialize(&self, data: &T) -> Result<Vec<u8>, String> {
-        let mut out = Vec::new();
-        apache_avro::write_avro_datum_ref(&self.schema, data, &mut out)
-            .map_err(|e| e.to_string())?;
-        Ok(out)
+    fn serialize(&self, data: &T, out: &mut Vec<u8>) -> Result<(), String> {
+        apache_avro::write_avro_datum_ref(&self.schema, data, out)
+            .map(drop)
+            .map_err(|e| e.to_string())
     }
 
     fn deserialize(&self, mut bytes: &[u8]) -> Result<T, String> {
@@ -133,23 +136,23 @@ pub enum OursTable {
 }
 
 impl<T: TableRows> DataCodec<T> for OursTable {
-    fn serialize(&self, data: &T) -> Result<Vec<u8>, String> {
+    fn serialize(&self, data: &T, out: &mut Vec<u8>) -> Result<(), String> {
         match self {
+            // The interface writes to its own sink (a stream of any format), then hands the
+            // bytes over.
             OursTable::Interface(kind, schema) => {
-                interface_write(*kind, schema, |write| data.for_each_row(|row| write(&row)))
+                *out =
+                    interface_write(*kind, schema, |write| data.for_each_row(|row| write(&row)))?;
+                Ok(())
             }
-            OursTable::Codec(codec) => {
-                let mut out = Vec::new();
-                data.for_each_row(|row| {
-                    let at = out.len();
-                    out.extend_from_slice(&[0; 4]);
-                    codec.encode(&row, &mut out)?;
-                    let len = u32::try_from(out.len() - at - 4).map_err(|e| e.to_string())?;
-                    out[at..at + 4].copy_from_slice(&len.to_le_bytes());
-                    Ok(())
-                })?;
-                Ok(out)
-            }
+            OursTable::Codec(codec) => data.for_each_row(|row| {
+                let at = out.len();
+                out.extend_from_slice(&[0; 4]);
+                codec.encode(&row, out)?;
+                let len = u32::try_from(out.len() - at - 4).map_err(|e| e.to_string())?;
+                out[at..at + 4].copy_from_slice(&len.to_le_bytes());
+                Ok(())
+            }),
         }
     }
 
@@ -177,8 +180,8 @@ impl<T: TableRows> DataCodec<T> for OursTable {
 
 /// A schema format's typed path on the dataset's structs.
 impl<T: Serialize + DeserializeOwned> DataCodec<T> for Typed {
-    fn serialize(&self, data: &T) -> Result<Vec<u8>, String> {
-        self.to_vec(data)
+    fn serialize(&self, data: &T, out: &mut Vec<u8>) -> Result<(), String> {
+        self.append(data, out)
     }
 
     fn deserialize(&self, bytes: &[u8]) -> Result<T, String> {
@@ -236,7 +239,7 @@ where
             (Side::Crate, "sonic-rs") => Box::new(SerdeCrate::SonicRs),
             (Side::Crate, "rmp-serde") => Box::new(SerdeCrate::RmpSerde),
             (Side::Crate, "ciborium") => Box::new(SerdeCrate::Ciborium),
-            (Side::Crate, "bitcode") => Box::new(BitcodeCrate),
+            (Side::Crate, "bitcode") => Box::new(BitcodeCrate::default()),
             (Side::Crate, "apache-avro") => Box::new(AvroCrate {
                 schema: Schema::parse_str(avro_schema).map_err(|e| e.to_string())?,
             }),
@@ -280,9 +283,10 @@ where
         if !only.is_empty() && !only.contains(&info.name) {
             continue;
         }
+        let mut bytes = Vec::new();
         let round_trip = codec
-            .serialize(data)
-            .and_then(|bytes| codec.deserialize(&bytes).map(|back| (bytes, back)));
+            .serialize(data, &mut bytes)
+            .and_then(|()| codec.deserialize(&bytes).map(|back| (bytes, back)));
         let bytes = match round_trip {
             Ok((bytes, back)) if &back == data => bytes,
             Ok(_) => return Err(format!("{dataset}: {}: the round trip differs", info.name)),
@@ -298,7 +302,11 @@ where
         progress(&format!("{dataset}: {} ({} bytes)", info.name, bytes.len()));
         let (zlib, zstd) = compressed_sizes(&bytes)?;
         measured.push((info.name.clone(), bytes.len(), zlib, zstd));
-        ops.push(timed(trials, move || codec.serialize(data).map(drop))?);
+        let mut buffer = Vec::new();
+        ops.push(timed(trials, move || {
+            buffer.clear();
+            codec.serialize(data, &mut buffer)
+        })?);
         ops.push(timed(trials, move || codec.deserialize(&bytes).map(drop))?);
     }
     let mut columns = interleave(trials.trials, &mut ops)

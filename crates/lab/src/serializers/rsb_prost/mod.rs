@@ -22,8 +22,8 @@ pub trait ProstDataset: Sized {
 }
 
 impl<T: ProstDataset> DataCodec<T> for ProstCrate {
-    fn serialize(&self, data: &T) -> Result<Vec<u8>, String> {
-        Ok(prost::Message::encode_to_vec(&data.to_message()))
+    fn serialize(&self, data: &T, out: &mut Vec<u8>) -> Result<(), String> {
+        prost::Message::encode(&data.to_message(), out).map_err(|e| e.to_string())
     }
 
     fn deserialize(&self, bytes: &[u8]) -> Result<T, String> {

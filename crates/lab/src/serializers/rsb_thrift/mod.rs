@@ -26,15 +26,13 @@ pub trait ThriftDataset: Sized {
 }
 
 impl<T: ThriftDataset> DataCodec<T> for ThriftCrate {
-    fn serialize(&self, data: &T) -> Result<Vec<u8>, String> {
-        let mut out = Vec::new();
+    fn serialize(&self, data: &T, out: &mut Vec<u8>) -> Result<(), String> {
         if self.compact {
-            data.write(&mut TCompactOutputProtocol::new(&mut out))
+            data.write(&mut TCompactOutputProtocol::new(out))
         } else {
-            data.write(&mut TBinaryOutputProtocol::new(&mut out, true))
+            data.write(&mut TBinaryOutputProtocol::new(out, true))
         }
-        .map_err(err)?;
-        Ok(out)
+        .map_err(err)
     }
 
     fn deserialize(&self, mut bytes: &[u8]) -> Result<T, String> {
