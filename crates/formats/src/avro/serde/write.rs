@@ -177,6 +177,11 @@ impl<'a> ser::Serializer for Serializer<'a> {
         false
     }
 
+    // Every method is `#[inline]`: without it a non-generic trait method stays a call from
+    // the program's derived code in another crate (Avro writing of rust_serialization_
+    // benchmark's mesh: five calls per `Vector3`).
+
+    #[inline]
     fn serialize_bool(self, v: bool) -> Result<()> {
         let s = self.present();
         match s.plan {
@@ -188,18 +193,23 @@ impl<'a> ser::Serializer for Serializer<'a> {
         }
     }
 
+    #[inline]
     fn serialize_i8(self, v: i8) -> Result<()> {
         self.signed(v.into())
     }
+    #[inline]
     fn serialize_i16(self, v: i16) -> Result<()> {
         self.signed(v.into())
     }
+    #[inline]
     fn serialize_i32(self, v: i32) -> Result<()> {
         self.signed(v.into())
     }
+    #[inline]
     fn serialize_i64(self, v: i64) -> Result<()> {
         self.signed(v)
     }
+    #[inline]
     fn serialize_i128(self, v: i128) -> Result<()> {
         match i64::try_from(v) {
             Ok(v) => self.signed(v),
@@ -209,18 +219,23 @@ impl<'a> ser::Serializer for Serializer<'a> {
             },
         }
     }
+    #[inline]
     fn serialize_u8(self, v: u8) -> Result<()> {
         self.unsigned(v.into())
     }
+    #[inline]
     fn serialize_u16(self, v: u16) -> Result<()> {
         self.unsigned(v.into())
     }
+    #[inline]
     fn serialize_u32(self, v: u32) -> Result<()> {
         self.unsigned(v.into())
     }
+    #[inline]
     fn serialize_u64(self, v: u64) -> Result<()> {
         self.unsigned(v)
     }
+    #[inline]
     fn serialize_u128(self, v: u128) -> Result<()> {
         match u64::try_from(v) {
             Ok(v) => self.unsigned(v),
@@ -228,6 +243,7 @@ impl<'a> ser::Serializer for Serializer<'a> {
         }
     }
 
+    #[inline]
     fn serialize_f32(self, v: f32) -> Result<()> {
         let s = self.present();
         match s.plan {
@@ -238,6 +254,7 @@ impl<'a> ser::Serializer for Serializer<'a> {
         Ok(())
     }
 
+    #[inline]
     fn serialize_f64(self, v: f64) -> Result<()> {
         let s = self.present();
         match s.plan {
@@ -252,10 +269,12 @@ impl<'a> ser::Serializer for Serializer<'a> {
         Ok(())
     }
 
+    #[inline]
     fn serialize_char(self, v: char) -> Result<()> {
         self.serialize_str(v.encode_utf8(&mut [0; 4]))
     }
 
+    #[inline]
     fn serialize_str(self, v: &str) -> Result<()> {
         let s = self.present();
         match s.plan {
@@ -267,6 +286,7 @@ impl<'a> ser::Serializer for Serializer<'a> {
         }
     }
 
+    #[inline]
     fn serialize_bytes(self, v: &[u8]) -> Result<()> {
         let s = self.present();
         if prefixed(s.plan) {
@@ -277,6 +297,7 @@ impl<'a> ser::Serializer for Serializer<'a> {
         finish_bytes(s.plan, s.out, start, true)
     }
 
+    #[inline]
     fn serialize_none(self) -> Result<()> {
         match self.plan {
             Plan::Optional { .. } => self.out.push(0),
@@ -286,6 +307,7 @@ impl<'a> ser::Serializer for Serializer<'a> {
         Ok(())
     }
 
+    #[inline]
     fn serialize_some<T: Serialize + ?Sized>(self, value: &T) -> Result<()> {
         match self.plan {
             Plan::Optional { item, .. } => {
@@ -299,14 +321,17 @@ impl<'a> ser::Serializer for Serializer<'a> {
         }
     }
 
+    #[inline]
     fn serialize_unit(self) -> Result<()> {
         self.serialize_none()
     }
 
+    #[inline]
     fn serialize_unit_struct(self, _name: &'static str) -> Result<()> {
         self.serialize_none()
     }
 
+    #[inline]
     fn serialize_unit_variant(self, _: &'static str, index: u32, variant: &str) -> Result<()> {
         let s = self.present();
         match s.plan {
@@ -317,10 +342,12 @@ impl<'a> ser::Serializer for Serializer<'a> {
         }
     }
 
+    #[inline]
     fn serialize_newtype_struct<T: Serialize + ?Sized>(self, _: &str, value: &T) -> Result<()> {
         value.serialize(self)
     }
 
+    #[inline]
     fn serialize_newtype_variant<T: Serialize + ?Sized>(
         self,
         _: &'static str,
@@ -331,18 +358,22 @@ impl<'a> ser::Serializer for Serializer<'a> {
         value.serialize(self.alternative(index, variant)?)
     }
 
+    #[inline]
     fn serialize_seq(self, len: Option<usize>) -> Result<Compound<'a>> {
         self.sequence(len)
     }
 
+    #[inline]
     fn serialize_tuple(self, len: usize) -> Result<Compound<'a>> {
         self.sequence(Some(len))
     }
 
+    #[inline]
     fn serialize_tuple_struct(self, _: &'static str, len: usize) -> Result<Compound<'a>> {
         self.sequence(Some(len))
     }
 
+    #[inline]
     fn serialize_tuple_variant(
         self,
         _: &'static str,
@@ -353,6 +384,7 @@ impl<'a> ser::Serializer for Serializer<'a> {
         self.alternative(index, variant)?.sequence(Some(len))
     }
 
+    #[inline]
     fn serialize_map(self, len: Option<usize>) -> Result<Compound<'a>> {
         let s = self.present();
         let kind = match s.plan {
@@ -369,6 +401,7 @@ impl<'a> ser::Serializer for Serializer<'a> {
         Ok(s.compound(kind, len))
     }
 
+    #[inline]
     fn serialize_struct(self, _: &'static str, len: usize) -> Result<Compound<'a>> {
         let s = self.present();
         match s.plan {
@@ -383,6 +416,7 @@ impl<'a> ser::Serializer for Serializer<'a> {
         }
     }
 
+    #[inline]
     fn serialize_struct_variant(
         self,
         _: &'static str,
@@ -425,6 +459,7 @@ impl Compound<'_> {
         }
     }
 
+    #[inline]
     fn end(self) -> Result<()> {
         let Compound {
             out,
@@ -461,6 +496,7 @@ macro_rules! sequence_like {
         $(impl ser::$trait for Compound<'_> {
             type Ok = ();
             type Error = SerdeError;
+            #[inline]
             fn $method<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<()> {
                 self.element(value, None)
             }
@@ -481,6 +517,7 @@ sequence_like!(
 impl ser::SerializeMap for Compound<'_> {
     type Ok = ();
     type Error = SerdeError;
+    #[inline]
     fn serialize_key<T: Serialize + ?Sized>(&mut self, key: &T) -> Result<()> {
         match self.kind {
             Kind::Map { key: plan, .. } => {
@@ -493,6 +530,7 @@ impl ser::SerializeMap for Compound<'_> {
             _ => Err(error("a map key outside a map")),
         }
     }
+    #[inline]
     fn serialize_value<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<()> {
         match self.kind {
             Kind::Map { value: plan, .. } => value.serialize(Serializer {
@@ -502,6 +540,7 @@ impl ser::SerializeMap for Compound<'_> {
             _ => Err(error("a map value outside a map")),
         }
     }
+    #[inline]
     fn end(self) -> Result<()> {
         Compound::end(self)
     }
@@ -510,9 +549,11 @@ impl ser::SerializeMap for Compound<'_> {
 impl ser::SerializeStruct for Compound<'_> {
     type Ok = ();
     type Error = SerdeError;
+    #[inline]
     fn serialize_field<T: Serialize + ?Sized>(&mut self, key: &str, value: &T) -> Result<()> {
         self.element(value, Some(key))
     }
+    #[inline]
     fn skip_field(&mut self, key: &'static str) -> Result<()> {
         match self.kind {
             Kind::NamedMap(_) => Ok(()),
@@ -522,6 +563,7 @@ impl ser::SerializeStruct for Compound<'_> {
             ))),
         }
     }
+    #[inline]
     fn end(self) -> Result<()> {
         Compound::end(self)
     }
@@ -530,12 +572,15 @@ impl ser::SerializeStruct for Compound<'_> {
 impl ser::SerializeStructVariant for Compound<'_> {
     type Ok = ();
     type Error = SerdeError;
+    #[inline]
     fn serialize_field<T: Serialize + ?Sized>(&mut self, key: &str, value: &T) -> Result<()> {
         self.element(value, Some(key))
     }
+    #[inline]
     fn skip_field(&mut self, key: &'static str) -> Result<()> {
         ser::SerializeStruct::skip_field(self, key)
     }
+    #[inline]
     fn end(self) -> Result<()> {
         Compound::end(self)
     }
