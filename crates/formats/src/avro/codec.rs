@@ -361,6 +361,7 @@ pub(crate) fn put_long(out: &mut Vec<u8>, v: i64) {
     crate::varint::put(out, crate::varint::zigzag(v));
 }
 
+#[inline]
 pub(crate) fn put_bytes(out: &mut Vec<u8>, bytes: &[u8]) {
     put_long(out, bytes.len() as i64);
     out.extend_from_slice(bytes);

@@ -19,7 +19,7 @@ use shapeshift_types::{TableSchema, Value};
 use crate::table::FormatError;
 pub use crate::tree::serde_format::SerdeError;
 pub use crate::tree::Item;
-use crate::tree::{self, Dialect, TreeError};
+use crate::tree::{self, put_head, Dialect, TreeError};
 
 pub(crate) mod rows;
 
@@ -46,18 +46,9 @@ fn head(out: &mut Vec<u8>, major: u8, v: u64) {
     match v {
         0..=23 => out.push(m | v as u8),
         24..=0xff => out.extend_from_slice(&[m | 24, v as u8]),
-        0x100..=0xffff => {
-            out.push(m | 25);
-            out.extend_from_slice(&(v as u16).to_be_bytes());
-        }
-        0x1_0000..=0xffff_ffff => {
-            out.push(m | 26);
-            out.extend_from_slice(&(v as u32).to_be_bytes());
-        }
-        _ => {
-            out.push(m | 27);
-            out.extend_from_slice(&v.to_be_bytes());
-        }
+        0x100..=0xffff => put_head(out, m | 25, (v as u16).to_be_bytes()),
+        0x1_0000..=0xffff_ffff => put_head(out, m | 26, (v as u32).to_be_bytes()),
+        _ => put_head(out, m | 27, v.to_be_bytes()),
     }
 }
 
@@ -72,12 +63,19 @@ impl Dialect for Cbor {
     const FLOAT32_HEAD: u8 = 0xfa;
     const FALSE: u8 = 0xf4;
 
+    // The writers are `#[inline]`: the serde path's generic code is compiled in the caller's
+    // crate, where a non-generic method without it stays a call (CBOR mesh writing ran at a
+    // third of MessagePack's speed through the same serializer).
+
+    #[inline]
     fn nil(out: &mut Vec<u8>) {
         out.push(Self::NIL);
     }
+    #[inline]
     fn boolean(out: &mut Vec<u8>, v: bool) {
         out.push(if v { 0xf5 } else { 0xf4 });
     }
+    #[inline]
     fn int(out: &mut Vec<u8>, v: i64) {
         match u64::try_from(v) {
             Ok(v) => head(out, UNSIGNED, v),
@@ -85,29 +83,34 @@ impl Dialect for Cbor {
             Err(_) => head(out, NEGATIVE, !v as u64),
         }
     }
+    #[inline]
     fn uint(out: &mut Vec<u8>, v: u64) {
         head(out, UNSIGNED, v);
     }
+    #[inline]
     fn double(out: &mut Vec<u8>, v: f64) {
-        out.push(0xfb);
-        out.extend_from_slice(&v.to_be_bytes());
+        put_head(out, 0xfb, v.to_be_bytes());
     }
+    #[inline]
     fn single(out: &mut Vec<u8>, v: f32) {
-        out.push(Self::FLOAT32_HEAD);
-        out.extend_from_slice(&v.to_be_bytes());
+        put_head(out, Self::FLOAT32_HEAD, v.to_be_bytes());
     }
+    #[inline]
     fn bytes(out: &mut Vec<u8>, v: &[u8]) {
         head(out, BYTES, v.len() as u64);
         out.extend_from_slice(v);
     }
+    #[inline]
     fn text(out: &mut Vec<u8>, v: &[u8]) {
         // The bytes' UTF-8 the caller has checked.
         head(out, TEXT, v.len() as u64);
         out.extend_from_slice(v);
     }
+    #[inline]
     fn array(out: &mut Vec<u8>, len: usize) {
         head(out, ARRAY, len as u64);
     }
+    #[inline]
     fn map(out: &mut Vec<u8>, len: usize) {
         head(out, MAP, len as u64);
     }

@@ -26,7 +26,7 @@ use shapeshift_types::{TableSchema, Value};
 use crate::table::FormatError;
 pub use crate::tree::serde_format::SerdeError;
 pub use crate::tree::Item;
-use crate::tree::{self, Dialect, TreeError};
+use crate::tree::{self, put_head as head, Dialect, TreeError};
 
 pub(crate) mod rows;
 
@@ -230,14 +230,6 @@ impl Dialect for MsgPack {
         *pos = end;
         Ok(item)
     }
-}
-
-/// A marker and its big-endian argument, written with one capacity check.
-#[inline(always)]
-fn head<const N: usize>(out: &mut Vec<u8>, marker: u8, argument: [u8; N]) {
-    out.reserve(N + 1);
-    out.push(marker);
-    out.extend_from_slice(&argument);
 }
 
 /// The head of a length-prefixed item in its shortest form: the markers for a fixed form

@@ -186,6 +186,16 @@ pub trait Dialect {
     }
 }
 
+/// Appends a marker byte and its big-endian argument (at most 8 bytes) in one append:
+/// `push` then `extend_from_slice` compile to two capacity checks, `reserve` first to three.
+#[inline(always)]
+pub(crate) fn put_head<const N: usize>(out: &mut Vec<u8>, marker: u8, argument: [u8; N]) {
+    let mut whole = [0; 9];
+    whole[0] = marker;
+    whole[1..=N].copy_from_slice(&argument);
+    out.extend_from_slice(&whole[..=N]);
+}
+
 pub(super) fn mismatch(value: &Value, ty: &Type) -> String {
     format!("value {value:?} does not fit type {ty:?}")
 }

@@ -9,6 +9,7 @@ use crate::serde_error::{error, SerdeError};
 type Result<T> = std::result::Result<T, SerdeError>;
 
 /// Whether the plan's values are length-prefixed bytes (`fixed` and `decimal` are not).
+#[inline]
 pub(super) fn prefixed(plan: &Plan) -> bool {
     matches!(plan, Plan::Bytes | Plan::String | Plan::Yson)
 }

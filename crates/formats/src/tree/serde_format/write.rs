@@ -70,19 +70,27 @@ impl<D: Dialect> Compound<'_, D> {
         value.serialize(&mut *self.ser)
     }
 
-    #[inline]
+    #[inline(always)]
     fn end(self) -> Result<(), SerdeError> {
-        if let Some((start, count)) = self.pending {
-            spellable(count)?;
-            let mut header = Vec::with_capacity(9);
-            let entries = if self.map { count / 2 } else { count };
-            if self.map {
-                D::map(&mut header, entries);
-            } else {
-                D::array(&mut header, entries);
-            }
-            self.ser.out.splice(start..start, header);
+        match self.pending {
+            // The common case (serde announced the length): the header is written.
+            None => Ok(()),
+            Some((start, count)) => self.insert_header(start, count),
         }
+    }
+
+    /// Puts the header of the `count` items written since `start` in front of them.
+    #[cold]
+    fn insert_header(self, start: usize, count: usize) -> Result<(), SerdeError> {
+        spellable(count)?;
+        let mut header = Vec::with_capacity(9);
+        let entries = if self.map { count / 2 } else { count };
+        if self.map {
+            D::map(&mut header, entries);
+        } else {
+            D::array(&mut header, entries);
+        }
+        self.ser.out.splice(start..start, header);
         Ok(())
     }
 }
