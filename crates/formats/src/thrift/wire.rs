@@ -147,8 +147,9 @@ impl Encoder<'_> {
     pub fn field(&mut self, ty: WireType, id: i16, last: &mut i16) {
         match self.protocol {
             Protocol::Binary => {
-                self.out.push(ty.binary_code());
-                self.out.extend_from_slice(&id.to_be_bytes());
+                // One append (a push then an extend check the capacity twice).
+                let [high, low] = id.to_be_bytes();
+                self.out.extend_from_slice(&[ty.binary_code(), high, low]);
             }
             Protocol::Compact => self.compact_field(ty.compact_code(), id, last),
         }
