@@ -26,7 +26,7 @@ use shapeshift_types::{TableSchema, Value};
 use crate::table::FormatError;
 pub use crate::tree::serde_format::SerdeError;
 pub use crate::tree::Item;
-use crate::tree::{self, put_head as head, Dialect, TreeError};
+use crate::tree::{self, put_head, Dialect, TreeError};
 
 pub(crate) mod rows;
 
@@ -67,11 +67,11 @@ impl Dialect for MsgPack {
         } else if v >= i64::from(i8::MIN) {
             out.extend_from_slice(&[0xd0, v as u8]);
         } else if v >= i64::from(i16::MIN) {
-            head(out, 0xd1, (v as i16).to_be_bytes());
+            put_head(out, 0xd1, (v as i16).to_be_bytes());
         } else if v >= i64::from(i32::MIN) {
-            head(out, 0xd2, (v as i32).to_be_bytes());
+            put_head(out, 0xd2, (v as i32).to_be_bytes());
         } else {
-            head(out, 0xd3, v.to_be_bytes());
+            put_head(out, 0xd3, v.to_be_bytes());
         }
     }
     #[inline]
@@ -81,20 +81,20 @@ impl Dialect for MsgPack {
         } else if v <= u64::from(u8::MAX) {
             out.extend_from_slice(&[0xcc, v as u8]);
         } else if v <= u64::from(u16::MAX) {
-            head(out, 0xcd, (v as u16).to_be_bytes());
+            put_head(out, 0xcd, (v as u16).to_be_bytes());
         } else if v <= u64::from(u32::MAX) {
-            head(out, 0xce, (v as u32).to_be_bytes());
+            put_head(out, 0xce, (v as u32).to_be_bytes());
         } else {
-            head(out, 0xcf, v.to_be_bytes());
+            put_head(out, 0xcf, v.to_be_bytes());
         }
     }
     #[inline]
     fn double(out: &mut Vec<u8>, v: f64) {
-        head(out, 0xcb, v.to_bits().to_be_bytes());
+        put_head(out, 0xcb, v.to_bits().to_be_bytes());
     }
     #[inline]
     fn single(out: &mut Vec<u8>, v: f32) {
-        head(out, Self::FLOAT32_HEAD, v.to_bits().to_be_bytes());
+        put_head(out, Self::FLOAT32_HEAD, v.to_bits().to_be_bytes());
     }
     #[inline]
     fn bytes(out: &mut Vec<u8>, v: &[u8]) {
@@ -246,10 +246,10 @@ fn length_head(out: &mut Vec<u8>, len: usize, markers: [Option<u8>; 4]) {
             out.extend_from_slice(&[m8, n as u8])
         }
         ([_, _, Some(m16), _], n) if n <= usize::from(u16::MAX) => {
-            head(out, m16, (n as u16).to_be_bytes());
+            put_head(out, m16, (n as u16).to_be_bytes());
         }
         ([_, _, _, Some(m32)], n) => {
-            head(out, m32, (n as u32).to_be_bytes());
+            put_head(out, m32, (n as u32).to_be_bytes());
         }
         _ => unreachable!("every item has a 32-bit length form"),
     }

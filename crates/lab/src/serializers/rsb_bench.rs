@@ -40,8 +40,8 @@ pub struct DatasetMeasurement {
 pub trait DataCodec<T> {
     /// Appends the bytes of `data` to `out`. The benchmark serializes into a buffer kept
     /// across iterations (its `serialize_buffer`), so the timing loop hands the same cleared
-    /// buffer every time: what is timed is encoding, not the allocator's handling of a fresh
-    /// multi-megabyte vector (which made single runs bimodal by a quarter).
+    /// buffer every time: what is timed is encoding, not a fresh multi-megabyte vector's
+    /// growth (whose cost depends on the allocator's state the contender before left).
     fn serialize(&self, data: &T, out: &mut Vec<u8>) -> Result<(), String>;
     fn deserialize(&self, bytes: &[u8]) -> Result<T, String>;
 }
