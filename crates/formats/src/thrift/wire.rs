@@ -147,9 +147,8 @@ impl Encoder<'_> {
     pub fn field(&mut self, ty: WireType, id: i16, last: &mut i16) {
         match self.protocol {
             Protocol::Binary => {
-                // One append (a push then an extend check the capacity twice).
-                let [high, low] = id.to_be_bytes();
-                self.out.extend_from_slice(&[ty.binary_code(), high, low]);
+                self.out.push(ty.binary_code());
+                self.out.extend_from_slice(&id.to_be_bytes());
             }
             Protocol::Compact => self.compact_field(ty.compact_code(), id, last),
         }

@@ -383,7 +383,32 @@ impl<'w, 't> Body<'w, 't> {
     }
 
     /// A list, a byte string spelled as a sequence, a struct, or a dict, for serde's `shape`.
+    /// A struct (the common case) is opened inline, so that the derived code keeps the
+    /// `Compound` in registers: returned through memory, its reload stalled on store
+    /// forwarding (perf: half of mesh's `Vector3::serialize`); the rest out of line.
+    #[inline(always)]
     fn compound(self, len: Option<usize>, shape: Shape) -> Result<Compound<'w, 't>, SerdeError> {
+        match (shape, &self.ty.kind) {
+            (Shape::Seq | Shape::Struct, Kind::Struct { members, names }) => Ok(Compound {
+                w: self.w,
+                kind: Compose::Struct {
+                    members,
+                    names,
+                    next: 0,
+                    last: 0,
+                },
+                closes: self.closes,
+            }),
+            _ => self.compound_in_general(len, shape),
+        }
+    }
+
+    #[inline(never)]
+    fn compound_in_general(
+        self,
+        len: Option<usize>,
+        shape: Shape,
+    ) -> Result<Compound<'w, 't>, SerdeError> {
         let kind = match (shape, &self.ty.kind) {
             (Shape::Seq, Kind::List(item)) => match len {
                 Some(n) => {
@@ -412,12 +437,6 @@ impl<'w, 't> Body<'w, 't> {
                     header: Header::Pending(self.w.out.len()),
                     count: 0,
                 },
-            },
-            (Shape::Seq | Shape::Struct, Kind::Struct { members, names }) => Compose::Struct {
-                members,
-                names,
-                next: 0,
-                last: 0,
             },
             (Shape::Map, Kind::Dict { key, value }) => match len {
                 Some(n) => {
@@ -836,29 +855,13 @@ impl<'w, 't> ser::Serializer for Slot<'w, 't> {
         self.present()?.compound(len, Shape::Map)
     }
 
-    // A struct into a struct type (the common case) inline, so that the derived code keeps
-    // the `Compound` in registers: returned through memory, its reload stalled on store
-    // forwarding (perf: half of mesh's `Vector3::serialize`).
     #[inline(always)]
     fn serialize_struct(
         self,
         _name: &'static str,
         len: usize,
     ) -> Result<Compound<'w, 't>, SerdeError> {
-        let body = self.present()?;
-        if let Kind::Struct { members, names } = &body.ty.kind {
-            return Ok(Compound {
-                w: body.w,
-                kind: Compose::Struct {
-                    members,
-                    names,
-                    next: 0,
-                    last: 0,
-                },
-                closes: body.closes,
-            });
-        }
-        body.compound(Some(len), Shape::Struct)
+        self.present()?.compound(Some(len), Shape::Struct)
     }
 
     fn serialize_struct_variant(
