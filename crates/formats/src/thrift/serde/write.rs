@@ -26,8 +26,21 @@ pub(in crate::thrift) fn to_vec_into<T: Serialize + ?Sized>(
     value: &T,
     out: &mut Vec<u8>,
 ) -> Result<(), SerdeError> {
-    let mut writer = Writer {
-        protocol,
+    // The protocol as a type parameter: each scalar's path holds only its own protocol's
+    // code, small enough for the derived code to inline.
+    let written = match protocol {
+        Protocol::Binary => write::<false, T>(row, value, out),
+        Protocol::Compact => write::<true, T>(row, value, out),
+    };
+    written.map_err(|e| e.located(format_name(protocol), None))
+}
+
+fn write<const COMPACT: bool, T: Serialize + ?Sized>(
+    row: &Node,
+    value: &T,
+    out: &mut Vec<u8>,
+) -> Result<(), SerdeError> {
+    let mut writer = Writer::<COMPACT> {
         out: std::mem::take(out),
     };
     let slot = Slot {
@@ -38,20 +51,24 @@ pub(in crate::thrift) fn to_vec_into<T: Serialize + ?Sized>(
     };
     let written = value.serialize(slot);
     *out = writer.out;
-    written.map_err(|e| e.located(format_name(protocol), None))
+    written
 }
 
-/// Owns the buffer while it writes.
-struct Writer {
-    protocol: Protocol,
+/// Owns the buffer while it writes, in the compact protocol or the binary one.
+struct Writer<const COMPACT: bool> {
     out: Vec<u8>,
 }
 
-impl Writer {
+impl<const COMPACT: bool> Writer<COMPACT> {
+    const PROTOCOL: Protocol = match COMPACT {
+        true => Protocol::Compact,
+        false => Protocol::Binary,
+    };
+
     #[inline]
     fn enc(&mut self) -> Encoder<'_> {
         Encoder {
-            protocol: self.protocol,
+            protocol: Self::PROTOCOL,
             out: &mut self.out,
         }
     }
@@ -91,8 +108,8 @@ impl Field {
 }
 
 /// Where the next value goes, and how many stop fields close the structs around it after it.
-struct Slot<'w, 't> {
-    w: &'w mut Writer,
+struct Slot<'w, 't, const COMPACT: bool> {
+    w: &'w mut Writer<COMPACT>,
     ty: &'t Node,
     field: Option<Field>,
     closes: u32,
@@ -101,8 +118,8 @@ struct Slot<'w, 't> {
 /// A present value's place once optionals and wrappers are resolved: `ty` is untagged and not
 /// nullable, its field header is written (but for a bool field, whose compact header holds
 /// the value).
-struct Body<'w, 't> {
-    w: &'w mut Writer,
+struct Body<'w, 't, const COMPACT: bool> {
+    w: &'w mut Writer<COMPACT>,
     ty: &'t Node,
     bool_field: Option<Field>,
     closes: u32,
@@ -118,7 +135,7 @@ fn mismatch(what: &str, node: &Node) -> SerdeError {
     error(format!("{what} does not fit type {}", describe(&node.ty)))
 }
 
-impl<'w, 't> Slot<'w, 't> {
+impl<'w, 't, const COMPACT: bool> Slot<'w, 't, COMPACT> {
     /// A signed integer, checked against the column's range by the present value's `int`.
     #[inline(always)]
     fn signed(self, v: i64) -> Result<(), SerdeError> {
@@ -134,7 +151,7 @@ impl<'w, 't> Slot<'w, 't> {
     /// The place of a present value: its field header written, optionals and wrappers
     /// resolved.
     #[inline(always)]
-    fn present(self) -> Result<Body<'w, 't>, SerdeError> {
+    fn present(self) -> Result<Body<'w, 't, COMPACT>, SerdeError> {
         // A plain type (the common case): at most its header.
         if !self.ty.nullable {
             let mut bool_field = None;
@@ -155,7 +172,7 @@ impl<'w, 't> Slot<'w, 't> {
         self.present_nullable()
     }
 
-    fn present_nullable(self) -> Result<Body<'w, 't>, SerdeError> {
+    fn present_nullable(self) -> Result<Body<'w, 't, COMPACT>, SerdeError> {
         let Slot {
             w,
             mut ty,
@@ -246,7 +263,7 @@ impl<'w, 't> Slot<'w, 't> {
     }
 }
 
-impl<'w, 't> Body<'w, 't> {
+impl<'w, 't, const COMPACT: bool> Body<'w, 't, COMPACT> {
     #[inline(always)]
     fn done(self) -> Result<(), SerdeError> {
         self.w.stops(self.closes);
@@ -352,7 +369,7 @@ impl<'w, 't> Body<'w, 't> {
 
     /// The payload slot of variant `index` of a variant type: the union's field
     /// `index + 1` (a nullable alternative in its wrapper), closed by the union's stop.
-    fn variant(self, index: u32) -> Result<Slot<'w, 't>, SerdeError> {
+    fn variant(self, index: u32) -> Result<Slot<'w, 't, COMPACT>, SerdeError> {
         let Kind::Variant { alternatives } = &self.ty.kind else {
             return Err(mismatch(&format!("variant {index} of an enum"), self.ty));
         };
@@ -387,7 +404,11 @@ impl<'w, 't> Body<'w, 't> {
     /// `Compound` in registers: returned through memory, its reload stalled on store
     /// forwarding (perf: half of mesh's `Vector3::serialize`); the rest out of line.
     #[inline(always)]
-    fn compound(self, len: Option<usize>, shape: Shape) -> Result<Compound<'w, 't>, SerdeError> {
+    fn compound(
+        self,
+        len: Option<usize>,
+        shape: Shape,
+    ) -> Result<Compound<'w, 't, COMPACT>, SerdeError> {
         match (shape, &self.ty.kind) {
             (Shape::Seq | Shape::Struct, Kind::Struct { members, names }) => Ok(Compound {
                 w: self.w,
@@ -408,7 +429,7 @@ impl<'w, 't> Body<'w, 't> {
         self,
         len: Option<usize>,
         shape: Shape,
-    ) -> Result<Compound<'w, 't>, SerdeError> {
+    ) -> Result<Compound<'w, 't, COMPACT>, SerdeError> {
         let kind = match (shape, &self.ty.kind) {
             (Shape::Seq, Kind::List(item)) => match len {
                 Some(n) => {
@@ -520,13 +541,13 @@ enum Compose<'t> {
 }
 
 /// A compound value being written.
-struct Compound<'w, 't> {
-    w: &'w mut Writer,
+struct Compound<'w, 't, const COMPACT: bool> {
+    w: &'w mut Writer<COMPACT>,
     kind: Compose<'t>,
     closes: u32,
 }
 
-impl Compound<'_, '_> {
+impl<const COMPACT: bool> Compound<'_, '_, COMPACT> {
     /// A struct's next member (the common case) inline in the caller; the rest out of line.
     #[inline(always)]
     fn element<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<(), SerdeError> {
@@ -702,8 +723,8 @@ impl Compound<'_, '_> {
 }
 
 /// Checks a written header's count, or puts the pending header in front of the items.
-fn end_header(
-    w: &mut Writer,
+fn end_header<const COMPACT: bool>(
+    w: &mut Writer<COMPACT>,
     header: Header,
     count: usize,
     write: impl Fn(&mut Encoder<'_>, usize) -> Result<(), String>,
@@ -715,7 +736,7 @@ fn end_header(
             let mut head = Vec::new();
             write(
                 &mut Encoder {
-                    protocol: w.protocol,
+                    protocol: Writer::<COMPACT>::PROTOCOL,
                     out: &mut head,
                 },
                 count,
@@ -727,16 +748,16 @@ fn end_header(
     }
 }
 
-impl<'w, 't> ser::Serializer for Slot<'w, 't> {
+impl<'w, 't, const COMPACT: bool> ser::Serializer for Slot<'w, 't, COMPACT> {
     type Ok = ();
     type Error = SerdeError;
-    type SerializeSeq = Compound<'w, 't>;
-    type SerializeTuple = Compound<'w, 't>;
-    type SerializeTupleStruct = Compound<'w, 't>;
-    type SerializeTupleVariant = Compound<'w, 't>;
-    type SerializeMap = Compound<'w, 't>;
-    type SerializeStruct = Compound<'w, 't>;
-    type SerializeStructVariant = Compound<'w, 't>;
+    type SerializeSeq = Compound<'w, 't, COMPACT>;
+    type SerializeTuple = Compound<'w, 't, COMPACT>;
+    type SerializeTupleStruct = Compound<'w, 't, COMPACT>;
+    type SerializeTupleVariant = Compound<'w, 't, COMPACT>;
+    type SerializeMap = Compound<'w, 't, COMPACT>;
+    type SerializeStruct = Compound<'w, 't, COMPACT>;
+    type SerializeStructVariant = Compound<'w, 't, COMPACT>;
 
     fn is_human_readable(&self) -> bool {
         false
@@ -824,11 +845,11 @@ impl<'w, 't> ser::Serializer for Slot<'w, 't> {
     }
 
     #[inline]
-    fn serialize_seq(self, len: Option<usize>) -> Result<Compound<'w, 't>, SerdeError> {
+    fn serialize_seq(self, len: Option<usize>) -> Result<Compound<'w, 't, COMPACT>, SerdeError> {
         self.present()?.compound(len, Shape::Seq)
     }
 
-    fn serialize_tuple(self, len: usize) -> Result<Compound<'w, 't>, SerdeError> {
+    fn serialize_tuple(self, len: usize) -> Result<Compound<'w, 't, COMPACT>, SerdeError> {
         self.present()?.compound(Some(len), Shape::Seq)
     }
 
@@ -836,7 +857,7 @@ impl<'w, 't> ser::Serializer for Slot<'w, 't> {
         self,
         _name: &'static str,
         len: usize,
-    ) -> Result<Compound<'w, 't>, SerdeError> {
+    ) -> Result<Compound<'w, 't, COMPACT>, SerdeError> {
         self.present()?.compound(Some(len), Shape::Seq)
     }
 
@@ -846,12 +867,12 @@ impl<'w, 't> ser::Serializer for Slot<'w, 't> {
         index: u32,
         _variant: &'static str,
         len: usize,
-    ) -> Result<Compound<'w, 't>, SerdeError> {
+    ) -> Result<Compound<'w, 't, COMPACT>, SerdeError> {
         let payload = self.present()?.variant(index)?;
         payload.present()?.compound(Some(len), Shape::Seq)
     }
 
-    fn serialize_map(self, len: Option<usize>) -> Result<Compound<'w, 't>, SerdeError> {
+    fn serialize_map(self, len: Option<usize>) -> Result<Compound<'w, 't, COMPACT>, SerdeError> {
         self.present()?.compound(len, Shape::Map)
     }
 
@@ -860,7 +881,7 @@ impl<'w, 't> ser::Serializer for Slot<'w, 't> {
         self,
         _name: &'static str,
         len: usize,
-    ) -> Result<Compound<'w, 't>, SerdeError> {
+    ) -> Result<Compound<'w, 't, COMPACT>, SerdeError> {
         self.present()?.compound(Some(len), Shape::Struct)
     }
 
@@ -870,7 +891,7 @@ impl<'w, 't> ser::Serializer for Slot<'w, 't> {
         index: u32,
         _variant: &'static str,
         len: usize,
-    ) -> Result<Compound<'w, 't>, SerdeError> {
+    ) -> Result<Compound<'w, 't, COMPACT>, SerdeError> {
         let payload = self.present()?.variant(index)?;
         payload.present()?.compound(Some(len), Shape::Struct)
     }
@@ -878,7 +899,7 @@ impl<'w, 't> ser::Serializer for Slot<'w, 't> {
 
 macro_rules! compound_impl {
     ($trait:ident, $method:ident $(, $key:ident)?) => {
-        impl ser::$trait for Compound<'_, '_> {
+        impl<const COMPACT: bool> ser::$trait for Compound<'_, '_, COMPACT> {
             type Ok = ();
             type Error = SerdeError;
 
@@ -907,7 +928,7 @@ compound_impl!(SerializeTupleVariant, serialize_field);
 /// Struct fields: positional, and a skipped one is left out (when it may be).
 macro_rules! struct_impl {
     ($trait:ident) => {
-        impl ser::$trait for Compound<'_, '_> {
+        impl<const COMPACT: bool> ser::$trait for Compound<'_, '_, COMPACT> {
             type Ok = ();
             type Error = SerdeError;
 
@@ -935,7 +956,7 @@ macro_rules! struct_impl {
 struct_impl!(SerializeStruct);
 struct_impl!(SerializeStructVariant);
 
-impl ser::SerializeMap for Compound<'_, '_> {
+impl<const COMPACT: bool> ser::SerializeMap for Compound<'_, '_, COMPACT> {
     type Ok = ();
     type Error = SerdeError;
 
