@@ -131,12 +131,12 @@ impl<'w, 't> Slot<'w, 't> {
         }
     }
 
-    /// A signed integer: inline when it is a field numbered below 16 in its type's range.
+    /// A signed integer: inline when it is a field numbered below 16 or a packed item, in
+    /// its type's range.
     #[inline(always)]
-    fn signed(self, v: i64) -> Result<(), SerdeError> {
+    fn signed(mut self, v: i64) -> Result<(), SerdeError> {
         if let Kind::Int { range, .. } = self.ty.kind {
-            if let (Some(tag), true) = (self.short_tag(VARINT), range.holds_signed(v)) {
-                self.short_varint(tag, v as u64);
+            if range.holds_signed(v) && self.short_varint(v as u64) {
                 return Ok(());
             }
         }
@@ -145,20 +145,27 @@ impl<'w, 't> Slot<'w, 't> {
 
     /// An unsigned integer, as [`Slot::signed`].
     #[inline(always)]
-    fn unsigned(self, v: u64) -> Result<(), SerdeError> {
+    fn unsigned(mut self, v: u64) -> Result<(), SerdeError> {
         if let Kind::Int { range, .. } = self.ty.kind {
-            if let (Some(tag), true) = (self.short_tag(VARINT), range.holds_unsigned(v)) {
-                self.short_varint(tag, v);
+            if range.holds_unsigned(v) && self.short_varint(v) {
                 return Ok(());
             }
         }
         self.unsigned_in_general(v)
     }
 
-    /// A varint field after its one-byte tag; proto3's default (0, false) left out unless
-    /// `always`.
+    /// Writes varint `v` when the slot is a field numbered below 16 (after its one-byte
+    /// tag; proto3's default, 0 or false, left out unless `always`) or a packed item (the
+    /// value alone); `false`, with nothing written, for any other slot.
     #[inline(always)]
-    fn short_varint(self, tag: u8, v: u64) {
+    fn short_varint(&mut self, v: u64) -> bool {
+        let Some(tag) = self.short_tag(VARINT) else {
+            if self.place == Place::PACKED {
+                put_varint(&mut self.w.out, v);
+                return true;
+            }
+            return false;
+        };
         let always = matches!(self.place.field(), Some((_, true)));
         if v != 0 || always {
             let out = &mut self.w.out;
@@ -169,6 +176,7 @@ impl<'w, 't> Slot<'w, 't> {
                 put_varint(out, v);
             }
         }
+        true
     }
 
     #[inline(never)]
@@ -453,7 +461,45 @@ impl<'w, 't> Body<'w, 't> {
     }
 
     /// A list, a byte string spelled as a sequence, a tuple, or a dict, for serde's `shape`.
+    /// A tuple in a field numbered below 16 and a list of repeated fields (the common cases)
+    /// are opened inline, so that the derived code keeps the `Compound` in registers; the
+    /// rest out of line.
+    #[inline(always)]
     fn compound(self, len: Option<usize>, shape: Shape) -> Result<Compound<'w, 't>, SerdeError> {
+        let kind = match (shape, &self.ty.kind, self.place.field()) {
+            (Shape::Seq, Kind::Message { members, names }, Some((number, _))) if number < 16 => {
+                // The tag and a one-byte length placeholder (`Compound::end`).
+                self.w
+                    .out
+                    .extend_from_slice(&[(number as u8) << 3 | LEN, 0]);
+                Compose::Message {
+                    members,
+                    names,
+                    next: 0,
+                    body: Some(self.w.out.len()),
+                }
+            }
+            (Shape::Seq, Kind::List { item, packed: None }, Some((number, _))) => Compose::List {
+                item,
+                number,
+                run: None,
+                count: 0,
+            },
+            _ => return self.compound_in_general(len, shape),
+        };
+        Ok(Compound {
+            w: self.w,
+            kind,
+            closes: self.closes,
+        })
+    }
+
+    #[inline(never)]
+    fn compound_in_general(
+        self,
+        len: Option<usize>,
+        shape: Shape,
+    ) -> Result<Compound<'w, 't>, SerdeError> {
         let field = self.place.field();
         let out = &mut self.w.out;
         let kind = match (shape, &self.ty.kind, field) {
@@ -575,7 +621,47 @@ struct Compound<'w, 't> {
 }
 
 impl Compound<'_, '_> {
+    /// A packed item or a tuple's next member (the common cases) inline in the caller; the
+    /// rest out of line.
+    #[inline(always)]
     fn element<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<(), SerdeError> {
+        match &mut self.kind {
+            Compose::List {
+                item,
+                run: Some(_),
+                count,
+                ..
+            } => {
+                *count += 1;
+                value.serialize(Slot {
+                    w: self.w,
+                    ty: item,
+                    place: Place::PACKED,
+                    closes: 0,
+                })
+            }
+            Compose::Message {
+                members,
+                names,
+                next,
+                ..
+            } if *next < members.len() => {
+                *next += 1;
+                value
+                    .serialize(Slot {
+                        w: self.w,
+                        ty: &members[*next - 1],
+                        place: Place::of_field(*next as u32, false),
+                        closes: 0,
+                    })
+                    .map_err(|e| e.in_member(&names[*next - 1]))
+            }
+            _ => self.element_in_general(value),
+        }
+    }
+
+    #[inline(never)]
+    fn element_in_general<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<(), SerdeError> {
         match &mut self.kind {
             Compose::List {
                 item,
@@ -681,7 +767,39 @@ impl Compound<'_, '_> {
         Ok(())
     }
 
+    /// The common ends (a packed run or a list whose count is known, a tuple of fewer than
+    /// 128 bytes; nothing else to close) inline in the caller, so its `Compound` stays in
+    /// registers; the rest out of line.
+    #[inline(always)]
     fn end(self) -> Result<(), SerdeError> {
+        if self.closes == 0 {
+            match self.kind {
+                Compose::List {
+                    run: Some(Run::Written(n)),
+                    count,
+                    ..
+                } if n == count => return Ok(()),
+                Compose::List { run: None, .. } => return Ok(()),
+                Compose::Message {
+                    members,
+                    next,
+                    body: Some(body),
+                    ..
+                } if next == members.len() => {
+                    let len = self.w.out.len() - body;
+                    if len < 0x80 {
+                        self.w.out[body - 1] = len as u8;
+                        return Ok(());
+                    }
+                }
+                _ => {}
+            }
+        }
+        self.end_in_general()
+    }
+
+    #[inline(never)]
+    fn end_in_general(self) -> Result<(), SerdeError> {
         let w = self.w;
         match self.kind {
             Compose::List {
@@ -747,10 +865,9 @@ impl<'w, 't> ser::Serializer for Slot<'w, 't> {
     }
 
     #[inline(always)]
-    fn serialize_bool(self, v: bool) -> Result<(), SerdeError> {
+    fn serialize_bool(mut self, v: bool) -> Result<(), SerdeError> {
         if let Kind::Bool = self.ty.kind {
-            if let Some(tag) = self.short_tag(VARINT) {
-                self.short_varint(tag, u64::from(v));
+            if self.short_varint(u64::from(v)) {
                 return Ok(());
             }
         }
@@ -843,10 +960,12 @@ impl<'w, 't> ser::Serializer for Slot<'w, 't> {
         value.serialize(self.present()?.variant(index)?)
     }
 
+    #[inline(always)]
     fn serialize_seq(self, len: Option<usize>) -> Result<Compound<'w, 't>, SerdeError> {
         self.present()?.compound(len, Shape::Seq)
     }
 
+    #[inline(always)]
     fn serialize_tuple(self, len: usize) -> Result<Compound<'w, 't>, SerdeError> {
         self.present()?.compound(Some(len), Shape::Seq)
     }
@@ -918,11 +1037,12 @@ macro_rules! compound_impl {
             type Ok = ();
             type Error = SerdeError;
 
-            #[inline]
+            #[inline(always)]
             fn $method<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<(), SerdeError> {
                 self.element(value)
             }
 
+            #[inline(always)]
             fn end(self) -> Result<(), SerdeError> {
                 Compound::end(self)
             }
