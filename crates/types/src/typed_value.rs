@@ -159,19 +159,20 @@ fn mismatch(value: &Value, ty: &Type, path: &Path<'_>) -> TypeError {
 
 fn check_primitive(value: &Value, p: PrimitiveType, path: &Path<'_>) -> Result<(), TypeError> {
     use PrimitiveType as P;
-    let ty = Type::Primitive(p);
+    // The type is named only in errors: built there, not on every value checked.
+    let ty = || Type::Primitive(p);
     match (p, value) {
         (_, Value::Int64(v)) if signed_range(p).is_some() => {
             let (lo, hi) = signed_range(p).unwrap_or((i64::MIN, i64::MAX));
             if *v < lo || *v > hi {
-                return Err(path.error(format!("{v} is out of range for {ty} ({lo}..={hi})")));
+                return Err(path.error(format!("{v} is out of range for {} ({lo}..={hi})", ty())));
             }
             Ok(())
         }
         (_, Value::Uint64(v)) if unsigned_max(p).is_some() => {
             let hi = unsigned_max(p).unwrap_or(u64::MAX);
             if *v > hi {
-                return Err(path.error(format!("{v} is out of range for {ty} (0..={hi})")));
+                return Err(path.error(format!("{v} is out of range for {} (0..={hi})", ty())));
             }
             Ok(())
         }
@@ -196,7 +197,7 @@ fn check_primitive(value: &Value, p: PrimitiveType, path: &Path<'_>) -> Result<(
             Ok(())
         }
         (P::Yson, Value::Any(_)) | (P::Null | P::Void, Value::Null) => Ok(()),
-        _ => Err(mismatch(value, &ty, path)),
+        _ => Err(mismatch(value, &ty(), path)),
     }
 }
 
