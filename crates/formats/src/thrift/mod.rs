@@ -152,6 +152,18 @@ impl RowCodec {
         serde::from_slice(self.protocol, &self.row, bytes)
     }
 
+    /// Reads the row struct that is the whole of `bytes` into `arena` (the row interface's
+    /// reading, no owned row in between) when it has the common shape; `None` otherwise,
+    /// with the arena partly filled: [`RowCodec::decode`] then reads it or says what is wrong.
+    pub(crate) fn decode_into(
+        &self,
+        bytes: &[u8],
+        arena: &mut crate::table::row_arena::RowArena,
+    ) -> Option<()> {
+        let mut decoder = wire::Decoder::new(self.protocol, bytes);
+        mapping::read_row_into(&mut decoder, &self.types, arena, format_name(self.protocol))
+    }
+
     /// The values of the row struct that is the whole of `bytes`.
     ///
     /// # Errors

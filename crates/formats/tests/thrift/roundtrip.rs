@@ -155,3 +155,91 @@ fn other_columns_and_values_that_do_not_fit_are_refused() {
         );
     }
 }
+
+#[test]
+fn the_row_interface_reads_any_field_order_as_the_codec_does() {
+    // The reader takes the common shape (fields in id order) straight into its row; any other
+    // shape the codec reads must read the same through the interface.
+    let schema = TableSchema::new(vec![
+        ColumnSchema::new("a", Type::Primitive(P::Int64)),
+        ColumnSchema::new("b", Type::optional(Type::Primitive(P::Utf8))),
+        ColumnSchema::new("c", Type::list(Type::Primitive(P::Int32))),
+        ColumnSchema::new("d", Type::Primitive(P::Bool)),
+    ]);
+    let i64_field = |id: u8, v: i64| [&[10, 0, id][..], &v.to_be_bytes()].concat();
+    let list_field = [15, 0, 3, 8, 0, 0, 0, 2, 0, 0, 0, 5, 0, 0, 0, 6].to_vec();
+    let string_field = [11, 0, 2, 0, 0, 0, 2, b'h', b'i'].to_vec();
+    let bool_field = [2, 0, 4, 1].to_vec();
+    let unknown_field = [8, 0, 9, 0, 0, 0, 1].to_vec();
+    let messages = [
+        // Reversed.
+        [
+            &bool_field,
+            &list_field,
+            &string_field,
+            &i64_field(1, 7)[..],
+            &[0],
+        ]
+        .concat(),
+        // In order.
+        [
+            &i64_field(1, 7)[..],
+            &string_field,
+            &list_field,
+            &bool_field,
+            &[0],
+        ]
+        .concat(),
+        // The optional left out, an unknown field in the middle.
+        [
+            &i64_field(1, 8)[..],
+            &unknown_field,
+            &list_field,
+            &bool_field,
+            &[0],
+        ]
+        .concat(),
+        // In order but for the last two.
+        [
+            &i64_field(1, 9)[..],
+            &string_field,
+            &bool_field,
+            &list_field,
+            &[0],
+        ]
+        .concat(),
+    ];
+    let codec = RowCodec::new(&schema, Protocol::Binary).unwrap();
+    let mut stream = Vec::new();
+    let mut expected = Vec::new();
+    for message in &messages {
+        stream.extend_from_slice(&(message.len() as u32).to_le_bytes());
+        stream.extend_from_slice(message);
+        expected.push(codec.decode(message).unwrap());
+    }
+    assert_eq!(expected[0], expected[1]);
+    assert_eq!(expected[2][1], Value::Null);
+    let schemas = [schema];
+    let (_, source) = ends(Protocol::Binary);
+    let read: Vec<Vec<Value>> = read_all(source, &schemas, stream)
+        .unwrap()
+        .into_iter()
+        .map(|row| row.1)
+        .collect();
+    assert_eq!(read, expected);
+}
+
+#[test]
+fn the_row_interface_refuses_values_out_of_their_type() {
+    // uint8 travels as an i16: 300 reads from the wire but is no uint8.
+    let schemas = [TableSchema::new(vec![ColumnSchema::new(
+        "u",
+        Type::Primitive(P::Uint8),
+    )])];
+    let message = [6, 0, 1, 0x01, 0x2c, 0];
+    let mut stream = (message.len() as u32).to_le_bytes().to_vec();
+    stream.extend_from_slice(&message);
+    let (_, source) = ends(Protocol::Binary);
+    let error = read_all(source, &schemas, stream).unwrap_err().to_string();
+    assert!(error.contains("300"), "{error}");
+}

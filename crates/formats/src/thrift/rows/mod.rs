@@ -99,13 +99,23 @@ impl RowSource for ThriftSource {
         };
         let row = self.frames.rows() - 1;
         let format = self.tables.format;
-        let values = self.tables.codecs[position.table_index]
-            .decode(self.frames.message())
-            .map_err(|e| {
-                FormatError::new(format, e.message)
-                    .at(self.frames.message_offset + e.offset as u64)
-                    .in_row(row)
-            })?;
+        let codec = &self.tables.codecs[position.table_index];
+        self.row.clear();
+        if codec
+            .decode_into(self.frames.message(), &mut self.row)
+            .is_some()
+        {
+            return Ok(Some(RowRef {
+                position,
+                values: self.row.views(),
+            }));
+        }
+        // Another field order, or bytes that do not fit: the general way.
+        let values = codec.decode(self.frames.message()).map_err(|e| {
+            FormatError::new(format, e.message)
+                .at(self.frames.message_offset + e.offset as u64)
+                .in_row(row)
+        })?;
         self.row.clear();
         for (value, column) in values
             .iter()
@@ -168,15 +178,25 @@ impl RowSink for ThriftSink {
         values: &[Value],
     ) -> Result<(), FormatError> {
         let tables = &self.tables;
-        let (codec, schema) = (
+        let (codec, schema, checks) = (
             tables.codecs.get(position.table_index),
             tables.schemas.get(position.table_index),
+            tables.checks.get(position.table_index),
         );
         let format = tables.format;
         self.frames
-            .write_row(position, |out| match (codec, schema) {
-                (Some(codec), Some(schema)) => {
-                    check_row(values, schema, format).map_err(|e| e.message)?;
+            .write_row(position, |out| match (codec, schema, checks) {
+                (Some(codec), Some(schema), Some(checks)) => {
+                    if values.len() != schema.columns.len() {
+                        // Its message for a row of another width.
+                        return check_row(values, schema, format).map_err(|e| e.message);
+                    }
+                    // Scalars by the columns' compiled rules, composites by `check_value`.
+                    for ((value, column), check) in values.iter().zip(&schema.columns).zip(checks) {
+                        check
+                            .write_owned(value, &column.ty)
+                            .map_err(|e| format!("column \"{}\": {e}", column.name))?;
+                    }
                     codec.encode(values, out)
                 }
                 _ => Ok(()),
