@@ -1041,6 +1041,17 @@ mod tests {
 
     proptest! {
         #[test]
+        fn a_plain_run_is_the_prefix_of_plain_bytes(
+            bytes in proptest::collection::vec(
+                prop_oneof![8 => 0x20u8..0x7f, 1 => any::<u8>()],
+                0..40,
+            ),
+        ) {
+            let naive = bytes.iter().take_while(|&&b| PLAIN[usize::from(b)]).count();
+            prop_assert_eq!(plain_run(&bytes), naive);
+        }
+
+        #[test]
         fn a_key_matches_a_name_exactly_when_it_is_the_names_json_key(
             name in "\\$?\\$?[a-zé$]{0,4}",
             other in "\\$?\\$?[a-zÃ©©$]{0,5}",
