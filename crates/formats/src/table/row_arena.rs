@@ -1,5 +1,6 @@
 //! Between owned values and the common interface's borrowed row views, for the formats whose
-//! decoders build values (Protobuf, Arrow, Avro).
+//! decoders build values (Protobuf, Arrow, Avro; Thrift pushes its scalars as it reads them
+//! and its composite values as values).
 //!
 //! Invariants:
 //! - A [`RowArena`] owns every byte a row view points into: strings are copied into one
