@@ -196,3 +196,24 @@ def test_ratios_pair_the_trials_of_one_round():
     assert ratio == 2
     assert ci is None or ci[0] <= 2 <= ci[1]
     assert serializers_rust.paired_ratio({"samples": [2.0] * 8}, {"samples": [1.0] * 8}) == (2.0, (2.0, 2.0))
+
+
+def test_processes_pool_their_trials_in_order_and_keep_the_least_minimum():
+    first, second = _raw_rust(100, 200, 140), _raw_rust(300, 200, 140)
+    second["results"][0]["ser"] = {"min_ns": 90, "trials_ns": [300] * 8, "iterations": 10}
+    pooled = serializers_rust.pool_runs([first, second])
+    ours = pooled["results"][0]
+    assert pooled["trials"] == 16
+    assert ours["ser"]["trials_ns"] == [100] * 8 + [300] * 8
+    assert ours["ser"]["min_ns"] == 90
+    assert first["results"][0]["ser"]["trials_ns"] == [100] * 8  # the runs are left as they were
+    # Pairing holds per round: ours is 2x faster in the first process, 1.5x slower in the
+    # second, and the pooled rounds say both.
+    rust = serializers_rust.summarize(pooled)
+    ratios = [p / o for p, o in zip(rust["figures"]["media.1"]["serde_json"]["ser"]["samples"],
+                                     rust["figures"]["media.1"]["ours json"]["ser"]["samples"])]
+    assert sorted(set(round(r, 3) for r in ratios)) == [0.667, 2.0]
+    other = _raw_rust(100, 200, 140)
+    other["results"][0]["contender"] = "ours msgpack"
+    with pytest.raises(ValueError):
+        serializers_rust.pool_runs([first, other])
