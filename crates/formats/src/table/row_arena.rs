@@ -72,6 +72,27 @@ impl RowArena {
         self.slots.push(Slot::String(start..self.arena.len()));
     }
 
+    /// Pushes a view as it is (its bytes copied into the arena), for a decoder that reads
+    /// a column's value as a view and checks it by the column's compiled rule.
+    pub(crate) fn push_ref(&mut self, value: ValueRef<'_>) {
+        let mut bytes = |bytes: &[u8]| {
+            let start = self.arena.len();
+            self.arena.extend_from_slice(bytes);
+            start..self.arena.len()
+        };
+        let slot = match value {
+            ValueRef::Null => Slot::Null,
+            ValueRef::Bool(v) => Slot::Bool(v),
+            ValueRef::Int64(v) => Slot::Int64(v),
+            ValueRef::Uint64(v) => Slot::Uint64(v),
+            ValueRef::Double(v) => Slot::Double(v),
+            ValueRef::String(v) => Slot::String(bytes(v)),
+            ValueRef::Composite(v) => Slot::Composite(bytes(v)),
+            ValueRef::Any(v) => Slot::Any(bytes(v)),
+        };
+        self.slots.push(slot);
+    }
+
     /// Pushes an owned value of a column of type `ty`: scalars as themselves, composite
     /// values and `yson` values as binary YSON.
     ///

@@ -11,7 +11,7 @@ use shapeshift_types::{Node, PhysicalType, PrimitiveType, Type, Value, ValueRef}
 
 use super::wire::{DecodeError, Decoder, Encoder, WireType};
 use crate::table::row_arena::RowArena;
-use crate::table::values::Scalar;
+use crate::table::values::{ColumnCheck, ColumnKind, Scalar};
 use crate::yson::{self, YsonFormat};
 
 /// The wire type of a primitive, `None` for `null`/`void` (never on the wire).
@@ -333,21 +333,22 @@ pub(crate) fn read_struct(d: &mut Decoder<'_>, types: &[&Type]) -> Result<Vec<Va
 
 /// Reads a row struct straight into `arena` (the row interface's reading) when it has the
 /// shape every Thrift writer gives it: the present columns' fields in id order, each once,
-/// no unknown ids, nothing after the stop. Scalars go in as themselves, checked against their
-/// types as [`read_struct`] and `check_value` check them, with no owned value in between;
-/// other columns as owned values through [`RowArena::push_value`], which checks them.
-/// `None` for anything else (another order, an unknown id, bytes that do not read, a value
-/// that does not fit): the arena is then partly filled, and the caller reads the row the
-/// general way, which takes the other orders and says what is wrong.
+/// no unknown ids, nothing after the stop. Scalars go in as themselves, checked by their
+/// columns' compiled `checks`, with no owned value in between; other columns as owned values
+/// through [`RowArena::push_value`], which checks them. `None` for anything else (another
+/// order, an unknown id, bytes that do not read, a value that does not fit): the arena is
+/// then partly filled, and the caller reads the row the general way, which takes the other
+/// orders and says what is wrong.
 pub(crate) fn read_row_into(
     d: &mut Decoder<'_>,
     types: &[Type],
+    checks: &[ColumnCheck],
     arena: &mut RowArena,
     format: &'static str,
 ) -> Option<()> {
     let mut last = 0;
     let mut next = d.field(&mut last).ok()?;
-    for (i, ty) in types.iter().enumerate() {
+    for (i, (ty, check)) in types.iter().zip(checks).enumerate() {
         let ty = ty.untagged();
         match next {
             Some(header) if usize::try_from(header.id).ok() == Some(i + 1) => {
@@ -358,23 +359,18 @@ pub(crate) fn read_row_into(
                     Type::Optional(item) if !item.is_nullable() => item.untagged(),
                     other => other,
                 };
-                match item {
-                    Type::Primitive(p) if *p != PrimitiveType::Yson => {
-                        read_scalar_into(d, *p, header.bool_value, arena)?
-                    }
-                    _ => {
-                        let value = match ty {
-                            Type::Optional(item) if item.is_nullable() => Value::Some(Box::new(
-                                read_struct(d, &[item]).ok()?.pop().unwrap_or_default(),
-                            )),
-                            _ => read_body(d, item, header.bool_value).ok()?,
-                        };
-                        // `push_value` checks composites; a decimal's bytes are checked here.
-                        if let Type::Decimal { .. } = item {
-                            shapeshift_types::check_value(&value, item).ok()?;
-                        }
-                        arena.push_value(&value, ty, format).ok()?;
-                    }
+                if check.kind == ColumnKind::Scalar {
+                    let value = read_scalar_ref(d, item, header.bool_value)?;
+                    check.write(value, ty).ok()?;
+                    arena.push_ref(value);
+                } else {
+                    let value = match ty {
+                        Type::Optional(item) if item.is_nullable() => Value::Some(Box::new(
+                            read_struct(d, &[item]).ok()?.pop().unwrap_or_default(),
+                        )),
+                        _ => read_body(d, item, header.bool_value).ok()?,
+                    };
+                    arena.push_value(&value, ty, format).ok()?;
                 }
                 next = d.field(&mut last).ok()?;
             }
@@ -385,61 +381,31 @@ pub(crate) fn read_row_into(
     (next.is_none() && d.remaining() == 0).then_some(())
 }
 
-/// A scalar of `p` (not `yson`, `null` or `void`) into `arena`, checked as `check_value`
-/// checks it; `None` when it does not read or fit.
+/// The scalar of a primitive (not `yson`) or decimal `ty` as the row carries it, borrowed
+/// from the input, unchecked; `None` when it does not read.
 #[inline]
-fn read_scalar_into(
-    d: &mut Decoder<'_>,
-    p: PrimitiveType,
+fn read_scalar_ref<'a>(
+    d: &mut Decoder<'a>,
+    ty: &Type,
     bool_value: Option<bool>,
-    arena: &mut RowArena,
-) -> Option<()> {
-    use PrimitiveType as P;
-    match p {
-        P::Bool => arena.push_bool(match bool_value {
+) -> Option<ValueRef<'a>> {
+    let p = match ty {
+        Type::Primitive(p) => *p,
+        _ => return Some(ValueRef::String(d.binary().ok()?)),
+    };
+    Some(match primitive_wire(p)? {
+        WireType::Bool => ValueRef::Bool(match bool_value {
             Some(v) => v,
             None => d.bool().ok()?,
         }),
-        P::Double => arena.push_double(d.double().ok()?),
-        P::Float => {
-            let v = d.double().ok()?;
-            if v.is_finite() && v.abs() > f64::from(f32::MAX) {
-                return None;
-            }
-            arena.push_double(v);
-        }
-        P::String => arena.push_string(d.binary().ok()?),
-        P::Utf8 | P::Json => {
-            let bytes = d.binary().ok()?;
-            crate::utf8::text(bytes).ok()?;
-            arena.push_string(bytes);
-        }
-        P::Uuid => {
-            let bytes = d.binary().ok()?;
-            if bytes.len() != 16 {
-                return None;
-            }
-            arena.push_string(bytes);
-        }
-        P::Yson | P::Null | P::Void => return None,
+        WireType::Double => ValueRef::Double(d.double().ok()?),
+        WireType::Binary => ValueRef::String(d.binary().ok()?),
         _ => match read_primitive(d, p).ok()? {
-            Value::Int64(v) => {
-                let (lo, hi) = shapeshift_types::signed_range(p)?;
-                if v < lo || v > hi {
-                    return None;
-                }
-                arena.push_int64(v);
-            }
-            Value::Uint64(v) => {
-                if v > shapeshift_types::unsigned_max(p)? {
-                    return None;
-                }
-                arena.push_uint64(v);
-            }
+            Value::Int64(v) => ValueRef::Int64(v),
+            Value::Uint64(v) => ValueRef::Uint64(v),
             _ => return None,
         },
-    }
-    Some(())
+    })
 }
 
 fn read_element(d: &mut Decoder<'_>, ty: &Type) -> Result<Value, DecodeError> {

@@ -155,13 +155,16 @@ impl RowCodec {
     /// Reads the row struct that is the whole of `bytes` into `arena` (the row interface's
     /// reading, no owned row in between) when it has the common shape; `None` otherwise,
     /// with the arena partly filled: [`RowCodec::decode`] then reads it or says what is wrong.
+    /// `checks` are the columns' compiled checks, in column order.
     pub(crate) fn decode_into(
         &self,
         bytes: &[u8],
+        checks: &[crate::table::values::ColumnCheck],
         arena: &mut crate::table::row_arena::RowArena,
     ) -> Option<()> {
         let mut decoder = wire::Decoder::new(self.protocol, bytes);
-        mapping::read_row_into(&mut decoder, &self.types, arena, format_name(self.protocol))
+        let format = format_name(self.protocol);
+        mapping::read_row_into(&mut decoder, &self.types, checks, arena, format)
     }
 
     /// The values of the row struct that is the whole of `bytes`.

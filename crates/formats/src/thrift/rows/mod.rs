@@ -100,9 +100,10 @@ impl RowSource for ThriftSource {
         let row = self.frames.rows() - 1;
         let format = self.tables.format;
         let codec = &self.tables.codecs[position.table_index];
+        let checks = &self.tables.checks[position.table_index];
         self.row.clear();
         if codec
-            .decode_into(self.frames.message(), &mut self.row)
+            .decode_into(self.frames.message(), checks, &mut self.row)
             .is_some()
         {
             return Ok(Some(RowRef {
