@@ -98,17 +98,23 @@ impl<'a> Cursor<'a> {
         self.pos >= self.bytes.len()
     }
 
-    /// Reads a varint. One-byte varints and varints with ten bytes left in the message
-    /// (every varint but the message's last few) take the unrolled path without per-byte
+    /// Reads a varint. One- and two-byte varints, and varints with ten bytes left in the
+    /// message (every varint but the message's last few), take paths without per-byte
     /// bounds checks; the rest take the checked byte loop. Both accept and refuse the same
     /// inputs (the tests below compare them on random bytes).
     #[inline(always)]
     pub(crate) fn varint(&mut self) -> Result<u64, WireError> {
         let rest = &self.bytes[self.pos.min(self.bytes.len())..];
-        match rest.first() {
-            Some(&byte) if byte < 0x80 => {
+        match *rest {
+            [byte, ..] if byte < 0x80 => {
                 self.pos += 1;
                 Ok(u64::from(byte))
+            }
+            // Two bytes (a length or value below 16384) without needing ten left: the
+            // last fields of small messages.
+            [low, high, ..] if high < 0x80 => {
+                self.pos += 2;
+                Ok(u64::from(low & 0x7f) | u64::from(high) << 7)
             }
             _ => match rest.first_chunk::<10>() {
                 Some(chunk) => self.varint_unrolled(chunk),

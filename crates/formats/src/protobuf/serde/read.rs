@@ -84,17 +84,25 @@ impl Tag {
     }
 }
 
-/// The bytes of one message (or wrapper, entry, packed run), with the next tag when it has
-/// been read ahead (0: none; no tag is 0, field numbers start at 1).
+/// The bytes of one message (or wrapper, entry, packed run). A tag is read ahead without
+/// being kept: [`Message::peek`] gives it with the position past it, and [`Message::take`]
+/// moves there. (A read-ahead tag stored in the message cost a store and a load per member,
+/// on the position's dependency chain: perf, mesh's floats.)
 struct Message<'de> {
     c: Cursor<'de>,
-    peeked: u32,
+}
+
+/// A tag read ahead, and the position past it.
+#[derive(Clone, Copy)]
+struct Peeked {
+    tag: Tag,
+    end: usize,
 }
 
 impl<'de> Message<'de> {
     #[inline(always)]
     fn new(c: Cursor<'de>) -> Message<'de> {
-        Message { c, peeked: 0 }
+        Message { c }
     }
 
     /// A message the bytes leave out: every member absent.
@@ -102,24 +110,28 @@ impl<'de> Message<'de> {
         Message::new(Cursor::new(&[], base))
     }
 
-    /// The next tag, read ahead (kept until [`Message::take`]); `None` at the end.
+    /// The next tag, read ahead (nothing moves until [`Message::take`]); `None` at the end.
     #[inline(always)]
-    fn peek(&mut self) -> Result<Option<Tag>, SerdeError> {
-        if self.peeked != 0 {
-            return Ok(Some(Tag(self.peeked)));
-        }
+    fn peek(&self) -> Result<Option<Peeked>, SerdeError> {
         if self.c.at_end() {
             return Ok(None);
         }
-        let (field, wire) = self.c.tag().map_err(irregular)?;
-        let tag = field << 3 | u32::from(wire);
-        self.peeked = tag;
-        Ok(Some(Tag(tag)))
+        let mut ahead = Cursor {
+            bytes: self.c.bytes,
+            pos: self.c.pos,
+            base: self.c.base,
+        };
+        let (field, wire) = ahead.tag().map_err(irregular)?;
+        Ok(Some(Peeked {
+            tag: Tag(field << 3 | u32::from(wire)),
+            end: ahead.pos,
+        }))
     }
 
     #[inline(always)]
-    fn take(&mut self) {
-        self.peeked = 0;
+    fn take(&mut self, peeked: Peeked) -> Tag {
+        self.c.pos = peeked.end;
+        peeked.tag
     }
 
     /// The body of the length-delimited field whose tag was taken.
@@ -136,18 +148,18 @@ impl<'de> Message<'de> {
     #[inline(always)]
     fn finish(&mut self, count: usize) -> Result<(), SerdeError> {
         // The common case: the members read to the end.
-        if self.peeked == 0 && self.c.at_end() {
+        if self.c.at_end() {
             return Ok(());
         }
         self.finish_rest(count)
     }
 
     fn finish_rest(&mut self, count: usize) -> Result<(), SerdeError> {
-        while let Some(tag) = self.peek()? {
-            if tag.field() as usize <= count {
+        while let Some(peeked) = self.peek()? {
+            if peeked.tag.field() as usize <= count {
                 return Err(irregular_at(self, "a field out of order or repeated"));
             }
-            self.take();
+            let tag = self.take(peeked);
             self.c.skip(tag.wire()).map_err(irregular)?;
         }
         Ok(())
@@ -155,17 +167,35 @@ impl<'de> Message<'de> {
 
     /// Where the member with field `number` is: the next field when it is that one (its tag
     /// taken), else absent; a field before it means another order or a repeat (irregular).
+    /// A one-byte tag (field numbers below 16: every field of a small message) is told
+    /// inline, as a [`Spot`] word (an [`At`] went through a jump table to become one); the
+    /// rest out of line.
     #[inline(always)]
-    fn member(&mut self, number: u32) -> Result<At, SerdeError> {
+    fn member(&mut self, number: u32) -> Result<Spot, SerdeError> {
+        let Some(&byte) = self.c.bytes.get(self.c.pos) else {
+            return Ok(Spot::ABSENT);
+        };
+        // `number` is at least 1: a one-byte tag of this field, or of a later one (this
+        // member holds proto3's default and was left out).
+        let field = u32::from(byte) >> 3;
+        if field == number {
+            self.c.pos += 1;
+            return Ok(Spot(u32::from(byte)));
+        }
+        if byte < 0x80 && field > number {
+            return Ok(Spot::ABSENT);
+        }
+        self.member_in_general(number)
+    }
+
+    #[inline(never)]
+    fn member_in_general(&mut self, number: u32) -> Result<Spot, SerdeError> {
         match self.peek()? {
-            Some(tag) if tag.field() == number => {
-                self.take();
-                Ok(At::Field(tag))
-            }
-            Some(tag) if tag.field() < number => {
+            Some(peeked) if peeked.tag.field() == number => Ok(Spot(self.take(peeked).0)),
+            Some(peeked) if peeked.tag.field() < number => {
                 Err(irregular_at(self, "a field out of order or repeated"))
             }
-            _ => Ok(At::Absent),
+            _ => Ok(Spot::ABSENT),
         }
     }
 
@@ -207,16 +237,23 @@ impl From<At> for Spot {
 }
 
 impl Spot {
+    const ABSENT: Spot = Spot(0);
+
     #[inline(always)]
     fn is_absent(self) -> bool {
         self.0 == 0
     }
 
-    /// Whether a value of wire type `wire` is here to read: a packed item, or a field of
-    /// that wire type (the test of [`ValueDe`]'s inline scalar paths, on the word itself).
+    /// Whether a field of wire type `wire` is here (the test of [`ValueDe`]'s inline scalar
+    /// paths, on the word itself).
     #[inline(always)]
-    fn carries(self, wire: u8) -> bool {
-        self.0 == 2 || (self.0 >= 8 && (self.0 & 7) as u8 == wire)
+    fn is_field_of(self, wire: u8) -> bool {
+        (self.0 & 7) as u8 == wire && self.0 >= 8
+    }
+
+    #[inline(always)]
+    fn is_packed(self) -> bool {
+        self.0 == 2
     }
 
     #[inline(always)]
@@ -264,7 +301,7 @@ fn wrapped<'de, R>(
     let value = read(ValueDe {
         m: &mut inner,
         ty,
-        at: at.into(),
+        at,
     })?;
     inner.finish(1)?;
     Ok(value)
@@ -430,9 +467,13 @@ impl<'de> ValueDe<'_, 'de, '_> {
             }
             Kind::List { item, packed } => match (self.at.get(), packed) {
                 (At::Absent, _) => visitor.visit_seq(&mut ListAccess::empty(item)),
-                (At::Field(tag), Some(_)) => {
+                (At::Field(tag), Some(width)) => {
                     let mut run = self.m.body(tag.wire())?;
-                    let value = visitor.visit_seq(PackedAccess { m: &mut run, item })?;
+                    let value = visitor.visit_seq(PackedAccess {
+                        m: &mut run,
+                        item,
+                        width: *width,
+                    })?;
                     if !run.c.at_end() {
                         return Err(at(run.offset(), "more items than the Rust type took"));
                     }
@@ -484,8 +525,8 @@ impl<'de> ValueDe<'_, 'de, '_> {
                 // Left out: the first alternative, itself left out.
                 let (index, payload_at) = match body.peek()? {
                     None if matches!(self.at.get(), At::Absent) => (0, At::Absent),
-                    Some(tag) if tag.field() as usize <= alternatives.len() => {
-                        body.take();
+                    Some(peeked) if peeked.tag.field() as usize <= alternatives.len() => {
+                        let tag = body.take(peeked);
                         (tag.field() as usize - 1, At::Field(tag))
                     }
                     _ => return Err(irregular_at(&body, "a variant with no alternative set")),
@@ -622,13 +663,11 @@ impl<'de> ValueDe<'_, 'de, '_> {
     /// reads or refuses.
     #[inline(always)]
     fn fixed_in_place<const N: usize>(&mut self, wire: u8) -> Option<[u8; N]> {
-        if self.at.is_absent() {
-            return Some([0; N]);
+        // A field first: the common case in two tests.
+        if self.at.is_field_of(wire) || self.at.is_packed() {
+            return self.m.c.fixed::<N>();
         }
-        if !self.at.carries(wire) {
-            return None;
-        }
-        self.m.c.fixed::<N>()
+        self.at.is_absent().then_some([0; N])
     }
 
     /// An absent integer (0) or one whose varint is in `range`; `None`
@@ -649,11 +688,11 @@ impl<'de> ValueDe<'_, 'de, '_> {
     /// read for anything else (another wire type, a malformed varint, one not accepted).
     #[inline(always)]
     fn varint_in_place(&mut self, accept: impl FnOnce(u64) -> bool) -> Option<u64> {
-        if self.at.is_absent() {
-            return accept(0).then_some(0);
-        }
-        if !self.at.carries(VARINT) {
-            return None;
+        if !(self.at.is_field_of(VARINT) || self.at.is_packed()) {
+            return match self.at.is_absent() {
+                true => accept(0).then_some(0),
+                false => None,
+            };
         }
         let c = &mut self.m.c;
         let start = c.pos;
@@ -778,6 +817,8 @@ impl<'de> de::Deserializer<'de> for ValueDe<'_, 'de, '_> {
 struct PackedAccess<'a, 'de, 't> {
     m: &'a mut Message<'de>,
     item: &'t Node,
+    /// The width of an item: 4 or 8, 0 for varints.
+    width: usize,
 }
 
 impl<'de> de::SeqAccess<'de> for PackedAccess<'_, 'de, '_> {
@@ -797,6 +838,16 @@ impl<'de> de::SeqAccess<'de> for PackedAccess<'_, 'de, '_> {
             at: At::Packed.into(),
         })
         .map(Some)
+    }
+
+    /// The items left, exactly (a varint ends at each byte below 0x80), so that a `Vec`
+    /// is allocated once.
+    fn size_hint(&self) -> Option<usize> {
+        let rest = self.m.c.bytes.get(self.m.c.pos..).unwrap_or_default();
+        Some(match self.width {
+            0 => rest.iter().filter(|&&b| b < 0x80).count(),
+            width => rest.len() / width,
+        })
     }
 }
 
@@ -831,10 +882,7 @@ impl<'a, 'de, 't> ListAccess<'a, 'de, 't> {
             return Ok(None);
         };
         match m.peek()? {
-            Some(tag) if tag.field() == self.field => {
-                m.take();
-                Ok(Some(tag))
-            }
+            Some(peeked) if peeked.tag.field() == self.field => Ok(Some(m.take(peeked))),
             _ => Ok(None),
         }
     }
@@ -892,7 +940,7 @@ impl<'de> de::MapAccess<'de> for &mut DictAccess<'_, 'de, '_> {
         seed.deserialize(ValueDe {
             m: entry,
             ty: self.list.item,
-            at: at.into(),
+            at,
         })
         .map(Some)
         .map_err(|e| e.in_member("key"))
@@ -910,7 +958,7 @@ impl<'de> de::MapAccess<'de> for &mut DictAccess<'_, 'de, '_> {
             .deserialize(ValueDe {
                 m: &mut *entry,
                 ty: self.value,
-                at: at.into(),
+                at,
             })
             .map_err(|e| e.in_member("value"))?;
         entry.finish(2)?;
@@ -951,7 +999,7 @@ impl<'de> de::SeqAccess<'de> for &mut StructAccess<'_, 'de, '_> {
         seed.deserialize(ValueDe {
             m: &mut *self.m,
             ty,
-            at: at.into(),
+            at,
         })
         .map(Some)
         .map_err(|e| e.in_member(&self.names[self.next - 1]))
