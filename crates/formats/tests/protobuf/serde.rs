@@ -455,3 +455,49 @@ fn proto3_defaults_are_left_out_and_presence_kept() {
     // field 3 = 0 (presence), field 4 = 0.0f32, field 5 = an empty wrapper.
     assert_eq!(bytes, [0x18, 0, 0x25, 0, 0, 0, 0, 0x2a, 0]);
 }
+
+#[test]
+fn unit_enums_read_from_integer_columns_by_index_and_refuse_what_is_no_variant() {
+    #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+    enum Player {
+        Java,
+        Flash,
+    }
+    let plain = one_codec(p(P::Int8));
+    let optional = one_codec(opt(p(P::Int32)));
+    // field 1, varint `v`, as a one-field message.
+    let message = |v: u64| {
+        let mut bytes = vec![0x08];
+        put_varint(v, &mut bytes);
+        bytes
+    };
+    for (v, want) in [(0, Player::Java), (1, Player::Flash)] {
+        let read: One<Player> = plain.deserialize(&message(v)).unwrap();
+        assert_eq!(read.value, want);
+        let read: One<Option<Player>> = optional.deserialize(&message(v)).unwrap();
+        assert_eq!(read.value, Some(want));
+    }
+    // Absent: proto3's default (the first variant), or no value for an optional.
+    let read: One<Player> = plain.deserialize(&[]).unwrap();
+    assert_eq!(read.value, Player::Java);
+    let read: One<Option<Player>> = optional.deserialize(&[]).unwrap();
+    assert_eq!(read.value, None);
+    // No such variant, out of the column's range, or negative: refused, with the member.
+    let error = plain.deserialize::<One<Player>>(&message(2)).unwrap_err();
+    assert_eq!(error.path(), "value", "{error}");
+    let error = plain.deserialize::<One<Player>>(&message(300)).unwrap_err();
+    assert!(error.message().contains("int8"), "{error}");
+    let error = optional
+        .deserialize::<One<Option<Player>>>(&message(u64::MAX))
+        .unwrap_err();
+    assert!(error.message().contains("enum"), "{error}");
+}
+
+/// A varint as protobuf writes it.
+fn put_varint(mut v: u64, out: &mut Vec<u8>) {
+    while v >= 0x80 {
+        out.push(v as u8 | 0x80);
+        v >>= 7;
+    }
+    out.push(v as u8);
+}

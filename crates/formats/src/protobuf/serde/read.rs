@@ -378,6 +378,11 @@ impl<'de> ValueDe<'_, 'de, '_> {
     /// forwarding, half of a nested struct's read in perf.)
     #[inline(always)]
     fn message(&mut self) -> Result<Option<Message<'de>>, SerdeError> {
+        // The common case first, on the word: a nested message's field.
+        if self.at.is_field_of(LEN) {
+            let body = self.m.c.len_delimited().map_err(irregular)?;
+            return Ok(Some(Message::new(body)));
+        }
         match self.at.get() {
             At::Row => Ok(None),
             At::Field(tag) => self.m.body(tag.wire()).map(Some),
@@ -740,7 +745,6 @@ impl<'de> de::Deserializer<'de> for ValueDe<'_, 'de, '_> {
         deserialize_tuple(_len: usize) => Hint::Seq;
         deserialize_tuple_struct(_name: &'static str, _len: usize) => Hint::Seq;
         deserialize_map() => Hint::Any;
-        deserialize_enum(_name: &'static str, _variants: &'static [&'static str]) => Hint::Enum;
         deserialize_identifier() => Hint::Any;
         deserialize_ignored_any() => Hint::Any;
     }
@@ -786,6 +790,34 @@ impl<'de> de::Deserializer<'de> for ValueDe<'_, 'de, '_> {
         self.deserialize_str(visitor)
     }
 
+    /// A unit enum of an integer column (or a present optional one): the varint here is the
+    /// variant's index, read inline; anything else as [`ValueDe::read`] reads it.
+    #[inline]
+    fn deserialize_enum<V: Visitor<'de>>(
+        mut self,
+        _name: &'static str,
+        _variants: &'static [&'static str],
+        visitor: V,
+    ) -> Result<V::Value, SerdeError> {
+        let int = match &self.ty.kind {
+            Kind::Optional(item) if !self.at.is_absent() => &item.kind,
+            kind => kind,
+        };
+        if let Kind::Int {
+            range, unsigned, ..
+        } = *int
+        {
+            if let Some(index) = self
+                .varint_in_place(|v| fits(range, unsigned, v) && u32::try_from(v).is_ok())
+                .filter(|_| !self.at.is_absent())
+            {
+                return visitor.visit_enum(IndexEnum(index as u32));
+            }
+        }
+        self.read(visitor, Hint::Enum)
+    }
+
+    #[inline]
     fn deserialize_option<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, SerdeError> {
         let ty = self.ty;
         match (&ty.kind, self.at.get()) {
@@ -823,6 +855,11 @@ struct PackedAccess<'a, 'de, 't> {
 
 impl<'de> de::SeqAccess<'de> for PackedAccess<'_, 'de, '_> {
     type Error = SerdeError;
+
+    #[inline(always)]
+    fn next_element<T: de::Deserialize<'de>>(&mut self) -> Result<Option<T>, SerdeError> {
+        self.next_element_seed(std::marker::PhantomData)
+    }
 
     #[inline]
     fn next_element_seed<S: DeserializeSeed<'de>>(
@@ -881,6 +918,16 @@ impl<'a, 'de, 't> ListAccess<'a, 'de, 't> {
         let Some(m) = self.m.as_deref_mut() else {
             return Ok(None);
         };
+        // A one-byte tag: the run's next occurrence, or the next field (the run is over).
+        match m.c.bytes.get(m.c.pos) {
+            None => return Ok(None),
+            Some(&byte) if u32::from(byte) >> 3 == self.field => {
+                m.c.pos += 1;
+                return Ok(Some(Tag(u32::from(byte))));
+            }
+            Some(&byte) if byte < 0x80 => return Ok(None),
+            Some(_) => {}
+        }
         match m.peek()? {
             Some(peeked) if peeked.tag.field() == self.field => Ok(Some(m.take(peeked))),
             _ => Ok(None),
@@ -891,6 +938,13 @@ impl<'a, 'de, 't> ListAccess<'a, 'de, 't> {
 impl<'de> de::SeqAccess<'de> for &mut ListAccess<'_, 'de, '_> {
     type Error = SerdeError;
 
+    // Inlined into serde's `Vec` visitor, as `StructAccess`'s (serde's default is a call).
+    #[inline(always)]
+    fn next_element<T: de::Deserialize<'de>>(&mut self) -> Result<Option<T>, SerdeError> {
+        self.next_element_seed(std::marker::PhantomData)
+    }
+
+    #[inline]
     fn next_element_seed<S: DeserializeSeed<'de>>(
         &mut self,
         seed: S,
