@@ -510,11 +510,17 @@ impl Shape {
 /// A list's or byte string's header: written with its count, or to be put in front of the
 /// items at the end (serde did not give the count).
 #[derive(Clone, Copy)]
+#[repr(u64)]
 enum Header {
     Written(usize),
     Pending(usize),
 }
 
+/// Word-sized tags and fields (`repr(u64)`, `last` an `i64`): a compound is copied through
+/// memory between serde's calls, and a byte tag or an `i16` next to it was copied by loads
+/// straddling the stores that wrote them, which stalled store forwarding (perf: a sixth of
+/// mk48's `Guidance::serialize` on one such load).
+#[repr(u64)]
 enum Compose<'t> {
     List {
         item: &'t Node,
@@ -529,7 +535,7 @@ enum Compose<'t> {
         members: &'t [Node],
         names: &'t [String],
         next: usize,
-        last: i16,
+        last: i64,
     },
     Dict {
         key: &'t Node,
@@ -560,17 +566,19 @@ impl<const COMPACT: bool> Compound<'_, '_, COMPACT> {
         {
             if let Some(member) = members.get(*next) {
                 let id = field_id(*next)?;
+                // The id written last matters to compact's delta headers only; binary's
+                // headers hold the id itself, so its path does not track it.
                 let before = self.w.out.len();
                 value
                     .serialize(Slot {
                         w: self.w,
                         ty: member,
-                        field: Some(Field::new(id, *last)),
+                        field: Some(Field::new(id, if COMPACT { *last as i16 } else { 0 })),
                         closes: 0,
                     })
                     .map_err(|e| e.in_member(&names[*next]))?;
-                if self.w.out.len() != before {
-                    *last = id;
+                if COMPACT && self.w.out.len() != before {
+                    *last = i64::from(id);
                 }
                 *next += 1;
                 return Ok(());
