@@ -175,15 +175,17 @@ impl<'de> Message<'de> {
         let Some(&byte) = self.c.bytes.get(self.c.pos) else {
             return Ok(Spot::ABSENT);
         };
-        // `number` is at least 1: a one-byte tag of this field, or of a later one (this
-        // member holds proto3's default and was left out).
-        let field = u32::from(byte) >> 3;
-        if field == number {
-            self.c.pos += 1;
-            return Ok(Spot(u32::from(byte)));
-        }
-        if byte < 0x80 && field > number {
-            return Ok(Spot::ABSENT);
+        // `number` is at least 1: a one-byte tag (below 0x80: a field below 16) of this
+        // field, or of a later one (this member holds proto3's default and was left out).
+        if byte < 0x80 {
+            let field = u32::from(byte) >> 3;
+            if field == number {
+                self.c.pos += 1;
+                return Ok(Spot(u32::from(byte)));
+            }
+            if field > number {
+                return Ok(Spot::ABSENT);
+            }
         }
         self.member_in_general(number)
     }
@@ -918,14 +920,17 @@ impl<'a, 'de, 't> ListAccess<'a, 'de, 't> {
         let Some(m) = self.m.as_deref_mut() else {
             return Ok(None);
         };
-        // A one-byte tag: the run's next occurrence, or the next field (the run is over).
+        // A one-byte tag (below 0x80): the run's next occurrence, or the next field (the
+        // run is over).
         match m.c.bytes.get(m.c.pos) {
             None => return Ok(None),
-            Some(&byte) if u32::from(byte) >> 3 == self.field => {
+            Some(&byte) if byte < 0x80 => {
+                if u32::from(byte) >> 3 != self.field {
+                    return Ok(None);
+                }
                 m.c.pos += 1;
                 return Ok(Some(Tag(u32::from(byte))));
             }
-            Some(&byte) if byte < 0x80 => return Ok(None),
             Some(_) => {}
         }
         match m.peek()? {
