@@ -67,30 +67,32 @@ impl RowArena {
     }
 
     pub(crate) fn push_string(&mut self, bytes: &[u8]) {
-        let start = self.arena.len();
-        self.arena.extend_from_slice(bytes);
-        self.slots.push(Slot::String(start..self.arena.len()));
+        let range = self.copy_in(bytes);
+        self.slots.push(Slot::String(range));
     }
 
     /// Pushes a view as it is (its bytes copied into the arena), for a decoder that reads
     /// a column's value as a view and checks it by the column's compiled rule.
     pub(crate) fn push_ref(&mut self, value: ValueRef<'_>) {
-        let mut bytes = |bytes: &[u8]| {
-            let start = self.arena.len();
-            self.arena.extend_from_slice(bytes);
-            start..self.arena.len()
-        };
         let slot = match value {
             ValueRef::Null => Slot::Null,
             ValueRef::Bool(v) => Slot::Bool(v),
             ValueRef::Int64(v) => Slot::Int64(v),
             ValueRef::Uint64(v) => Slot::Uint64(v),
             ValueRef::Double(v) => Slot::Double(v),
-            ValueRef::String(v) => Slot::String(bytes(v)),
-            ValueRef::Composite(v) => Slot::Composite(bytes(v)),
-            ValueRef::Any(v) => Slot::Any(bytes(v)),
+            ValueRef::String(v) => Slot::String(self.copy_in(v)),
+            ValueRef::Composite(v) => Slot::Composite(self.copy_in(v)),
+            ValueRef::Any(v) => Slot::Any(self.copy_in(v)),
         };
         self.slots.push(slot);
+    }
+
+    /// `bytes` appended to the arena: where they are.
+    #[inline]
+    fn copy_in(&mut self, bytes: &[u8]) -> std::ops::Range<usize> {
+        let start = self.arena.len();
+        self.arena.extend_from_slice(bytes);
+        start..self.arena.len()
     }
 
     /// Pushes an owned value of a column of type `ty`: scalars as themselves, composite

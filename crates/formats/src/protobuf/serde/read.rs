@@ -92,6 +92,14 @@ struct Message<'de> {
     c: Cursor<'de>,
 }
 
+/// The next byte of a message, read alone ([`Message::next_byte`]).
+#[derive(Clone, Copy)]
+enum NextByte {
+    End,
+    Tag(Tag),
+    Longer,
+}
+
 /// A tag read ahead, and the position past it.
 #[derive(Clone, Copy)]
 struct Peeked {
@@ -172,22 +180,29 @@ impl<'de> Message<'de> {
     /// rest out of line.
     #[inline(always)]
     fn member(&mut self, number: u32) -> Result<Spot, SerdeError> {
-        let Some(&byte) = self.c.bytes.get(self.c.pos) else {
-            return Ok(Spot::ABSENT);
-        };
-        // `number` is at least 1: a one-byte tag (below 0x80: a field below 16) of this
-        // field, or of a later one (this member holds proto3's default and was left out).
-        if byte < 0x80 {
-            let field = u32::from(byte) >> 3;
-            if field == number {
+        // `number` is at least 1: a one-byte tag of this field, or of a later one (this
+        // member holds proto3's default and was left out).
+        match self.next_byte() {
+            NextByte::End => Ok(Spot::ABSENT),
+            NextByte::Tag(tag) if tag.field() == number => {
                 self.c.pos += 1;
-                return Ok(Spot(u32::from(byte)));
+                Ok(Spot(tag.0))
             }
-            if field > number {
-                return Ok(Spot::ABSENT);
-            }
+            NextByte::Tag(tag) if tag.field() > number => Ok(Spot::ABSENT),
+            _ => self.member_in_general(number),
         }
-        self.member_in_general(number)
+    }
+
+    /// What the next byte is, read alone: the end, a whole tag (below 0x80, so a field
+    /// below 16: the one-byte shortcuts of [`Message::member`] and [`ListAccess`]), or the
+    /// start of anything else (a longer tag), which only [`Message::peek`] reads.
+    #[inline(always)]
+    fn next_byte(&self) -> NextByte {
+        match self.c.bytes.get(self.c.pos) {
+            None => NextByte::End,
+            Some(&byte) if byte < 0x80 => NextByte::Tag(Tag(u32::from(byte))),
+            Some(_) => NextByte::Longer,
+        }
     }
 
     #[inline(never)]
@@ -801,19 +816,20 @@ impl<'de> de::Deserializer<'de> for ValueDe<'_, 'de, '_> {
         _variants: &'static [&'static str],
         visitor: V,
     ) -> Result<V::Value, SerdeError> {
-        let int = match &self.ty.kind {
-            Kind::Optional(item) if !self.at.is_absent() => &item.kind,
-            kind => kind,
-        };
-        if let Kind::Int {
-            range, unsigned, ..
-        } = *int
-        {
-            if let Some(index) = self
-                .varint_in_place(|v| fits(range, unsigned, v) && u32::try_from(v).is_ok())
-                .filter(|_| !self.at.is_absent())
+        if !self.at.is_absent() {
+            let kind = match &self.ty.kind {
+                Kind::Optional(item) => &item.kind,
+                kind => kind,
+            };
+            if let Kind::Int {
+                range, unsigned, ..
+            } = *kind
             {
-                return visitor.visit_enum(IndexEnum(index as u32));
+                let index =
+                    self.varint_in_place(|v| fits(range, unsigned, v) && u32::try_from(v).is_ok());
+                if let Some(index) = index {
+                    return visitor.visit_enum(IndexEnum(index as u32));
+                }
             }
         }
         self.read(visitor, Hint::Enum)
@@ -920,18 +936,15 @@ impl<'a, 'de, 't> ListAccess<'a, 'de, 't> {
         let Some(m) = self.m.as_deref_mut() else {
             return Ok(None);
         };
-        // A one-byte tag (below 0x80): the run's next occurrence, or the next field (the
-        // run is over).
-        match m.c.bytes.get(m.c.pos) {
-            None => return Ok(None),
-            Some(&byte) if byte < 0x80 => {
-                if u32::from(byte) >> 3 != self.field {
-                    return Ok(None);
-                }
+        // A one-byte tag: the run's next occurrence, or the next field (the run is over).
+        match m.next_byte() {
+            NextByte::End => return Ok(None),
+            NextByte::Tag(tag) if tag.field() == self.field => {
                 m.c.pos += 1;
-                return Ok(Some(Tag(u32::from(byte))));
+                return Ok(Some(tag));
             }
-            Some(_) => {}
+            NextByte::Tag(_) => return Ok(None),
+            NextByte::Longer => {}
         }
         match m.peek()? {
             Some(peeked) if peeked.tag.field() == self.field => Ok(Some(m.take(peeked))),
