@@ -42,11 +42,12 @@ FormatError = _native_formats.FormatError
 Reader = _native_formats.Reader
 Writer = _native_formats.Writer
 Codec = _native_formats.Codec
+TypedCodec = _native_formats.TypedCodec
 FORMATS: tuple[str, ...] = tuple(_native_formats.format_names())
 
 __all__ = [
-    "FORMATS", "Codec", "FormatError", "Reader", "Writer",
-    "codec", "loads", "dumps", "load", "dump", "convert", "to_arrow", "from_arrow",
+    "FORMATS", "Codec", "FormatError", "Reader", "Writer", "TypedCodec",
+    "codec", "typed_codec", "loads", "dumps", "load", "dump", "convert", "to_arrow", "from_arrow",
 ]
 
 
@@ -154,3 +155,54 @@ def from_arrow(table: Any, format: str, schema: Any = None) -> bytes:
     ipc = _arrow_ipc(table)
     schema = _native_formats.arrow_stream_schemas(ipc) if schema is None else _schema(schema)
     return _native_formats.convert(ipc, "arrow", format, schema)
+
+
+def typed_codec(format: str, schema: Any, cls: type) -> TypedCodec:
+    """A codec of one row as an instance of dataclass ``cls``, made once: ``encode(obj)`` gives
+    the row's message, ``decode(data)`` the instance (built without calling ``__init__``, then
+    ``__post_init__`` where the class has one), through the format's serde path with no dicts
+    in between. ``cls``'s fields are the schema's columns by name, each nested struct a
+    dataclass whose fields are its members; annotations map to YT types as ``int`` (or an
+    ``IntEnum``/int-valued ``Enum``) for integer and date types, ``float`` for ``float`` and
+    ``double``, ``bool``, ``str`` for ``utf8``, ``json`` and ``string``, ``bytes`` for
+    ``string``, ``list[T]`` for ``list<T>``, ``T | None`` for ``optional<T>``. A member or field
+    without its counterpart, or an annotation that does not fit its type, is a ``TypeError``
+    here, not a surprise later.
+
+    Formats with a typed path: json, msgpack, cbor, protobuf, protobuf-dynamic, thrift,
+    thrift-compact, avro (raw datums). The bytes are those :func:`dumps` writes for the same
+    row, without the u32 frame of Protobuf and Thrift rows. Bad input raises
+    :class:`FormatError` with the member path (``media.persons[1]: expected a str, got int``).
+    """
+    return TypedCodec(format, schema, _describe(cls, ()))
+
+
+def _describe(tp: Any, within: tuple) -> tuple:
+    """``tp`` as the typed codec's description: nested tuples of kinds (see plan.rs)."""
+    import dataclasses
+    import enum
+    import types
+    import typing
+
+    origin, args = typing.get_origin(tp), typing.get_args(tp)
+    if origin in (typing.Union, types.UnionType):
+        items = [a for a in args if a is not type(None)]
+        if len(items) == 1 and len(args) == 2:
+            return ("optional", _describe(items[0], within))
+        raise TypeError(f"{tp!r}: a union other than `T | None` has no YT type on the typed path")
+    if origin is list and len(args) == 1:
+        return ("list", _describe(args[0], within))
+    if isinstance(tp, type):
+        if dataclasses.is_dataclass(tp):
+            if tp in within:
+                raise TypeError(f"{tp.__name__} contains itself; a YT type is finite")
+            hints = typing.get_type_hints(tp)
+            return ("struct", tp, {f.name: _describe(hints[f.name], within + (tp,))
+                                   for f in dataclasses.fields(tp)})
+        if issubclass(tp, enum.Enum):
+            return ("int", tp)
+        for kind in (bool, int, float, str, bytes):
+            if tp is kind:
+                return (kind.__name__,) if kind is not int else ("int", None)
+    raise TypeError(f"{tp!r} is not a type the typed path carries: int, float, bool, str, bytes, "
+                    "an int enum, list[...], ... | None, or a dataclass")

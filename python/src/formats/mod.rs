@@ -23,6 +23,7 @@ mod composite;
 mod from_py;
 mod tables;
 mod to_py;
+mod typed;
 
 use std::io::{BufReader, BufWriter, Cursor, Read};
 use std::rc::Rc;
@@ -470,6 +471,7 @@ pub fn register(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add_class::<PyReader>()?;
     module.add_class::<PyWriter>()?;
     module.add_class::<PyCodec>()?;
+    module.add_class::<typed::PyTypedCodec>()?;
     module.add("FormatError", module.py().get_type::<FormatError>())?;
     Ok(())
 }

@@ -386,3 +386,14 @@ pub fn to_vec_into<T: serde::Serialize + ?Sized>(
 pub fn from_slice<'de, T: serde::Deserialize<'de>>(input: &'de [u8]) -> Result<T, SerdeError> {
     tree::serde_format::from_slice::<MsgPack, T>(input)
 }
+
+/// The value of `seed` (a caller's own builder) from bytes holding exactly one item.
+///
+/// # Errors
+/// As [`from_slice`].
+pub fn from_slice_seed<'de, S: serde::de::DeserializeSeed<'de>>(
+    seed: S,
+    input: &'de [u8],
+) -> Result<S::Value, SerdeError> {
+    tree::serde_format::from_slice_seed::<MsgPack, S>(seed, input)
+}

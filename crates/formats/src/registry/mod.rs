@@ -2,7 +2,7 @@
 //!
 //! The row interface (`crate::table`) and the formats below it know nothing of each other's
 //! names; here each [`FormatKind`] is tied to its reader and writer ([`open_source`],
-//! [`open_sink`]), its settings ([`FormatOptions`]) and its magic bytes ([`sniff`]). Adding a
+//! [`open_sink`]), its settings ([`FormatOptions`]) and its magic bytes ([`sniff`]), its serde path on a program's own types ([`SerdeRowCodec`]). Adding a
 //! format means a folder of its own and one arm in each match below.
 
 use std::io::{Read, Write};
@@ -13,8 +13,11 @@ use crate::table::{other_columns, FormatError, RowPosition, RowSink, RowSource, 
 use crate::thrift::Protocol;
 
 mod format_kind;
+mod serde_path;
 
+pub use crate::serde_error::SerdeError;
 pub use format_kind::FormatKind;
+pub use serde_path::SerdeRowCodec;
 
 /// Opens a reader of `kind` over `input`, whose rows belong to `schemas` (table index =
 /// position in `schemas`).

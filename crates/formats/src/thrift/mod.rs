@@ -149,7 +149,20 @@ impl RowCodec {
         &self,
         bytes: &'de [u8],
     ) -> Result<T, SerdeError> {
-        serde::from_slice(self.protocol, &self.row, bytes)
+        self.deserialize_seed(std::marker::PhantomData, bytes)
+    }
+
+    /// Reads the row struct that is the whole of `bytes` as the value of `seed` (a caller's
+    /// own builder, such as the Python face's objects of a class).
+    ///
+    /// # Errors
+    /// As [`RowCodec::deserialize`].
+    pub fn deserialize_seed<'de, S: ::serde::de::DeserializeSeed<'de>>(
+        &self,
+        seed: S,
+        bytes: &'de [u8],
+    ) -> Result<S::Value, SerdeError> {
+        serde::from_slice_seed(seed, self.protocol, &self.row, bytes)
     }
 
     /// Reads the row struct that is the whole of `bytes` into `arena` (the row interface's

@@ -18,9 +18,9 @@ use std::io::Cursor;
 
 use serde::de::DeserializeOwned;
 use serde::Serialize;
-use shapeshift_formats::registry::{open_sink, open_source, FormatKind};
+use shapeshift_formats::registry::{open_sink, open_source, FormatKind, SerdeRowCodec};
 use shapeshift_formats::table::{value_from_ref, RowPosition, SharedOutput};
-use shapeshift_formats::{avro, json, protobuf, thrift};
+use shapeshift_formats::{avro, protobuf, thrift};
 use shapeshift_types::{TableSchema, Value};
 
 use super::contender::Contender;
@@ -339,36 +339,30 @@ impl Contender for RowCodec {
 }
 
 /// A schema format's typed path: serde on the program's own structs, guided by the table
-/// schema (the structs' fields are its columns).
-pub enum Typed {
-    Thrift(thrift::RowCodec),
-    Avro(avro::RowCodec),
-    Json(json::RowCodec),
-    Protobuf(protobuf::dynamic::RowCodec),
-}
+/// schema (the structs' fields are its columns); the registry's serde path of the format.
+pub struct Typed(SerdeRowCodec);
 
 impl Typed {
-    /// The typed paths the formats crate has, with their format names.
+    /// The schema formats' typed paths, with their format names (MessagePack and CBOR, whose
+    /// serde paths take no schema, are the serde crates' arms).
     ///
     /// # Errors
     /// A schema a format cannot hold.
     pub fn all(schema: &TableSchema) -> Result<Vec<(&'static str, Typed)>, String> {
-        Ok(vec![
-            (
-                "thrift",
-                Typed::Thrift(thrift::RowCodec::new(schema, thrift::Protocol::Binary)?),
-            ),
-            (
-                "thrift-compact",
-                Typed::Thrift(thrift::RowCodec::new(schema, thrift::Protocol::Compact)?),
-            ),
-            ("avro", Typed::Avro(avro::RowCodec::new(schema))),
-            ("json", Typed::Json(json::RowCodec::new(schema))),
-            (
-                "protobuf",
-                Typed::Protobuf(protobuf::dynamic::RowCodec::new(schema)),
-            ),
-        ])
+        let mut out = Vec::new();
+        for kind in [
+            FormatKind::Thrift,
+            FormatKind::ThriftCompact,
+            FormatKind::Avro,
+            FormatKind::Json,
+            FormatKind::Protobuf,
+        ] {
+            let codec = SerdeRowCodec::new(kind, schema)
+                .map_err(|e| e.to_string())?
+                .ok_or_else(|| format!("{} has no serde path", kind.name()))?;
+            out.push((kind.name(), Typed(codec)));
+        }
+        Ok(out)
     }
 
     /// The bytes of `value`.
@@ -390,13 +384,7 @@ impl Typed {
         value: &T,
         out: &mut Vec<u8>,
     ) -> Result<(), String> {
-        match self {
-            Typed::Thrift(codec) => codec.serialize(value, out),
-            Typed::Avro(codec) => codec.serialize(value, out),
-            Typed::Json(codec) => codec.serialize(value, out),
-            Typed::Protobuf(codec) => codec.serialize(value, out),
-        }
-        .map_err(|e| e.to_string())
+        self.0.serialize(value, out).map_err(|e| e.to_string())
     }
 
     /// The value of `bytes`.
@@ -404,13 +392,9 @@ impl Typed {
     /// # Errors
     /// Bytes that are not a value of the schema, or that do not fit `T`.
     pub fn from_slice<T: DeserializeOwned>(&self, bytes: &[u8]) -> Result<T, String> {
-        match self {
-            Typed::Thrift(codec) => codec.deserialize(bytes),
-            Typed::Avro(codec) => codec.deserialize(bytes),
-            Typed::Json(codec) => codec.deserialize(bytes),
-            Typed::Protobuf(codec) => codec.deserialize(bytes),
-        }
-        .map_err(|e| e.to_string())
+        self.0
+            .deserialize_seed(std::marker::PhantomData::<T>, bytes)
+            .map_err(|e| e.to_string())
     }
 }
 

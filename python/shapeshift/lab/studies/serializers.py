@@ -143,7 +143,7 @@ def measure_media(ctx: LabContext, chosen: list[Contender], datasets: list[str],
                     raise AssertionError(f"{c.name} does not round-trip {dataset}: {back!r} != {ref!r}")
                 args = {"ref": ref, "built": built, "data": data}
                 record = {
-                    "family": c.family, "ours": c.ours, "checked": c.checked, "api": c.api,
+                    "family": c.family, "ours": c.ours, "checked": c.checked, "typed": c.typed, "api": c.api,
                     "size": len(data), "dfl": len(zlib.compress(data, 6)), "zstd": _zstd_size(data),
                 }
                 if dataset == "media.1":

@@ -34,6 +34,7 @@ class Contender:
     api: str = ""  # the calls measured, for the report
     checked: bool = False  # a shapeshift.formats arm: checked against the Python target
     registry_format: str = ""  # ours: the format's registry name
+    typed: bool = False  # ours: the typed path (dataclasses in and out, unframed messages)
 
 
 def _identity(x):
@@ -76,6 +77,32 @@ def ours() -> list[Contender]:
             api=f"shapeshift.formats.codec({fmt!r}, MediaContent table schema"
             f"{', avro_datums=True' if datums else ''}), made once: .dumps([row]) / .loads(data)",
             checked=True, registry_format=fmt,
+        ))
+    return out + typed()
+
+
+def typed() -> list[Contender]:
+    """``shapeshift.formats.typed_codec`` on the reference dataclasses themselves (identity
+    forward and reverse steps, as msgspec's typed decoding): one arm per format family that has
+    a typed path (``protobuf`` and ``protobuf-dynamic`` share one)."""
+    from shapeshift import formats
+
+    out, families = [], set()
+    for fmt in formats.FORMATS:
+        family = OUR_FAMILIES.get(fmt, fmt)
+        if family in families:
+            continue
+        try:
+            codec = formats.typed_codec(fmt, media.YT_SCHEMA, MediaContent)
+        except ValueError:  # no typed path: YSON, Skiff, Arrow
+            continue
+        families.add(family)
+        out.append(Contender(
+            f"shapeshift {fmt} typed", family, True, _identity, codec.encode, codec.decode,
+            _media_of, _identity,
+            api=f"shapeshift.formats.typed_codec({fmt!r}, MediaContent table schema, MediaContent), "
+            "made once: .encode(obj) / .decode(data) (typed: decoding builds the dataclasses)",
+            checked=True, registry_format=fmt, typed=True,
         ))
     return out
 
@@ -291,24 +318,26 @@ def contenders() -> list[Contender]:
 def published_schema_message(c: Contender, content: MediaContent) -> bytes:
     """The bytes of ``content`` that are compared with jvm-serializers' published sizes: what
     ``c`` writes, the message taken out of our row framing, and our Protobuf with the enums'
-    proto2 presence (``serializers_data.YT_SCHEMA_PROTO2_ENUMS``)."""
+    proto2 presence (``serializers_data.YT_SCHEMA_PROTO2_ENUMS``; the typed path writes the
+    row codec's bytes, so its arm is checked through the row codec too)."""
     if c.checked and c.family == "protobuf":
         from shapeshift import formats
 
         data = formats.dumps([media.to_dict(content)], format=c.registry_format,
                              schema=media.YT_SCHEMA_PROTO2_ENUMS)
-    else:
-        data = c.serialize(c.forward(content))
-    return row_message(c, data)
+        return _unframed(data)
+    return row_message(c, c.serialize(c.forward(content)))
 
 
 def row_message(c: Contender, data: bytes) -> bytes:
     """The encoded MediaContent inside what ``c`` wrote: for our framed row formats (Protobuf,
     Thrift) the message after YT's u32 length; for everything else (our Avro writes raw
-    datums here) ``data`` itself."""
-    if not c.checked:
-        return data
-    if c.family in ("protobuf", "thrift binary", "thrift compact"):
-        length = int.from_bytes(data[:4], "little")
-        return data[4:4 + length]
+    datums here, and the typed path writes bare messages) ``data`` itself."""
+    if c.checked and not c.typed and c.family in ("protobuf", "thrift binary", "thrift compact"):
+        return _unframed(data)
     return data
+
+
+def _unframed(data: bytes) -> bytes:
+    length = int.from_bytes(data[:4], "little")
+    return data[4:4 + length]

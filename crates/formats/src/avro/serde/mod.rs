@@ -82,8 +82,22 @@ impl RowCodec {
         &self,
         bytes: &'de [u8],
     ) -> Result<T, SerdeError> {
+        self.deserialize_seed(std::marker::PhantomData, bytes)
+    }
+
+    /// Reads the datum that is the whole of `bytes` as the value of `seed` (a caller's own
+    /// builder, such as the Python face's objects of a class).
+    ///
+    /// # Errors
+    /// As [`RowCodec::deserialize`].
+    pub fn deserialize_seed<'de, S: de::DeserializeSeed<'de>>(
+        &self,
+        seed: S,
+        bytes: &'de [u8],
+    ) -> Result<S::Value, SerdeError> {
         let mut input = input::Input::new(bytes);
-        let value = T::deserialize(read::Deserializer::new(&mut input, &self.row))
+        let value = seed
+            .deserialize(read::Deserializer::new(&mut input, &self.row))
             .map_err(|e| e.located(FORMAT, Some(input.item())))?;
         if input.pos() != bytes.len() {
             let message = format!("{} bytes after the datum", bytes.len() - input.pos());

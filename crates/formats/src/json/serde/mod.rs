@@ -94,12 +94,26 @@ impl RowCodec {
         &self,
         bytes: &'de [u8],
     ) -> Result<T, SerdeError> {
+        self.deserialize_seed(std::marker::PhantomData, bytes)
+    }
+
+    /// Reads the row that is the whole of `bytes` as the value of `seed` (a caller's own
+    /// builder, such as the Python face's objects of a class).
+    ///
+    /// # Errors
+    /// As [`RowCodec::deserialize`].
+    pub fn deserialize_seed<'de, S: de::DeserializeSeed<'de>>(
+        &self,
+        seed: S,
+        bytes: &'de [u8],
+    ) -> Result<S::Value, SerdeError> {
         let mut reader = read::Reader::new(bytes);
-        let value = T::deserialize(read::Value {
-            r: &mut reader,
-            plan: &self.row,
-        })
-        .map_err(|e| e.located(FORMAT, Some(reader.token)))?;
+        let value = seed
+            .deserialize(read::Value {
+                r: &mut reader,
+                plan: &self.row,
+            })
+            .map_err(|e| e.located(FORMAT, Some(reader.token)))?;
         if reader.peek().is_some() {
             let message = format!("{} bytes after the row", bytes.len() - reader.pos);
             return Err(error(message).located(FORMAT, Some(reader.pos)));

@@ -107,7 +107,20 @@ impl RowCodec {
         &self,
         message: &[u8],
     ) -> Result<T, SerdeError> {
-        let first = match typed::from_slice(&self.row, message) {
+        self.deserialize_seed(std::marker::PhantomData::<T>, message)
+    }
+
+    /// Reads the row message that is the whole of `message` as the value of `seed` (a
+    /// caller's own builder, such as the Python face's objects of a class); the seed is
+    /// cloned for the second reading a message out of number order takes.
+    ///
+    /// # Errors
+    /// As [`RowCodec::deserialize`].
+    pub fn deserialize_seed<S, V>(&self, seed: S, message: &[u8]) -> Result<V, SerdeError>
+    where
+        S: for<'de> ::serde::de::DeserializeSeed<'de, Value = V> + Clone,
+    {
+        let first = match typed::from_slice_seed(seed.clone(), &self.row, message) {
             Ok(value) => return Ok(value),
             Err(e) => e,
         };
@@ -125,7 +138,7 @@ impl RowCodec {
             return Err(first.located("protobuf", None));
         }
         // Offsets into the rewritten message would point nowhere in the input.
-        typed::from_slice(&self.row, &ordered).map_err(|e| {
+        typed::from_slice_seed(seed, &self.row, &ordered).map_err(|e| {
             SerdeError::new(
                 "protobuf",
                 None,

@@ -37,7 +37,7 @@ mod read;
 mod write;
 
 pub(super) use plan::Node;
-pub(super) use read::{from_slice, IRREGULAR};
+pub(super) use read::{from_slice_seed, IRREGULAR};
 pub(super) use write::to_vec_into;
 
 /// The format name of the errors.

@@ -27,15 +27,16 @@ use crate::serde_error::{error, SerdeError};
 pub(in crate::protobuf) const IRREGULAR: &str = "protobuf (irregular)";
 
 /// Reads the message of `row` (a struct type: the table's columns) that is the whole of
-/// `bytes` as a `T`. An error whose format is [`IRREGULAR`] means the bytes are malformed
-/// or in a layout this reader leaves to the dynamic codec; any other error stands only for
-/// a message in number order (a member taken as absent may have come later).
-pub(in crate::protobuf) fn from_slice<'de, T: de::Deserialize<'de>>(
+/// `bytes` as the value of `seed`. An error whose format is [`IRREGULAR`] means the bytes
+/// are malformed or in a layout this reader leaves to the dynamic codec; any other error
+/// stands only for a message in number order (a member taken as absent may have come later).
+pub(in crate::protobuf) fn from_slice_seed<'de, S: DeserializeSeed<'de>>(
+    seed: S,
     row: &Node,
     bytes: &'de [u8],
-) -> Result<T, SerdeError> {
+) -> Result<S::Value, SerdeError> {
     let mut message = Message::new(Cursor::new(bytes, 0));
-    T::deserialize(ValueDe {
+    seed.deserialize(ValueDe {
         m: &mut message,
         ty: row,
         at: At::Row.into(),

@@ -36,7 +36,7 @@ mod write;
 
 pub(super) use plan::Node;
 
-pub(super) use read::from_slice;
+pub(super) use read::from_slice_seed;
 pub(super) use write::to_vec_into;
 
 /// The format names of the errors.

@@ -16,20 +16,22 @@ use crate::serde_error::{error, SerdeError};
 use crate::thrift::wire::{DecodeError, Decoder, FieldHeader, Protocol, WireType};
 
 /// Reads the struct of `row` (a struct type: the table's columns) that is the whole of
-/// `bytes` as a `T`.
-pub(in crate::thrift) fn from_slice<'de, T: de::Deserialize<'de>>(
+/// `bytes` as the value of `seed`.
+pub(in crate::thrift) fn from_slice_seed<'de, S: DeserializeSeed<'de>>(
+    seed: S,
     protocol: Protocol,
     row: &Node,
     bytes: &'de [u8],
-) -> Result<T, SerdeError> {
+) -> Result<S::Value, SerdeError> {
     let name = format_name(protocol);
     let mut d = Decoder::new(protocol, bytes);
-    let value = T::deserialize(ValueDe {
-        d: &mut d,
-        ty: row,
-        field: None,
-    })
-    .map_err(|e| e.located(name, Some(d.pos)))?;
+    let value = seed
+        .deserialize(ValueDe {
+            d: &mut d,
+            ty: row,
+            field: None,
+        })
+        .map_err(|e| e.located(name, Some(d.pos)))?;
     if d.remaining() > 0 {
         let message = format!("{} bytes after the row struct", d.remaining());
         return Err(SerdeError::new(name, Some(d.pos), message));

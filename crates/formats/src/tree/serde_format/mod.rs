@@ -68,8 +68,20 @@ pub fn to_vec_into<D: Dialect, T: Serialize + ?Sized>(
 pub fn from_slice<'de, D: Dialect, T: de::Deserialize<'de>>(
     input: &'de [u8],
 ) -> Result<T, SerdeError> {
+    from_slice_seed::<D, _>(std::marker::PhantomData::<T>, input)
+}
+
+/// The value of `seed` from bytes of dialect `D` holding exactly one item.
+///
+/// # Errors
+/// As [`from_slice`].
+pub fn from_slice_seed<'de, D: Dialect, S: de::DeserializeSeed<'de>>(
+    seed: S,
+    input: &'de [u8],
+) -> Result<S::Value, SerdeError> {
     let mut deserializer = Deserializer::<D>::new(input);
-    let value = T::deserialize(&mut deserializer)
+    let value = seed
+        .deserialize(&mut deserializer)
         .map_err(|e| e.located(D::NAME, Some(deserializer.item_start())))?;
     if deserializer.pos() != input.len() {
         let message = format!("{} bytes after the value", input.len() - deserializer.pos());

@@ -1,0 +1,227 @@
+//! `shapeshift._native.formats.TypedCodec`: one row as an object of the caller's dataclass,
+//! written and read through the format's serde path (`registry::SerdeRowCodec`) with no row of
+//! `Value`s and no dicts in between: the Python counterpart of a Rust program's derived
+//! structs. The bytes are those the format's row codec writes for the same row (without the
+//! frame of the framed formats); see docs/formats/python.md, "Typed rows".
+
+mod plan;
+mod read;
+mod write;
+
+use std::cell::RefCell;
+use std::ptr::NonNull;
+
+use pyo3::exceptions::PyValueError;
+use pyo3::ffi;
+use pyo3::prelude::*;
+use pyo3::types::{PyBytes, PyBytesMethods};
+use shapeshift_formats::registry::{SerdeError, SerdeRowCodec};
+
+use super::kind_of;
+use super::tables::schemas_arg;
+use crate::skiff::py_bytes_arg;
+
+/// An owned reference, released on drop (always with the GIL held: the codec's methods).
+pub(super) struct Owned(NonNull<ffi::PyObject>);
+
+impl Owned {
+    /// # Safety
+    /// `ptr` is a non-null new reference.
+    unsafe fn take(ptr: *mut ffi::PyObject) -> Owned {
+        Owned(NonNull::new_unchecked(ptr))
+    }
+
+    fn as_ptr(&self) -> *mut ffi::PyObject {
+        self.0.as_ptr()
+    }
+
+    fn into_ptr(self) -> *mut ffi::PyObject {
+        let ptr = self.0.as_ptr();
+        std::mem::forget(self);
+        ptr
+    }
+}
+
+impl Drop for Owned {
+    fn drop(&mut self) {
+        // SAFETY: an owned reference, dropped with the GIL held.
+        unsafe { ffi::Py_DECREF(self.0.as_ptr()) }
+    }
+}
+
+/// Where a value sits in the row, for errors: built on the stack as the walk goes down.
+#[derive(Clone, Copy)]
+pub(super) enum At<'a> {
+    Row,
+    Member(&'a At<'a>, &'static str),
+    Index(&'a At<'a>, usize),
+}
+
+impl std::fmt::Display for At<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            At::Row => f.write_str("the row"),
+            At::Member(At::Row, name) => f.write_str(name),
+            At::Member(parent, name) => write!(f, "{parent}.{name}"),
+            At::Index(parent, i) => write!(f, "{parent}[{i}]"),
+        }
+    }
+}
+
+/// The first error the walk met, with its path (the formats that track member paths would
+/// give a second, partial one).
+#[derive(Default)]
+pub(super) struct Failure(RefCell<Option<String>>);
+
+impl Failure {
+    /// Records `message` at `at` (the first one stays) and returns it for serde's error.
+    #[cold]
+    fn set(&self, at: &At<'_>, message: String) -> String {
+        let text = format!("{at}: {message}");
+        self.0.borrow_mut().get_or_insert_with(|| text.clone());
+        text
+    }
+
+    fn take(&self) -> Option<String> {
+        self.0.borrow_mut().take()
+    }
+}
+
+/// The pending Python error's text (cleared).
+#[cold]
+fn fetch_error() -> String {
+    // SAFETY: called with the GIL held, right after a CPython call reported an error.
+    Python::attach(|py| match PyErr::take(py) {
+        Some(e) => e.to_string(),
+        None => "a Python call failed".into(),
+    })
+}
+
+/// The name of `obj`'s type.
+///
+/// # Safety
+/// `obj` is a live object.
+unsafe fn type_name(obj: *mut ffi::PyObject) -> String {
+    let tp = ffi::Py_TYPE(obj);
+    std::ffi::CStr::from_ptr((*tp).tp_name)
+        .to_string_lossy()
+        .into_owned()
+}
+
+/// One format, one table schema and one dataclass, compiled once.
+#[pyclass(name = "TypedCodec", module = "shapeshift._native.formats", unsendable)]
+pub(super) struct PyTypedCodec {
+    codec: SerdeRowCodec,
+    plan: plan::Node,
+    format: &'static str,
+    /// The output buffer, kept across calls (a message's bytes are copied out).
+    buffer: RefCell<Vec<u8>>,
+}
+
+#[pymethods]
+impl PyTypedCodec {
+    /// `description` is the class as `shapeshift.formats.TypedCodec` reads its annotations.
+    #[new]
+    fn new(
+        format: &str,
+        schema: &Bound<'_, PyAny>,
+        description: &Bound<'_, PyAny>,
+    ) -> PyResult<Self> {
+        let kind = kind_of(format)?;
+        let mut schemas = schemas_arg(schema)?;
+        if schemas.len() != 1 {
+            return Err(PyValueError::new_err(
+                "a typed codec takes one table schema",
+            ));
+        }
+        let schema = schemas.remove(0);
+        let codec = SerdeRowCodec::new(kind, &schema)
+            .map_err(|e| PyValueError::new_err(e.to_string()))?
+            .ok_or_else(|| {
+                PyValueError::new_err(format!(
+                    "format {:?} has no typed path (it has: json, msgpack, cbor, protobuf, \
+                     protobuf-dynamic, thrift, thrift-compact, avro); use dict rows (formats.codec)",
+                    kind.name()
+                ))
+            })?;
+        Ok(PyTypedCodec {
+            plan: plan::compile(description, &schema.row_type())?,
+            codec,
+            format: kind.name(),
+            buffer: RefCell::new(Vec::new()),
+        })
+    }
+
+    #[getter]
+    fn format(&self) -> &'static str {
+        self.format
+    }
+
+    /// The message of one row, `obj` (an instance of the class).
+    fn encode<'py>(
+        &self,
+        py: Python<'py>,
+        obj: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyBytes>> {
+        let failure = Failure::default();
+        let mut buffer = self.buffer.borrow_mut();
+        buffer.clear();
+        let typed = write::Typed {
+            node: &self.plan,
+            obj: obj.as_ptr(),
+            at: At::Row,
+            failure: &failure,
+        };
+        match self.codec.serialize(&typed, &mut buffer) {
+            Ok(()) => Ok(PyBytes::new(py, &buffer)),
+            Err(e) => Err(raise(py, e, failure.take())),
+        }
+    }
+
+    /// The object of the one row that is the whole of `data`.
+    fn decode<'py>(
+        &self,
+        py: Python<'py>,
+        data: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        // bytes are immutable: read in place; anything else bytes-like is copied first.
+        let copied;
+        let bytes = match data.cast::<PyBytes>() {
+            Ok(b) => b.as_bytes(),
+            Err(_) => {
+                copied =
+                    py_bytes_arg(data).ok_or_else(|| super::from_py::expected("bytes", data))?;
+                &copied[..]
+            }
+        };
+        let failure = Failure::default();
+        let seed = read::Seed {
+            node: &self.plan,
+            at: At::Row,
+            failure: &failure,
+        };
+        match self.codec.deserialize_seed(seed, bytes) {
+            // SAFETY: an owned reference the seed built.
+            Ok(obj) => Ok(unsafe { Bound::from_owned_ptr(py, obj.into_ptr()) }),
+            Err(e) => Err(raise(py, e, failure.take())),
+        }
+    }
+}
+
+/// A `FormatError` from the format's error, with our walk's message where it had one.
+fn raise(py: Python<'_>, e: SerdeError, ours: Option<String>) -> PyErr {
+    let message = match ours {
+        Some(text) => text,
+        None if e.path().is_empty() => e.message().to_owned(),
+        None => format!("{}: {}", e.path(), e.message()),
+    };
+    super::raise(
+        py,
+        shapeshift_formats::table::FormatError {
+            format: e.format(),
+            offset: e.offset().map(|o| o as u64),
+            row: Some(0),
+            message,
+        },
+    )
+}

@@ -1,0 +1,264 @@
+//! A Python object as the serde value the plan describes, read straight from the objects (no
+//! row of `Value`s, no dicts): slot members at their offsets, lists by index, strings from
+//! CPython's cached UTF-8. Values are checked against their YT types here, so the
+//! self-describing formats refuse what the schema formats refuse.
+//!
+//! Invariant: only borrowed references are walked, and no Python code runs while one is held
+//! except attribute access (`Access::Attr`, or an object of a subclass), whose result is owned
+//! for as long as it is written; list items are taken one by one with a reference each, the
+//! list's length read again before each (a property's code may change a list).
+
+use pyo3::ffi;
+use serde::ser::{Error as _, SerializeSeq, SerializeStruct};
+use serde::{Serialize, Serializer};
+
+use super::plan::{Access, EnumPlan, Node};
+use super::{type_name, At, Failure, Owned};
+
+/// One value of the object tree: `obj` (borrowed) as `node` says.
+pub(super) struct Typed<'a> {
+    pub node: &'a Node,
+    pub obj: *mut ffi::PyObject,
+    pub at: At<'a>,
+    pub failure: &'a Failure,
+}
+
+impl Typed<'_> {
+    #[cold]
+    fn fail<E: serde::ser::Error>(&self, message: String) -> E {
+        E::custom(self.failure.set(&self.at, message))
+    }
+
+    #[cold]
+    fn wrong<E: serde::ser::Error>(&self, expected: &str) -> E {
+        // SAFETY: `obj` is a live object (borrowed for this call).
+        let got = unsafe { type_name(self.obj) };
+        self.fail(format!("expected {expected}, got {got}"))
+    }
+}
+
+impl Serialize for Typed<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let obj = self.obj;
+        // SAFETY: `obj` is a live object the caller holds a reference to, and the GIL is held
+        // (the codec's methods run with it); see the module's invariant.
+        unsafe {
+            match self.node {
+                Node::Struct(plan) => {
+                    let cls = plan.cls.as_ptr().cast::<ffi::PyTypeObject>();
+                    let exact = ffi::Py_TYPE(obj) == cls;
+                    if !exact && ffi::PyObject_IsInstance(obj, cls.cast()) != 1 {
+                        ffi::PyErr_Clear();
+                        return Err(self.wrong(&format!("a {}", plan.name)));
+                    }
+                    let mut out = s.serialize_struct(plan.name, plan.fields.len())?;
+                    for field in &plan.fields {
+                        let at = At::Member(&self.at, field.name);
+                        let value = match (exact, field.access) {
+                            (true, Access::Slot(offset)) => {
+                                let slot =
+                                    *obj.cast::<u8>().offset(offset).cast::<*mut ffi::PyObject>();
+                                if slot.is_null() {
+                                    return Err(S::Error::custom(
+                                        self.failure.set(&at, "the attribute is not set".into()),
+                                    ));
+                                }
+                                ffi::Py_INCREF(slot);
+                                Owned::take(slot)
+                            }
+                            _ => {
+                                let got = ffi::PyObject_GetAttr(obj, field.py_name.as_ptr());
+                                if got.is_null() {
+                                    let message = super::fetch_error();
+                                    return Err(S::Error::custom(self.failure.set(&at, message)));
+                                }
+                                Owned::take(got)
+                            }
+                        };
+                        out.serialize_field(
+                            field.name,
+                            &Typed {
+                                node: &field.node,
+                                obj: value.as_ptr(),
+                                at,
+                                failure: self.failure,
+                            },
+                        )?;
+                    }
+                    out.end()
+                }
+                Node::List(item) => {
+                    let list = ffi::PyList_Check(obj) != 0;
+                    if !list && ffi::PyTuple_Check(obj) == 0 {
+                        return Err(self.wrong("a list"));
+                    }
+                    let len = |o| {
+                        if list {
+                            ffi::PyList_GET_SIZE(o)
+                        } else {
+                            ffi::PyTuple_GET_SIZE(o)
+                        }
+                    };
+                    let mut out = s.serialize_seq(Some(len(obj) as usize))?;
+                    let mut i = 0;
+                    while i < len(obj) {
+                        let got = if list {
+                            ffi::PyList_GET_ITEM(obj, i)
+                        } else {
+                            ffi::PyTuple_GET_ITEM(obj, i)
+                        };
+                        ffi::Py_INCREF(got);
+                        let got = Owned::take(got);
+                        out.serialize_element(&Typed {
+                            node: item,
+                            obj: got.as_ptr(),
+                            at: At::Index(&self.at, i as usize),
+                            failure: self.failure,
+                        })?;
+                        i += 1;
+                    }
+                    out.end()
+                }
+                Node::Optional(item) => {
+                    if obj == ffi::Py_None() {
+                        s.serialize_none()
+                    } else {
+                        s.serialize_some(&Typed {
+                            node: item,
+                            ..*self
+                        })
+                    }
+                }
+                Node::Int {
+                    lo,
+                    hi,
+                    enumeration,
+                } => {
+                    let value = self.integer(enumeration.as_deref())?;
+                    match value {
+                        Integer::Signed(v) if *lo <= v && v <= *hi => s.serialize_i64(v),
+                        _ => Err(self.fail(format!(
+                            "{} is out of the column's range {lo}..={hi}",
+                            value
+                        ))),
+                    }
+                }
+                Node::Uint { max, enumeration } => match self.integer(enumeration.as_deref())? {
+                    Integer::Signed(v) if v >= 0 && v as u64 <= *max => s.serialize_u64(v as u64),
+                    Integer::Unsigned(v) if v <= *max => s.serialize_u64(v),
+                    other => {
+                        Err(self.fail(format!("{other} is out of the column's range 0..={max}")))
+                    }
+                },
+                Node::Float32 => s.serialize_f32(self.float()? as f32),
+                Node::Float64 => s.serialize_f64(self.float()?),
+                Node::Bool => {
+                    if obj == ffi::Py_True() {
+                        s.serialize_bool(true)
+                    } else if obj == ffi::Py_False() {
+                        s.serialize_bool(false)
+                    } else {
+                        Err(self.wrong("a bool"))
+                    }
+                }
+                Node::Str | Node::StrOfBytes => {
+                    if ffi::PyUnicode_Check(obj) == 0 {
+                        return Err(self.wrong("a str"));
+                    }
+                    let mut len: ffi::Py_ssize_t = 0;
+                    let data = ffi::PyUnicode_AsUTF8AndSize(obj, &mut len);
+                    if data.is_null() {
+                        return Err(self.fail(super::fetch_error()));
+                    }
+                    let bytes = std::slice::from_raw_parts(data.cast::<u8>(), len as usize);
+                    match self.node {
+                        Node::Str => s.serialize_str(std::str::from_utf8_unchecked(bytes)),
+                        _ => s.serialize_bytes(bytes),
+                    }
+                }
+                Node::Bytes => {
+                    if ffi::PyBytes_Check(obj) == 0 {
+                        return Err(self.wrong("bytes"));
+                    }
+                    let data = ffi::PyBytes_AsString(obj);
+                    let bytes = std::slice::from_raw_parts(
+                        data.cast::<u8>(),
+                        ffi::PyBytes_Size(obj) as usize,
+                    );
+                    s.serialize_bytes(bytes)
+                }
+            }
+        }
+    }
+}
+
+enum Integer {
+    Signed(i64),
+    Unsigned(u64),
+}
+
+impl std::fmt::Display for Integer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Integer::Signed(v) => write!(f, "{v}"),
+            Integer::Unsigned(v) => write!(f, "{v}"),
+        }
+    }
+}
+
+impl Typed<'_> {
+    /// The integer `obj` holds: an int (an `IntEnum` member is one), or a member of the
+    /// column's enum class by its value.
+    unsafe fn integer<E: serde::ser::Error>(
+        &self,
+        enumeration: Option<&EnumPlan>,
+    ) -> Result<Integer, E> {
+        let obj = self.obj;
+        if ffi::PyLong_Check(obj) == 0 || ffi::PyBool_Check(obj) != 0 {
+            if let Some(e) = enumeration {
+                if ffi::PyObject_IsInstance(obj, e.cls.as_ptr()) == 1 {
+                    let value = ffi::PyObject_GetAttrString(obj, c"value".as_ptr());
+                    if !value.is_null() {
+                        let value = Owned::take(value);
+                        return Typed {
+                            obj: value.as_ptr(),
+                            ..*self
+                        }
+                        .integer(None);
+                    }
+                }
+                ffi::PyErr_Clear();
+            }
+            return Err(self.wrong("an int"));
+        }
+        let mut overflow = 0;
+        let v = ffi::PyLong_AsLongLongAndOverflow(obj, &mut overflow);
+        if overflow == 0 {
+            return Ok(Integer::Signed(v));
+        }
+        if overflow > 0 {
+            let u = ffi::PyLong_AsUnsignedLongLong(obj);
+            if !(u == u64::MAX && !ffi::PyErr_Occurred().is_null()) {
+                return Ok(Integer::Unsigned(u));
+            }
+            ffi::PyErr_Clear();
+        }
+        Err(self.fail("the int is out of the 64-bit range".into()))
+    }
+
+    /// The float `obj` holds (an int is taken as its nearest float).
+    unsafe fn float<E: serde::ser::Error>(&self) -> Result<f64, E> {
+        let obj = self.obj;
+        if ffi::PyFloat_Check(obj) != 0 {
+            return Ok(ffi::PyFloat_AS_DOUBLE(obj));
+        }
+        if ffi::PyLong_Check(obj) != 0 && ffi::PyBool_Check(obj) == 0 {
+            let v = ffi::PyLong_AsDouble(obj);
+            if v == -1.0 && !ffi::PyErr_Occurred().is_null() {
+                return Err(self.fail(super::fetch_error()));
+            }
+            return Ok(v);
+        }
+        Err(self.wrong("a float"))
+    }
+}
