@@ -296,3 +296,20 @@ def test_a_value_out_of_its_column_range_is_refused_by_the_self_describing_forma
             formats.typed_codec(fmt, schema, Small).decode(dumps({"small": 1, "other": 2}))
         with pytest.raises(formats.FormatError, match="member `small` is missing"):
             formats.typed_codec(fmt, schema, Small).decode(dumps({}))
+
+
+@dataclass
+class Text:
+    label: str
+
+
+@pytest.mark.parametrize("fmt", TYPED)
+@pytest.mark.parametrize("value", [
+    "", "plain ascii longer than eight bytes", "é", "ascii prefix of sixteen+ é", "\u00ff" * 9,
+    "ሴ", "http://javaone.com/keynote.ogg\u1234", "\U0001D11E", "2009, Scooby Doo\U0001D11E", "aé\u1234\U0001D11E",
+])
+def test_strings_of_every_width_read_back_as_the_same_str(fmt, value):
+    codec = formats.typed_codec(fmt, [{"name": "label", "type_v3": "utf8"}], Text)
+    back = codec.decode(codec.encode(Text(value)))
+    assert back.label == value and type(back.label) is str
+    assert back.label.encode() == value.encode()  # the same code points, at any width
