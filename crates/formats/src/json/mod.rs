@@ -428,11 +428,14 @@ fn string_bytes(text: &str) -> Result<Vec<u8>, String> {
 }
 
 /// Decodes the string at `*at` (its opening quote) into `out`, each code point one byte,
-/// moving `*at` past the closing quote. `None`, with `*at` and `out`'s length unspecified,
+/// moving `*at` past the closing quote; its first `plain` bytes are known to be plain (a run
+/// the caller scanned already). `None`, with `*at` and `out`'s length unspecified,
 /// for anything the row reader's parser with [`string_bytes`] would refuse (which then says
 /// why) — and, conservatively, for nothing else: escapes, U+0080..U+00FF as two UTF-8 bytes.
-fn decode_string(input: &[u8], at: &mut usize, out: &mut Vec<u8>) -> Option<()> {
+fn decode_string(input: &[u8], at: &mut usize, plain: usize, out: &mut Vec<u8>) -> Option<()> {
     let mut pos = *at + 1;
+    out.extend_from_slice(input.get(pos..pos + plain)?);
+    pos += plain;
     loop {
         let rest = input.get(pos..)?;
         let run = plain_run(rest);

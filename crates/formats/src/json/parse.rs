@@ -360,21 +360,52 @@ impl<'a> Parser<'a> {
 /// A string at `*at` (its `"`) decoded (escapes, U+0080..U+00FF as bytes), its bytes
 /// appended to `scratch`: `start..end` there; `None` for anything the row reader's parser
 /// would refuse.
-#[cold]
-#[inline(never)]
 pub(crate) fn decoded_string(
     input: &[u8],
     at: &mut usize,
     scratch: &mut Vec<u8>,
 ) -> Option<(usize, usize)> {
+    decoded_string_after(input, at, 0, scratch)
+}
+
+/// [`decoded_string`] of a string whose first `plain` bytes are a plain run already scanned.
+#[cold]
+#[inline(never)]
+fn decoded_string_after(
+    input: &[u8],
+    at: &mut usize,
+    plain: usize,
+    scratch: &mut Vec<u8>,
+) -> Option<(usize, usize)> {
     let start = scratch.len();
     let mut end = *at;
-    if decode_string(input, &mut end, scratch).is_none() {
+    if decode_string(input, &mut end, plain, scratch).is_none() {
         scratch.truncate(start);
         return None;
     }
     *at = end;
     Some((start, scratch.len()))
+}
+
+/// Where a string token's bytes are: in the input, or decoded into the scratch buffer.
+pub(crate) enum StringAt {
+    Input(usize, usize),
+    Scratch(usize, usize),
+}
+
+/// The string at `*at` (its `"`): in place when printable ASCII without escapes
+/// ([`plain_string`]), else decoded into `scratch` ([`decoded_string`]) without scanning its
+/// plain start twice. `None` for anything the row reader's parser would refuse.
+#[inline(always)]
+pub(crate) fn string_at(input: &[u8], at: &mut usize, scratch: &mut Vec<u8>) -> Option<StringAt> {
+    let start = *at + 1;
+    let rest = input.get(start..)?;
+    let length = plain_run(rest);
+    if rest.get(length) == Some(&b'"') {
+        *at = start + length + 1;
+        return Some(StringAt::Input(start, start + length));
+    }
+    decoded_string_after(input, at, length, scratch).map(|(s, e)| StringAt::Scratch(s, e))
 }
 
 /// A string at `*at` (its `"`) of printable ASCII without escapes: its bytes, `start..end`.

@@ -18,7 +18,7 @@ use super::describe;
 use super::plan::{BytesCheck, Kind, Member, Plan, Range};
 use crate::byte_items::ByteItems;
 use crate::json::parse::{
-    decoded_string, number, plain_string, starts_with, Number, Parser, MAX_DEPTH,
+    number, starts_with, string_at, Number, Parser, StringAt, MAX_DEPTH,
 };
 use crate::json::{node_from_json, non_finite};
 use crate::scalar_range::read_float;
@@ -41,7 +41,7 @@ pub(super) struct Reader<'de> {
 #[inline]
 fn ascii(bytes: &[u8]) -> &str {
     debug_assert!(bytes.is_ascii());
-    // SAFETY: `plain_string` borrows only runs of printable ASCII (its `plain_run`), and
+    // SAFETY: `string_at` borrows only runs of printable ASCII (its `plain_run`), and
     // ASCII is UTF-8.
     unsafe { std::str::from_utf8_unchecked(bytes) }
 }
@@ -53,7 +53,7 @@ fn fail(at: usize, message: impl Into<String>) -> SerdeError {
 
 /// A string token: borrowed from the input, or decoded into the scratch buffer.
 enum Text<'de> {
-    /// Printable ASCII only ([`plain_string`]).
+    /// Printable ASCII only ([`string_at`]).
     Input(&'de [u8]),
     Scratch(usize, usize),
 }
@@ -140,12 +140,10 @@ impl<'de> Reader<'de> {
             return Err(self.unexpected("a string"));
         }
         let at = self.pos;
-        if let Some((start, end)) = plain_string(self.input, &mut self.pos) {
-            return Ok(Text::Input(&self.input[start..end]));
-        }
         self.scratch.clear();
-        match decoded_string(self.input, &mut self.pos, &mut self.scratch) {
-            Some((start, end)) => Ok(Text::Scratch(start, end)),
+        match string_at(self.input, &mut self.pos, &mut self.scratch) {
+            Some(StringAt::Input(start, end)) => Ok(Text::Input(&self.input[start..end])),
+            Some(StringAt::Scratch(start, end)) => Ok(Text::Scratch(start, end)),
             None => Err(self.bad_string(at)),
         }
     }
