@@ -232,5 +232,17 @@ def test_processes_pool_their_trials_in_order_and_keep_the_least_minimum():
     assert sorted(set(round(r, 3) for r in ratios)) == [0.667, 2.0]
     other = _raw_rust(100, 200, 140)
     other["results"][0]["contender"] = "ours msgpack"
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="bench runs differ"):
         serializers_rust.pool_runs([first, other])
+    # A later process that lacks a case (or a column) the first has is refused too: its trials
+    # would be fewer than the others' without a word.
+    fewer = _raw_rust(100, 200, 140)
+    del fewer["results"][0]
+    with pytest.raises(ValueError, match="bench runs differ"):
+        serializers_rust.pool_runs([first, fewer])
+    with pytest.raises(ValueError, match="bench runs differ"):
+        serializers_rust.pool_runs([fewer, first])
+    no_ser = _raw_rust(100, 200, 140)
+    del no_ser["results"][0]["ser"]
+    with pytest.raises(ValueError, match="columns"):
+        serializers_rust.pool_runs([first, no_ser])

@@ -100,23 +100,33 @@ def _sample_loads(loads: list, count: int) -> list:
 def pool_runs(runs: list[dict]) -> dict:
     """The bench's JSON of several processes as one run: each case's trials concatenated in
     process order (the k-th trials of two contenders still ran moments apart, in the same
-    process, so per-round pairing holds), its minimum the least of the processes'."""
+    process, so per-round pairing holds), its minimum the least of the processes'. Runs that
+    do not hold the same cases with the same timed columns are refused: pooling them would give
+    some cases fewer trials than others without saying so."""
     if not runs:
         raise ValueError("no bench run to pool")
     pooled = copy.deepcopy(runs[0])
     pooled["trials"] = sum(run["trials"] for run in runs)
     for key, name in (("results", "value"), ("datasets", "dataset")):
         index = {(r[name], r["contender"]): r for r in pooled[key]}
-        for run in runs[1:]:
-            for result in run[key]:
-                into = index.get((result[name], result["contender"]))
-                if into is None:
-                    raise ValueError(f"bench runs differ: {result[name]} / {result['contender']}")
+        for number, run in enumerate(runs[1:], start=2):
+            cases = {(r[name], r["contender"]): r for r in run[key]}
+            if cases.keys() != index.keys():
+                differ = sorted(cases.keys() ^ index.keys())
+                raise ValueError(f"bench runs differ: run {number} vs run 1 in {key}: {differ[:4]}")
+            for case, result in cases.items():
+                into = index[case]
+                if _timed_columns(result) != _timed_columns(into):
+                    raise ValueError(f"bench runs differ: run {number} vs run 1 in the columns of {case}")
                 for column, figure in result.items():
                     if isinstance(figure, dict) and "trials_ns" in figure:
                         into[column]["trials_ns"] = into[column]["trials_ns"] + figure["trials_ns"]
                         into[column]["min_ns"] = min(into[column]["min_ns"], figure["min_ns"])
     return pooled
+
+
+def _timed_columns(result: dict) -> set[str]:
+    return {c for c, figure in result.items() if isinstance(figure, dict) and "trials_ns" in figure}
 
 
 def _column(column: dict) -> dict:
