@@ -49,41 +49,56 @@ impl Drop for Owned {
     }
 }
 
-/// Where a value sits in the row, for errors: built on the stack as the walk goes down.
+/// One step from a value to a value inside it, for errors.
 #[derive(Clone, Copy)]
-pub(super) enum At<'a> {
-    Row,
-    Member(&'a At<'a>, &'static str),
-    Index(&'a At<'a>, usize),
+pub(super) enum Step {
+    Member(&'static str),
+    Index(usize),
 }
 
-impl std::fmt::Display for At<'_> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            At::Row => f.write_str("the row"),
-            At::Member(At::Row, name) => f.write_str(name),
-            At::Member(parent, name) => write!(f, "{parent}.{name}"),
-            At::Index(parent, i) => write!(f, "{parent}[{i}]"),
-        }
-    }
-}
-
-/// The first error the walk met, with its path (the formats that track member paths would
-/// give a second, partial one).
+/// The first error the walk itself met (a value outside its type, a Python error), and the
+/// path to it, recorded on the way back up: each level that sees a child fail adds its step,
+/// so the walk down carries no path (its arguments stay a few words). An error of the format
+/// itself leaves this empty, and the format's own message and path stand.
 #[derive(Default)]
-pub(super) struct Failure(RefCell<Option<String>>);
+pub(super) struct Failure(RefCell<Option<(String, Vec<Step>)>>);
 
 impl Failure {
-    /// Records `message` at `at` (the first one stays) and returns it for serde's error.
+    /// Records `message` (the first one stays) and returns it for serde's error.
     #[cold]
-    fn set(&self, at: &At<'_>, message: String) -> String {
-        let text = format!("{at}: {message}");
-        self.0.borrow_mut().get_or_insert_with(|| text.clone());
-        text
+    fn set(&self, message: String) -> String {
+        self.0
+            .borrow_mut()
+            .get_or_insert_with(|| (message.clone(), Vec::new()));
+        message
     }
 
+    /// Adds `step` to the recorded error's path: the failed value was inside it.
+    #[cold]
+    fn within(&self, step: Step) {
+        if let Some((_, path)) = self.0.borrow_mut().as_mut() {
+            path.push(step);
+        }
+    }
+
+    /// The recorded error as `path: message` (`media.persons[1]: ...`).
     fn take(&self) -> Option<String> {
-        self.0.borrow_mut().take()
+        let (message, path) = self.0.borrow_mut().take()?;
+        let mut text = String::new();
+        for step in path.iter().rev() {
+            match step {
+                Step::Member(name) if text.is_empty() => text.push_str(name),
+                Step::Member(name) => {
+                    text.push('.');
+                    text.push_str(name);
+                }
+                Step::Index(i) => text.push_str(&format!("[{i}]")),
+            }
+        }
+        if text.is_empty() {
+            text.push_str("the row");
+        }
+        Some(format!("{text}: {message}"))
     }
 }
 
@@ -169,7 +184,6 @@ impl PyTypedCodec {
         let typed = write::Typed {
             node: &self.plan,
             obj: obj.as_ptr(),
-            at: At::Row,
             failure: &failure,
         };
         match self.codec.serialize(&typed, &mut buffer) {
@@ -197,7 +211,6 @@ impl PyTypedCodec {
         let failure = Failure::default();
         let seed = read::Seed {
             node: &self.plan,
-            at: At::Row,
             failure: &failure,
         };
         match self.codec.deserialize_seed(seed, bytes) {

@@ -11,20 +11,19 @@ use pyo3::ffi;
 use serde::de::{self, DeserializeSeed, Error as _, IgnoredAny, MapAccess, SeqAccess, Visitor};
 
 use super::plan::{Access, EnumPlan, Node, StructPlan};
-use super::{At, Failure, Owned};
+use super::{Failure, Owned, Step};
 
 /// Builds the value of `node` from the deserializer it is given.
 #[derive(Clone, Copy)]
 pub(super) struct Seed<'a> {
     pub node: &'a Node,
-    pub at: At<'a>,
     pub failure: &'a Failure,
 }
 
 impl Seed<'_> {
     #[cold]
     fn fail<E: de::Error>(&self, message: String) -> E {
-        E::custom(self.failure.set(&self.at, message))
+        E::custom(self.failure.set(message))
     }
 }
 
@@ -308,10 +307,12 @@ impl<'de> Visitor<'de> for ListVisitor<'_> {
             loop {
                 let seed = Seed {
                     node: self.item,
-                    at: At::Index(&self.seed.at, i),
                     failure: self.seed.failure,
                 };
-                match seq.next_element_seed(seed)? {
+                let next = seq.next_element_seed(seed).inspect_err(|_| {
+                    self.seed.failure.within(Step::Index(i));
+                })?;
+                match next {
                     Some(item) => {
                         if ffi::PyList_Append(list.as_ptr(), item.as_ptr()) != 0 {
                             return Err(self.seed.fail(super::fetch_error()));
@@ -376,12 +377,18 @@ impl Seen {
 
 impl StructVisitor<'_> {
     fn field_seed(&self, i: usize) -> Seed<'_> {
-        let field = &self.plan.fields[i];
         Seed {
-            node: &field.node,
-            at: At::Member(&self.seed.at, field.name),
+            node: &self.plan.fields[i].node,
             failure: self.seed.failure,
         }
+    }
+
+    /// Member `i` failed: its name joins the recorded error's path.
+    #[cold]
+    fn failed_in(&self, i: usize) {
+        self.seed
+            .failure
+            .within(Step::Member(self.plan.fields[i].name));
     }
 
     /// A new instance of the class, made as `cls.__new__(cls)` (no `__init__`).
@@ -493,7 +500,10 @@ impl<'de> Visitor<'de> for StructVisitor<'_> {
         let n = self.plan.fields.len();
         let mut filling = self.start()?;
         for i in 0..n {
-            match seq.next_element_seed(self.field_seed(i))? {
+            let next = seq
+                .next_element_seed(self.field_seed(i))
+                .inspect_err(|_| self.failed_in(i))?;
+            match next {
                 Some(value) => self.set(&mut filling, i, value)?,
                 None => break,
             }
@@ -512,7 +522,9 @@ impl<'de> Visitor<'de> for StructVisitor<'_> {
             plan: self.plan,
             seed: self.seed,
         })? {
-            let value = map.next_value_seed(self.field_seed(i))?;
+            let value = map
+                .next_value_seed(self.field_seed(i))
+                .inspect_err(|_| self.failed_in(i))?;
             self.set(&mut filling, i, value)?;
         }
         self.finish(filling)

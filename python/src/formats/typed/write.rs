@@ -13,20 +13,19 @@ use serde::ser::{Error as _, SerializeSeq, SerializeStruct};
 use serde::{Serialize, Serializer};
 
 use super::plan::{Access, EnumPlan, Node};
-use super::{type_name, At, Failure, Owned};
+use super::{type_name, Failure, Owned, Step};
 
 /// One value of the object tree: `obj` (borrowed) as `node` says.
 pub(super) struct Typed<'a> {
     pub node: &'a Node,
     pub obj: *mut ffi::PyObject,
-    pub at: At<'a>,
     pub failure: &'a Failure,
 }
 
 impl Typed<'_> {
     #[cold]
     fn fail<E: serde::ser::Error>(&self, message: String) -> E {
-        E::custom(self.failure.set(&self.at, message))
+        E::custom(self.failure.set(message))
     }
 
     #[cold]
@@ -53,15 +52,14 @@ impl Serialize for Typed<'_> {
                     }
                     let mut out = s.serialize_struct(plan.name, plan.fields.len())?;
                     for field in &plan.fields {
-                        let at = At::Member(&self.at, field.name);
                         let value = match (exact, field.access) {
                             (true, Access::Slot(offset)) => {
                                 let slot =
                                     *obj.cast::<u8>().offset(offset).cast::<*mut ffi::PyObject>();
                                 if slot.is_null() {
-                                    return Err(S::Error::custom(
-                                        self.failure.set(&at, "the attribute is not set".into()),
-                                    ));
+                                    let e = self.failure.set("the attribute is not set".into());
+                                    self.failure.within(Step::Member(field.name));
+                                    return Err(S::Error::custom(e));
                                 }
                                 ffi::Py_INCREF(slot);
                                 Owned::take(slot)
@@ -69,21 +67,22 @@ impl Serialize for Typed<'_> {
                             _ => {
                                 let got = ffi::PyObject_GetAttr(obj, field.py_name.as_ptr());
                                 if got.is_null() {
-                                    let message = super::fetch_error();
-                                    return Err(S::Error::custom(self.failure.set(&at, message)));
+                                    let e = self.failure.set(super::fetch_error());
+                                    self.failure.within(Step::Member(field.name));
+                                    return Err(S::Error::custom(e));
                                 }
                                 Owned::take(got)
                             }
                         };
-                        out.serialize_field(
-                            field.name,
-                            &Typed {
-                                node: &field.node,
-                                obj: value.as_ptr(),
-                                at,
-                                failure: self.failure,
-                            },
-                        )?;
+                        let value = Typed {
+                            node: &field.node,
+                            obj: value.as_ptr(),
+                            failure: self.failure,
+                        };
+                        if let Err(e) = out.serialize_field(field.name, &value) {
+                            self.failure.within(Step::Member(field.name));
+                            return Err(e);
+                        }
                     }
                     out.end()
                 }
@@ -109,12 +108,15 @@ impl Serialize for Typed<'_> {
                         };
                         ffi::Py_INCREF(got);
                         let got = Owned::take(got);
-                        out.serialize_element(&Typed {
+                        let value = Typed {
                             node: item,
                             obj: got.as_ptr(),
-                            at: At::Index(&self.at, i as usize),
                             failure: self.failure,
-                        })?;
+                        };
+                        if let Err(e) = out.serialize_element(&value) {
+                            self.failure.within(Step::Index(i as usize));
+                            return Err(e);
+                        }
                         i += 1;
                     }
                     out.end()

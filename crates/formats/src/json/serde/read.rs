@@ -17,9 +17,7 @@ use shapeshift_types::check_decimal_binary;
 use super::describe;
 use super::plan::{BytesCheck, Kind, Member, Plan, Range};
 use crate::byte_items::ByteItems;
-use crate::json::parse::{
-    number, starts_with, string_at, Number, Parser, StringAt, MAX_DEPTH,
-};
+use crate::json::parse::{number, starts_with, string_at, Number, Parser, StringAt, MAX_DEPTH};
 use crate::json::{node_from_json, non_finite};
 use crate::scalar_range::read_float;
 use crate::serde_error::SerdeError;
