@@ -31,6 +31,15 @@ impl Owned {
         Owned(NonNull::new_unchecked(ptr))
     }
 
+    /// A reference to `None`.
+    fn none() -> Owned {
+        // SAFETY: the codec's methods hold the GIL; None is never null.
+        unsafe {
+            ffi::Py_INCREF(ffi::Py_None());
+            Owned::take(ffi::Py_None())
+        }
+    }
+
     fn as_ptr(&self) -> *mut ffi::PyObject {
         self.0.as_ptr()
     }

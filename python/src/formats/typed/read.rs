@@ -267,11 +267,7 @@ impl<'de> Visitor<'de> for OptionVisitor<'_> {
     }
 
     fn visit_none<E: de::Error>(self) -> Result<Owned, E> {
-        // SAFETY: the GIL is held.
-        unsafe {
-            ffi::Py_INCREF(ffi::Py_None());
-            Ok(Owned::take(ffi::Py_None()))
-        }
+        Ok(Owned::none())
     }
 
     fn visit_unit<E: de::Error>(self) -> Result<Owned, E> {
@@ -467,12 +463,7 @@ impl StructVisitor<'_> {
                     .seed
                     .fail(format!("member `{}` is missing", field.name)));
             }
-            // SAFETY: the GIL is held.
-            let none = unsafe {
-                ffi::Py_INCREF(ffi::Py_None());
-                Owned::take(ffi::Py_None())
-            };
-            self.set(&mut f, i, none)?;
+            self.set(&mut f, i, Owned::none())?;
         }
         if f.plan.post_init {
             // SAFETY: the GIL is held; a live object and a C string method name.
