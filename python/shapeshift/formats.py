@@ -165,7 +165,8 @@ def typed_codec(format: str, schema: Any, cls: type) -> TypedCodec:
     dataclass whose fields are its members; annotations map to YT types as ``int`` (or an
     ``IntEnum``/int-valued ``Enum``) for integer and date types, ``float`` for ``float`` and
     ``double``, ``bool``, ``str`` for ``utf8``, ``json`` and ``string``, ``bytes`` for
-    ``string``, ``list[T]`` for ``list<T>``, ``T | None`` for ``optional<T>``. A member or field
+    ``string``, ``list[T]`` for ``list<T>``, ``dict[K, V]`` for ``dict<K, V>`` (scalar keys),
+    ``T | None`` for ``optional<T>``. A member or field
     without its counterpart, or an annotation that does not fit its type, is a ``TypeError``
     here, not a surprise later.
 
@@ -192,6 +193,8 @@ def _describe(tp: Any, within: tuple) -> tuple:
         raise TypeError(f"{tp!r}: a union other than `T | None` has no YT type on the typed path")
     if origin is list and len(args) == 1:
         return ("list", _describe(args[0], within))
+    if origin is dict and len(args) == 2:
+        return ("dict", _describe(args[0], within), _describe(args[1], within))
     if isinstance(tp, type):
         if dataclasses.is_dataclass(tp):
             if tp in within:
@@ -205,4 +208,4 @@ def _describe(tp: Any, within: tuple) -> tuple:
             if tp is kind:
                 return (kind.__name__,) if kind is not int else ("int", None)
     raise TypeError(f"{tp!r} is not a type the typed path carries: int, float, bool, str, bytes, "
-                    "an int enum, list[...], ... | None, or a dataclass")
+                    "an int enum, list[...], dict[..., ...], ... | None, or a dataclass")

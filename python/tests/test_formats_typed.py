@@ -57,6 +57,8 @@ class Row:
     points: list[Point]
     origin: Point | None
     names: list[str]
+    counts: dict[str, int]
+    by_id: dict[int, Point | None]
 
 
 SCHEMA = [
@@ -81,6 +83,9 @@ SCHEMA = [
         {"name": "x", "type": "double"}, {"name": "y", "type": "double"},
     ]}}},
     {"name": "names", "type_v3": {"type_name": "list", "item": "utf8"}},
+    {"name": "counts", "type_v3": {"type_name": "dict", "key": "utf8", "value": "int64"}},
+    {"name": "by_id", "type_v3": {"type_name": "dict", "key": "int32", "value": {"type_name": "optional", "item": {
+        "type_name": "struct", "members": [{"name": "x", "type": "double"}, {"name": "y", "type": "double"}]}}}},
 ]
 
 text = st.text(st.characters(codec="utf-8", exclude_categories=("Cs",)), max_size=12)
@@ -102,6 +107,8 @@ rows = st.builds(
     points=st.lists(points, max_size=3),
     origin=st.none() | points,
     names=st.lists(text, max_size=3),
+    counts=st.dictionaries(text, st.integers(-(2**63), 2**63 - 1), max_size=3),
+    by_id=st.dictionaries(st.integers(-(2**31), 2**31 - 1), st.none() | points, max_size=3),
 )
 
 
@@ -137,7 +144,8 @@ def test_rows_round_trip_and_write_the_row_codecs_bytes(fmt, row):
 @pytest.mark.parametrize("fmt", TYPED)
 def test_rows_the_row_codec_wrote_decode_as_objects(fmt):
     row = Row(1, -5, 2**64 - 1, 0.5, True, "ü", b"\x00\xff", "abc", Color.BLUE, None,
-              [Tag("a", 3), Tag("b", None)], [Point(1.0, 2.0)], None, ["x", "y"])
+              [Tag("a", 3), Tag("b", None)], [Point(1.0, 2.0)], None, ["x", "y"], {"a": 1, "b": -2},
+              {7: Point(0.5, 1.5), -1: None})
     written = _unframed(fmt, formats.dumps([_as_dict(row)], format=fmt, schema=SCHEMA, avro_datums=fmt == "avro"))
     assert CODECS[fmt].decode(written) == row
 
@@ -211,7 +219,7 @@ class WronglyOptional:
 
 @dataclass
 class Unsupported:
-    id: dict[str, int]
+    id: tuple[int, int]
 
 
 @pytest.mark.parametrize("cls,schema,message", [
@@ -237,7 +245,7 @@ def test_formats_without_a_typed_path_say_so(fmt):
 
 
 def _row(**changes) -> Row:
-    base = Row(1, 1, 1, 1.0, False, "a", b"b", "c", Color.RED, None, [Tag("t", 1)], [], None, [])
+    base = Row(1, 1, 1, 1.0, False, "a", b"b", "c", Color.RED, None, [Tag("t", 1)], [], None, [], {}, {})
     return dataclasses.replace(base, **changes)
 
 
@@ -251,6 +259,8 @@ def _row(**changes) -> Row:
     ({"tags": [Tag("t", 1), Tag(5, None)]}, r"tags\[1\]\.name: expected a str, got int"),
     ({"origin": Tag("x", 1)}, "origin: expected a Point, got Tag"),
     ({"names": "abc"}, "names: expected a list, got str"),
+    ({"counts": {"a": 1, "b": "x"}}, r"counts\[1\]: expected an int, got str"),
+    ({"by_id": {1: Tag("t", 1)}}, r"by_id\[0\]: expected a Point, got Tag"),
 ])
 def test_a_value_outside_its_type_is_refused_with_its_path(fmt, changes, message):
     with pytest.raises(formats.FormatError, match=message) as caught:
@@ -313,3 +323,31 @@ def test_strings_of_every_width_read_back_as_the_same_str(fmt, value):
     back = codec.decode(codec.encode(Text(value)))
     assert back.label == value and type(back.label) is str
     assert back.label.encode() == value.encode()  # the same code points, at any width
+
+
+@dataclass
+class Counts:
+    counts: dict[str, int]
+
+
+@dataclass
+class ByPoint:
+    by: dict[Point, int]
+
+
+def test_dict_keys_are_scalars_and_a_repeated_key_is_refused_not_overwritten():
+    import msgpack
+
+    schema = [{"name": "counts", "type_v3": {"type_name": "dict", "key": "utf8", "value": "int64"}}]
+    codec = formats.typed_codec("msgpack", schema, Counts)
+    assert codec.decode(codec.encode(Counts({"a": 1, "é": 2}))) == Counts({"a": 1, "é": 2})
+    # MessagePack maps may repeat a key: a Python dict cannot hold both values.
+    repeated = b"\x91\x82\xa1a\x01\xa1a\x02"
+    with pytest.raises(formats.FormatError, match=r"counts\[1\]: a key repeated"):
+        codec.decode(repeated)
+    point_keys = [{"name": "by", "type_v3": {"type_name": "dict", "key": {"type_name": "struct", "members": [
+        {"name": "x", "type": "double"}, {"name": "y", "type": "double"}]}, "value": "int64"}}]
+    with pytest.raises(TypeError, match="keys are scalars"):
+        formats.typed_codec("msgpack", point_keys, ByPoint)
+    # A row is an array of its columns; a dict a map, in the dict's order.
+    assert msgpack.unpackb(codec.encode(Counts({"z": 1, "a": 2}))) == [{"z": 1, "a": 2}]

@@ -2,8 +2,8 @@
 //! (a struct whose fields are the columns, in order) and back, with no row of `Value`s in
 //! between. The schema formats (JSON, Thrift, Protobuf, Avro) are guided by the table schema
 //! and write the bytes their row codec writes for the same row; MessagePack and CBOR are
-//! self-describing and take serde's data model as it comes (a struct as a map by member name,
-//! what their row writers write), so a caller that needs the columns' YT types checked there
+//! self-describing and take serde's data model as it comes (a struct as an array of its
+//! fields in order, what their row writers write), so a caller that needs the columns' YT types checked there
 //! checks them itself (the Python face's typed codec does).
 
 use serde::de::DeserializeSeed;

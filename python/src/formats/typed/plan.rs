@@ -3,7 +3,7 @@
 //!
 //! The Python side (`shapeshift.formats.TypedCodec`) reads the class's annotations into a
 //! description of nested tuples — `("struct", cls, {field: description})`, `("list", d)`,
-//! `("optional", d)`, `("int", enum class or None)`, `("float",)`, `("bool",)`, `("str",)`,
+//! `("optional", d)`, `("dict", key, value)`, `("int", enum class or None)`, `("float",)`, `("bool",)`, `("str",)`,
 //! `("bytes",)` — and this module checks it against the schema's type: every member has a field
 //! of its name and kind, and every field a member (nothing silently left out). A field kept in
 //! a `__slots__` member of the class is read and written at its offset; any other through
@@ -22,6 +22,8 @@ use shapeshift_types::{signed_range, unsigned_max, PrimitiveType, Type};
 pub(super) enum Node {
     Struct(Box<StructPlan>),
     List(Box<Node>),
+    /// A dict: its keys' and values' nodes (keys are scalars, hashable).
+    Dict(Box<Node>, Box<Node>),
     Optional(Box<Node>),
     Int {
         lo: i64,
@@ -108,6 +110,15 @@ fn node(d: &Bound<'_, PyAny>, ty: &Type, at: &str) -> PyResult<Node> {
         ("struct", _) => return Err(mismatch("the annotation is a dataclass")),
         ("list", Type::List(item)) => Node::List(Box::new(node(&d.get_item(1)?, item, &format!("{at}[]"))?)),
         ("list", _) => return Err(mismatch("the annotation is a list")),
+        ("dict", Type::Dict { key, value }) => {
+            let k = node(&d.get_item(1)?, key, &format!("{at}{{key}}"))?;
+            if !matches!(k, Node::Int { .. } | Node::Uint { .. } | Node::Float32 | Node::Float64 | Node::Bool | Node::Str | Node::StrOfBytes | Node::Bytes) {
+                return Err(mismatch("a Python dict's keys are scalars here (int, float, bool, str, bytes)"));
+            }
+            let v = node(&d.get_item(2)?, value, &format!("{at}{{value}}"))?;
+            Node::Dict(Box::new(k), Box::new(v))
+        }
+        ("dict", _) => return Err(mismatch("the annotation is a dict")),
         ("optional", Type::Optional(item)) => {
             Node::Optional(Box::new(node(&d.get_item(1)?, item, at)?))
         }
@@ -144,7 +155,7 @@ fn node(d: &Bound<'_, PyAny>, ty: &Type, at: &str) -> PyResult<Node> {
         (other, _) => {
             return Err(mismatch(&format!(
                 "the annotation ({other}) is not one the typed path carries: int, float, bool, str, bytes, \
-                 an int enum, list[...], ... | None or a dataclass (use dict rows for the others)"
+                 an int enum, list[...], dict[..., ...], ... | None or a dataclass (use dict rows for the others)"
             )))
         }
     })

@@ -36,6 +36,11 @@ impl<'de> DeserializeSeed<'de> for Seed<'_> {
                 d.deserialize_struct(plan.name, plan.keys, StructVisitor { plan, seed: self })
             }
             Node::List(item) => d.deserialize_seq(ListVisitor { item, seed: self }),
+            Node::Dict(key, value) => d.deserialize_map(DictVisitor {
+                key,
+                value,
+                seed: self,
+            }),
             Node::Optional(item) => d.deserialize_option(OptionVisitor { item, seed: self }),
             Node::Int { .. } => d.deserialize_i64(ScalarVisitor(self)),
             Node::Uint { .. } => d.deserialize_u64(ScalarVisitor(self)),
@@ -317,6 +322,65 @@ impl<'de> Visitor<'de> for ListVisitor<'_> {
                     None => return Ok(list),
                 }
                 i += 1;
+            }
+        }
+    }
+}
+
+struct DictVisitor<'a> {
+    key: &'a Node,
+    value: &'a Node,
+    seed: Seed<'a>,
+}
+
+impl<'de> Visitor<'de> for DictVisitor<'_> {
+    type Value = Owned;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a dict")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Owned, A::Error> {
+        let failure = self.seed.failure;
+        let (key_seed, value_seed) = (
+            Seed {
+                node: self.key,
+                failure,
+            },
+            Seed {
+                node: self.value,
+                failure,
+            },
+        );
+        // SAFETY: the GIL is held; PyDict_SetItem takes its own references.
+        unsafe {
+            let dict = made(&self.seed, ffi::PyDict_New())?;
+            let mut entry = 0;
+            loop {
+                let next = map
+                    .next_key_seed(key_seed)
+                    .inspect_err(|_| failure.within(Step::Index(entry)))?;
+                let Some(key) = next else {
+                    return Ok(dict);
+                };
+                let value = map
+                    .next_value_seed(value_seed)
+                    .inspect_err(|_| failure.within(Step::Index(entry)))?;
+                // A repeated key (MessagePack and CBOR maps may hold one) would overwrite the
+                // first value: refused rather than lost.
+                match ffi::PyDict_Contains(dict.as_ptr(), key.as_ptr()) {
+                    0 => {}
+                    1 => {
+                        let e = failure.set("a key repeated; a dict holds each key once".into());
+                        failure.within(Step::Index(entry));
+                        return Err(A::Error::custom(e));
+                    }
+                    _ => return Err(self.seed.fail(super::fetch_error())),
+                }
+                if ffi::PyDict_SetItem(dict.as_ptr(), key.as_ptr(), value.as_ptr()) != 0 {
+                    return Err(self.seed.fail(super::fetch_error()));
+                }
+                entry += 1;
             }
         }
     }

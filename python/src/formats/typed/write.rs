@@ -9,7 +9,7 @@
 //! list's length read again before each (a property's code may change a list).
 
 use pyo3::ffi;
-use serde::ser::{Error as _, SerializeSeq, SerializeStruct};
+use serde::ser::{Error as _, SerializeMap, SerializeSeq, SerializeStruct};
 use serde::{Serialize, Serializer};
 
 use super::plan::{Access, EnumPlan, Node};
@@ -118,6 +118,36 @@ impl Serialize for Typed<'_> {
                             return Err(e);
                         }
                         i += 1;
+                    }
+                    out.end()
+                }
+                Node::Dict(key, value) => {
+                    if ffi::PyDict_Check(obj) == 0 {
+                        return Err(self.wrong("a dict"));
+                    }
+                    let mut out = s.serialize_map(Some(ffi::PyDict_Size(obj) as usize))?;
+                    let (mut at, mut entry) = (0, 0);
+                    let (mut k, mut v) = (std::ptr::null_mut(), std::ptr::null_mut());
+                    // PyDict_Next stays within the table a property's code might change.
+                    while ffi::PyDict_Next(obj, &mut at, &mut k, &mut v) != 0 {
+                        ffi::Py_INCREF(k);
+                        ffi::Py_INCREF(v);
+                        let (k, v) = (Owned::take(k), Owned::take(v));
+                        let k = Typed {
+                            node: key,
+                            obj: k.as_ptr(),
+                            failure: self.failure,
+                        };
+                        let v = Typed {
+                            node: value,
+                            obj: v.as_ptr(),
+                            failure: self.failure,
+                        };
+                        if let Err(e) = out.serialize_entry(&k, &v) {
+                            self.failure.within(Step::Index(entry));
+                            return Err(e);
+                        }
+                        entry += 1;
                     }
                     out.end()
                 }
