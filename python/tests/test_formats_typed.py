@@ -351,3 +351,21 @@ def test_dict_keys_are_scalars_and_a_repeated_key_is_refused_not_overwritten():
         formats.typed_codec("msgpack", point_keys, ByPoint)
     # A row is an array of its columns; a dict a map, in the dict's order.
     assert msgpack.unpackb(codec.encode(Counts({"z": 1, "a": 2}))) == [{"z": 1, "a": 2}]
+
+
+class Big(enum.IntEnum):
+    SMALL = 3
+    HUGE = 2**63 + 5
+
+
+@dataclass
+class Flags:
+    flag: Big
+
+
+@pytest.mark.parametrize("fmt", TYPED)
+def test_enum_members_beyond_the_table_come_from_the_class_even_above_i64(fmt):
+    codec = formats.typed_codec(fmt, [{"name": "flag", "type_v3": "uint64"}], Flags)
+    for member in Big:
+        back = codec.decode(codec.encode(Flags(member)))
+        assert back.flag is member

@@ -65,20 +65,20 @@ pub(super) enum Step {
     Index(usize),
 }
 
-/// The first error the walk itself met (a value outside its type, a Python error), and the
+/// The error the walk itself met last (a value outside its type, a Python error), and the
 /// path to it, recorded on the way back up: each level that sees a child fail adds its step,
-/// so the walk down carries no path (its arguments stay a few words). An error of the format
-/// itself leaves this empty, and the format's own message and path stand.
+/// so the walk down carries no path (its arguments stay a few words). It stands only for the
+/// error the format returns with this message (at its end): an error of the format itself (or a
+/// Protobuf message's second reading failing otherwise than its first) keeps the format's
+/// own message and path.
 #[derive(Default)]
 pub(super) struct Failure(RefCell<Option<(String, Vec<Step>)>>);
 
 impl Failure {
-    /// Records `message` (the first one stays) and returns it for serde's error.
+    /// Records `message` with an empty path and returns it for serde's error.
     #[cold]
     fn set(&self, message: String) -> String {
-        self.0
-            .borrow_mut()
-            .get_or_insert_with(|| (message.clone(), Vec::new()));
+        *self.0.borrow_mut() = Some((message.clone(), Vec::new()));
         message
     }
 
@@ -90,9 +90,13 @@ impl Failure {
         }
     }
 
-    /// The recorded error as `path: message` (`media.persons[1]: ...`).
-    fn take(&self) -> Option<String> {
+    /// The recorded error as `path: message` (`media.persons[1]: ...`), if it is `error`.
+    fn take(&self, error: &SerdeError) -> Option<String> {
         let (message, path) = self.0.borrow_mut().take()?;
+        // Formats may put where they were before the message (Avro: `field 0 (id): ...`).
+        if !error.message().ends_with(&message) {
+            return None;
+        }
         let mut text = String::new();
         for step in path.iter().rev() {
             match step {
@@ -197,7 +201,10 @@ impl PyTypedCodec {
         };
         match self.codec.serialize(&typed, &mut buffer) {
             Ok(()) => Ok(PyBytes::new(py, &buffer)),
-            Err(e) => Err(raise(py, e, failure.take())),
+            Err(e) => {
+                let ours = failure.take(&e);
+                Err(raise(py, e, ours))
+            }
         }
     }
 
@@ -225,7 +232,10 @@ impl PyTypedCodec {
         match self.codec.deserialize_seed(seed, bytes) {
             // SAFETY: an owned reference the seed built.
             Ok(obj) => Ok(unsafe { Bound::from_owned_ptr(py, obj.into_ptr()) }),
-            Err(e) => Err(raise(py, e, failure.take())),
+            Err(e) => {
+                let ours = failure.take(&e);
+                Err(raise(py, e, ours))
+            }
         }
     }
 }

@@ -262,7 +262,7 @@ fn enum_plan(cls: &Bound<'_, PyAny>) -> PyResult<Option<Box<EnumPlan>>> {
     let mut small: Vec<Option<Py<PyAny>>> = Vec::new();
     for member in cls.try_iter()? {
         let member = member?;
-        let value: i64 = member.getattr("value")?.extract().map_err(|_| {
+        let value: i128 = member.getattr("value")?.extract().map_err(|_| {
             PyTypeError::new_err(format!(
                 "enum {cls}: an integer column takes enums of int values"
             ))

@@ -185,7 +185,11 @@ fn member<E: de::Error>(seed: &Seed<'_>, e: &EnumPlan, v: i128) -> Result<Owned,
     // Values outside the table: the class decides (and raises for a value it has no member of).
     // SAFETY: as above.
     unsafe {
-        let arg = made(seed, ffi::PyLong_FromLongLong(v as i64))?;
+        let arg = match i64::try_from(v) {
+            Ok(v) => ffi::PyLong_FromLongLong(v),
+            Err(_) => ffi::PyLong_FromUnsignedLongLong(v as u64),
+        };
+        let arg = made(seed, arg)?;
         let args = made(seed, ffi::PyTuple_Pack(1, arg.as_ptr()))?;
         made(
             seed,

@@ -3,10 +3,11 @@
 //! CPython's cached UTF-8. Values are checked against their YT types here, so the
 //! self-describing formats refuse what the schema formats refuse.
 //!
-//! Invariant: only borrowed references are walked, and no Python code runs while one is held
-//! except attribute access (`Access::Attr`, or an object of a subclass), whose result is owned
-//! for as long as it is written; list items are taken one by one with a reference each, the
-//! list's length read again before each (a property's code may change a list).
+//! Invariant: every value is held by a reference of its own while it is written (a slot's, a
+//! list item's, a dict entry's, an attribute's), since attribute access (`Access::Attr`, or
+//! an object of a subclass) may run Python code that changes what the walk came from; a
+//! list's length is read again before each item, and a dict is walked by `PyDict_Next`, which
+//! stays within its table.
 
 use pyo3::ffi;
 use serde::ser::{Error as _, SerializeMap, SerializeSeq, SerializeStruct};
