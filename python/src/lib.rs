@@ -8,6 +8,7 @@ mod formats;
 mod records;
 mod skiff;
 mod sql;
+mod text;
 mod yson;
 
 fn add_submodule(

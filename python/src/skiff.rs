@@ -15,6 +15,7 @@ use std::collections::HashMap;
 use std::io::{Read, Write};
 use std::sync::Arc;
 
+use crate::text::utf8_to_py;
 use pyo3::create_exception;
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
@@ -50,26 +51,6 @@ fn to_py_error(error: SkiffError) -> PyErr {
 
 // ---------------------------------------------------------------------------------------------
 // YSON nodes <-> Python objects
-
-/// `bytes` as a str when they are UTF-8, validated once by CPython's decoder (a check in
-/// Rust first, then `PyString::new`, validated them twice).
-pub(crate) fn utf8_to_py<'py>(py: Python<'py>, bytes: &[u8]) -> Option<Bound<'py, PyAny>> {
-    let len = pyo3::ffi::Py_ssize_t::try_from(bytes.len()).ok()?;
-    // SAFETY: the pointer and length describe `bytes`; the call returns a new reference, or
-    // null with an exception set.
-    let ptr =
-        unsafe { pyo3::ffi::PyUnicode_DecodeUTF8(bytes.as_ptr().cast(), len, c"strict".as_ptr()) };
-    if ptr.is_null() {
-        drop(PyErr::take(py));
-        // Not UTF-8: the caller makes bytes instead. UTF-8 that CPython still could not
-        // decode (out of memory) is not hidden as bytes: retried, a second failure raises.
-        return std::str::from_utf8(bytes)
-            .ok()
-            .map(|text| PyString::new(py, text).into_any());
-    }
-    // SAFETY: a new, non-null reference.
-    Some(unsafe { Bound::from_owned_ptr(py, ptr) })
-}
 
 fn bytes_to_py<'py>(py: Python<'py>, bytes: &[u8], text: bool) -> Bound<'py, PyAny> {
     if text {

@@ -9,7 +9,7 @@ use shapeshift_formats::yson::{Event, PullParser, SliceSource, YsonType};
 use shapeshift_types::{signed_range, unsigned_max, PrimitiveType, Type};
 
 use super::tables::Names;
-use crate::skiff::utf8_to_py;
+use crate::text::utf8_to_py;
 
 /// A composite column's value straight from its binary YSON to Python objects, walked once
 /// guided by the type (no `Node` and `Value` trees in between). It covers what most schemas

@@ -11,7 +11,8 @@ use shapeshift_types::{NodeValue, PrimitiveType, Type, Value, ValueRef};
 use super::composite::composite_to_py;
 use super::raise;
 use super::tables::{Names, Plan, Tables};
-use crate::skiff::{dict_or_pairs, node_to_py, utf8_to_py};
+use crate::skiff::{dict_or_pairs, node_to_py};
+use crate::text::utf8_to_py;
 /// `bytes` as a str when they are UTF-8, else as bytes.
 pub(super) fn text_or_bytes<'py>(py: Python<'py>, bytes: &[u8]) -> Bound<'py, PyAny> {
     utf8_to_py(py, bytes).unwrap_or_else(|| PyBytes::new(py, bytes).into_any())

@@ -12,6 +12,7 @@ use serde::de::{self, DeserializeSeed, Error as _, IgnoredAny, MapAccess, SeqAcc
 
 use super::plan::{Access, EnumPlan, Node, StructPlan};
 use super::{Failure, Owned, Step};
+use crate::text::str_of;
 
 /// Builds the value of `node` from the deserializer it is given.
 #[derive(Clone, Copy)]
@@ -63,62 +64,6 @@ fn made<E: de::Error>(seed: &Seed<'_>, ptr: *mut ffi::PyObject) -> Result<Owned,
     }
 }
 
-/// A str of `text`, made at its final width at once: CPython's UTF-8 decoder starts narrow and
-/// widens (a second allocation and copy) at the first character above Latin-1.
-///
-/// # Safety
-/// The GIL is held.
-unsafe fn new_str(text: &str) -> *mut ffi::PyObject {
-    let bytes = text.as_bytes();
-    let ascii = ascii_prefix(bytes);
-    // The byte at `ascii` (if any) is above ASCII, so a character starts there.
-    let rest = &text[ascii..];
-    let (mut count, mut max) = (ascii, 0x7f);
-    for c in rest.chars() {
-        count += 1;
-        max = max.max(c as u32);
-    }
-    let obj = ffi::PyUnicode_New(count as ffi::Py_ssize_t, max);
-    if obj.is_null() {
-        return obj;
-    }
-    let data = ffi::PyUnicode_DATA(obj);
-    // The width PyUnicode_New chose for `max`: 1, 2 or 4 bytes a character.
-    match max {
-        0..=0xff => fill(data.cast::<u8>(), &bytes[..ascii], rest, |c| c as u8),
-        0x100..=0xffff => fill(data.cast::<u16>(), &bytes[..ascii], rest, |c| c as u16),
-        _ => fill(data.cast::<u32>(), &bytes[..ascii], rest, |c| c as u32),
-    }
-    obj
-}
-
-/// The length of the ASCII run `bytes` starts with, eight bytes at a time.
-#[inline]
-fn ascii_prefix(bytes: &[u8]) -> usize {
-    let mut at = 0;
-    while let Some(chunk) = bytes.get(at..at + 8) {
-        if u64::from_le_bytes(chunk.try_into().unwrap_or([0x80; 8])) & 0x8080_8080_8080_8080 != 0 {
-            break;
-        }
-        at += 8;
-    }
-    at + bytes[at..].iter().take_while(|b| b.is_ascii()).count()
-}
-
-/// Writes the ASCII `prefix` then the characters of `rest` as code units of `T`.
-///
-/// # Safety
-/// `data` has room for `prefix.len()` plus `rest`'s character count units of `T`.
-#[inline]
-unsafe fn fill<T: From<u8>>(data: *mut T, prefix: &[u8], rest: &str, unit: impl Fn(char) -> T) {
-    for (i, &b) in prefix.iter().enumerate() {
-        *data.add(i) = T::from(b);
-    }
-    for (i, c) in rest.chars().enumerate() {
-        *data.add(prefix.len() + i) = unit(c);
-    }
-}
-
 struct ScalarVisitor<'a>(Seed<'a>);
 
 impl ScalarVisitor<'_> {
@@ -158,7 +103,7 @@ impl ScalarVisitor<'_> {
         unsafe {
             match self.0.node {
                 Node::Str | Node::StrOfBytes => match std::str::from_utf8(v) {
-                    Ok(text) => made(&self.0, new_str(text)),
+                    Ok(text) => made(&self.0, str_of(text)),
                     Err(_) => Err(self
                         .0
                         .fail("the bytes are not UTF-8 (the annotation is str)".into())),
@@ -242,7 +187,7 @@ impl<'de> Visitor<'de> for ScalarVisitor<'_> {
     fn visit_str<E: de::Error>(self, v: &str) -> Result<Owned, E> {
         match self.0.node {
             // SAFETY: the GIL is held.
-            Node::Str | Node::StrOfBytes => made(&self.0, unsafe { new_str(v) }),
+            Node::Str | Node::StrOfBytes => made(&self.0, unsafe { str_of(v) }),
             _ => self.text(v.as_bytes()),
         }
     }
