@@ -15,7 +15,6 @@ use std::collections::HashMap;
 use std::io::{Read, Write};
 use std::sync::Arc;
 
-use crate::text::utf8_to_py;
 use pyo3::create_exception;
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
@@ -31,6 +30,8 @@ use shapeshift_formats::yson::{self, YsonFormat};
 use shapeshift_types::{
     decimal_binary_to_text, decimal_text_to_binary, Node, NodeValue, TableSchema, Value, ValueRef,
 };
+
+use crate::text::utf8_to_py;
 
 create_exception!(
     skiff,
