@@ -369,3 +369,15 @@ def test_enum_members_beyond_the_table_come_from_the_class_even_above_i64(fmt):
     for member in Big:
         back = codec.decode(codec.encode(Flags(member)))
         assert back.flag is member
+
+
+@pytest.mark.parametrize("fmt", TYPED)
+@settings(max_examples=150, deadline=None)
+@given(data=st.binary(max_size=160))
+def test_arbitrary_bytes_decode_to_a_row_or_a_format_error(fmt, data):
+    try:
+        back = CODECS[fmt].decode(data)
+    except formats.FormatError as e:
+        assert e.format and e.message
+    else:
+        assert isinstance(back, Row)
