@@ -381,3 +381,41 @@ def test_arbitrary_bytes_decode_to_a_row_or_a_format_error(fmt, data):
         assert e.format and e.message
     else:
         assert isinstance(back, Row)
+
+
+class Reentrant:
+    """A class whose attribute encodes another row with the same codec while it is read."""
+
+    codec = None
+
+    @property
+    def id(self):
+        nested = Reentrant.codec.encode(Plain(7))
+        assert Reentrant.codec.decode(nested) == Plain(7)
+        return 5
+
+
+@dataclass
+class Plain:
+    id: int
+
+
+def test_a_codec_called_again_from_a_property_while_it_writes_gives_both_rows():
+    codec = formats.typed_codec("msgpack", [{"name": "id", "type_v3": "int64"}], Plain)
+    Reentrant.codec = codec
+
+    class Sub(Plain):
+        pass
+
+    obj = Sub(0)
+    # An instance of a subclass is read by attribute access, so a property runs.
+    Sub.id = Reentrant.id
+    assert codec.decode(codec.encode(obj)) == Plain(5)
+    big = formats.typed_codec("msgpack", [{"name": "id", "type_v3": "string"}], Blob)
+    assert len(big.encode(Blob(b"x" * (3 << 20)))) > 3 << 20
+    assert big.decode(big.encode(Blob(b"y"))) == Blob(b"y")
+
+
+@dataclass
+class Blob:
+    id: bytes

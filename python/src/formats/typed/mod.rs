@@ -136,6 +136,9 @@ unsafe fn type_name(obj: *mut ffi::PyObject) -> String {
         .into_owned()
 }
 
+/// The most the output buffer keeps between calls, in bytes.
+const KEPT_BUFFER: usize = 1 << 20;
+
 /// One format, one table schema and one dataclass, compiled once.
 #[pyclass(name = "TypedCodec", module = "shapeshift._native.formats", unsendable)]
 pub(super) struct PyTypedCodec {
@@ -192,20 +195,30 @@ impl PyTypedCodec {
         obj: &Bound<'py, PyAny>,
     ) -> PyResult<Bound<'py, PyBytes>> {
         let failure = Failure::default();
-        let mut buffer = self.buffer.borrow_mut();
+        // A property's code may call this codec again while it writes: that call gets a
+        // buffer of its own.
+        let mut own = Vec::new();
+        let mut kept = self.buffer.try_borrow_mut().ok();
+        let buffer = kept.as_deref_mut().unwrap_or(&mut own);
         buffer.clear();
         let typed = write::Typed {
             node: &self.plan,
             obj: obj.as_ptr(),
             failure: &failure,
         };
-        match self.codec.serialize(&typed, &mut buffer) {
-            Ok(()) => Ok(PyBytes::new(py, &buffer)),
+        let written = self.codec.serialize(&typed, buffer);
+        let result = match written {
+            Ok(()) => Ok(PyBytes::new(py, buffer)),
             Err(e) => {
                 let ours = failure.take(&e);
                 Err(raise(py, e, ours))
             }
+        };
+        // One large message does not keep its buffer for every small one after it.
+        if buffer.capacity() > KEPT_BUFFER {
+            *buffer = Vec::new();
         }
+        result
     }
 
     /// The object of the one row that is the whole of `data`.
