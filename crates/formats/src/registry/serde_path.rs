@@ -61,11 +61,6 @@ impl SerdeRowCodec {
         }))
     }
 
-    /// Whether the format checks values against the table schema's types itself.
-    pub fn checks_types(&self) -> bool {
-        !matches!(self, SerdeRowCodec::Msgpack | SerdeRowCodec::Cbor)
-    }
-
     /// Appends the message of one row, `value`, to `out`: for JSON a line, for Thrift,
     /// Protobuf and Avro the struct, message or datum without a frame.
     ///

@@ -31,13 +31,19 @@ impl Owned {
         Owned(NonNull::new_unchecked(ptr))
     }
 
+    /// A reference of its own to `ptr`, a live object borrowed from elsewhere.
+    ///
+    /// # Safety
+    /// `ptr` is a non-null live object and the GIL is held.
+    unsafe fn from_borrowed(ptr: *mut ffi::PyObject) -> Owned {
+        ffi::Py_INCREF(ptr);
+        Owned::take(ptr)
+    }
+
     /// A reference to `None`.
     fn none() -> Owned {
         // SAFETY: the codec's methods hold the GIL; None is never null.
-        unsafe {
-            ffi::Py_INCREF(ffi::Py_None());
-            Owned::take(ffi::Py_None())
-        }
+        unsafe { Owned::from_borrowed(ffi::Py_None()) }
     }
 
     fn as_ptr(&self) -> *mut ffi::PyObject {

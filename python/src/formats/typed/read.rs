@@ -21,7 +21,12 @@ pub(super) struct Seed<'a> {
     pub failure: &'a Failure,
 }
 
-impl Seed<'_> {
+impl<'a> Seed<'a> {
+    /// A value of `node`, in this walk.
+    fn of(self, node: &'a Node) -> Seed<'a> {
+        Seed { node, ..self }
+    }
+
     #[cold]
     fn fail<E: de::Error>(&self, message: String) -> E {
         E::custom(self.failure.set(message))
@@ -122,10 +127,7 @@ impl ScalarVisitor<'_> {
 fn member<E: de::Error>(seed: &Seed<'_>, e: &EnumPlan, v: i128) -> Result<Owned, E> {
     if let Some(Some(found)) = usize::try_from(v).ok().and_then(|i| e.small.get(i)) {
         // SAFETY: a member the plan holds; the GIL is held.
-        unsafe {
-            ffi::Py_INCREF(found.as_ptr());
-            return Ok(Owned::take(found.as_ptr()));
-        }
+        return Ok(unsafe { Owned::from_borrowed(found.as_ptr()) });
     }
     // Values outside the table: the class decides (and raises for a value it has no member of).
     // SAFETY: as above.
@@ -175,11 +177,9 @@ impl<'de> Visitor<'de> for ScalarVisitor<'_> {
     fn visit_bool<E: de::Error>(self, v: bool) -> Result<Owned, E> {
         match self.0.node {
             // SAFETY: the GIL is held; the singletons are immortal enough to take a reference.
-            Node::Bool => unsafe {
-                let b = if v { ffi::Py_True() } else { ffi::Py_False() };
-                ffi::Py_INCREF(b);
-                Ok(Owned::take(b))
-            },
+            Node::Bool => Ok(unsafe {
+                Owned::from_borrowed(if v { ffi::Py_True() } else { ffi::Py_False() })
+            }),
             _ => Err(E::invalid_type(de::Unexpected::Bool(v), &self)),
         }
     }
@@ -229,11 +229,7 @@ impl<'de> Visitor<'de> for OptionVisitor<'_> {
     }
 
     fn visit_some<D: de::Deserializer<'de>>(self, d: D) -> Result<Owned, D::Error> {
-        Seed {
-            node: self.item,
-            ..self.seed
-        }
-        .deserialize(d)
+        self.seed.of(self.item).deserialize(d)
     }
 }
 
@@ -255,13 +251,11 @@ impl<'de> Visitor<'de> for ListVisitor<'_> {
             let list = made(&self.seed, ffi::PyList_New(0))?;
             let mut i = 0;
             loop {
-                let seed = Seed {
-                    node: self.item,
-                    failure: self.seed.failure,
-                };
-                let next = seq.next_element_seed(seed).inspect_err(|_| {
-                    self.seed.failure.within(Step::Index(i));
-                })?;
+                let next = seq
+                    .next_element_seed(self.seed.of(self.item))
+                    .inspect_err(|_| {
+                        self.seed.failure.within(Step::Index(i));
+                    })?;
                 match next {
                     Some(item) => {
                         if ffi::PyList_Append(list.as_ptr(), item.as_ptr()) != 0 {
@@ -291,16 +285,7 @@ impl<'de> Visitor<'de> for DictVisitor<'_> {
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Owned, A::Error> {
         let failure = self.seed.failure;
-        let (key_seed, value_seed) = (
-            Seed {
-                node: self.key,
-                failure,
-            },
-            Seed {
-                node: self.value,
-                failure,
-            },
-        );
+        let (key_seed, value_seed) = (self.seed.of(self.key), self.seed.of(self.value));
         // SAFETY: the GIL is held; PyDict_SetItem takes its own references.
         unsafe {
             let dict = made(&self.seed, ffi::PyDict_New())?;
@@ -386,10 +371,7 @@ impl Seen {
 
 impl StructVisitor<'_> {
     fn field_seed(&self, i: usize) -> Seed<'_> {
-        Seed {
-            node: &self.plan.fields[i].node,
-            failure: self.seed.failure,
-        }
+        self.seed.of(&self.plan.fields[i].node)
     }
 
     /// Member `i` failed: its name joins the recorded error's path.

@@ -23,7 +23,16 @@ pub(super) struct Typed<'a> {
     pub failure: &'a Failure,
 }
 
-impl Typed<'_> {
+impl<'a> Typed<'a> {
+    /// `obj` as `node` says, in this walk.
+    fn of(&self, node: &'a Node, obj: &Owned) -> Typed<'a> {
+        Typed {
+            node,
+            obj: obj.as_ptr(),
+            failure: self.failure,
+        }
+    }
+
     #[cold]
     fn fail<E: serde::ser::Error>(&self, message: String) -> E {
         E::custom(self.failure.set(message))
@@ -62,8 +71,7 @@ impl Serialize for Typed<'_> {
                                     self.failure.within(Step::Member(field.name));
                                     return Err(S::Error::custom(e));
                                 }
-                                ffi::Py_INCREF(slot);
-                                Owned::take(slot)
+                                Owned::from_borrowed(slot)
                             }
                             _ => {
                                 let got = ffi::PyObject_GetAttr(obj, field.py_name.as_ptr());
@@ -75,12 +83,9 @@ impl Serialize for Typed<'_> {
                                 Owned::take(got)
                             }
                         };
-                        let value = Typed {
-                            node: &field.node,
-                            obj: value.as_ptr(),
-                            failure: self.failure,
-                        };
-                        if let Err(e) = out.serialize_field(field.name, &value) {
+                        if let Err(e) =
+                            out.serialize_field(field.name, &self.of(&field.node, &value))
+                        {
                             self.failure.within(Step::Member(field.name));
                             return Err(e);
                         }
@@ -107,14 +112,8 @@ impl Serialize for Typed<'_> {
                         } else {
                             ffi::PyTuple_GET_ITEM(obj, i)
                         };
-                        ffi::Py_INCREF(got);
-                        let got = Owned::take(got);
-                        let value = Typed {
-                            node: item,
-                            obj: got.as_ptr(),
-                            failure: self.failure,
-                        };
-                        if let Err(e) = out.serialize_element(&value) {
+                        let got = Owned::from_borrowed(got);
+                        if let Err(e) = out.serialize_element(&self.of(item, &got)) {
                             self.failure.within(Step::Index(i as usize));
                             return Err(e);
                         }
@@ -131,20 +130,9 @@ impl Serialize for Typed<'_> {
                     let (mut k, mut v) = (std::ptr::null_mut(), std::ptr::null_mut());
                     // PyDict_Next stays within the table a property's code might change.
                     while ffi::PyDict_Next(obj, &mut at, &mut k, &mut v) != 0 {
-                        ffi::Py_INCREF(k);
-                        ffi::Py_INCREF(v);
-                        let (k, v) = (Owned::take(k), Owned::take(v));
-                        let k = Typed {
-                            node: key,
-                            obj: k.as_ptr(),
-                            failure: self.failure,
-                        };
-                        let v = Typed {
-                            node: value,
-                            obj: v.as_ptr(),
-                            failure: self.failure,
-                        };
-                        if let Err(e) = out.serialize_entry(&k, &v) {
+                        let (k, v) = (Owned::from_borrowed(k), Owned::from_borrowed(v));
+                        if let Err(e) = out.serialize_entry(&self.of(key, &k), &self.of(value, &v))
+                        {
                             self.failure.within(Step::Index(entry));
                             return Err(e);
                         }
