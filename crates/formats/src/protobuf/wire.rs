@@ -13,6 +13,19 @@ pub(crate) fn put_tag(out: &mut Vec<u8>, field: u32, wire_type: u8) {
     put_varint(out, (u64::from(field) << 3) | u64::from(wire_type));
 }
 
+/// Appends a few bytes inline: `extend_from_slice` of a short array was left as a call to
+/// memmove in large callers (perf: 3% of a Python object's message in a two-byte copy).
+#[inline(always)]
+pub(crate) fn put_array<const N: usize>(out: &mut Vec<u8>, bytes: [u8; N]) {
+    out.reserve(N);
+    let len = out.len();
+    for (spare, b) in out.spare_capacity_mut()[..N].iter_mut().zip(bytes) {
+        spare.write(b);
+    }
+    // SAFETY: the `N` bytes after `len` are within the capacity reserved and were written.
+    unsafe { out.set_len(len + N) };
+}
+
 /// Starts a length-delimited field: writes the tag and a one-byte length placeholder;
 /// returns where the body starts, for [`end_len`].
 #[inline]

@@ -16,7 +16,7 @@ use super::format_name;
 use super::plan::{fits_float, Kind, Node};
 use crate::byte_items::ByteSerializer;
 use crate::protobuf::wire::{
-    begin_len, end_len, put_tag, put_varint, FIXED32, FIXED64, LEN, VARINT,
+    begin_len, end_len, put_array, put_tag, put_varint, FIXED32, FIXED64, LEN, VARINT,
 };
 use crate::serde_error::{error, SerdeError};
 use crate::yson::{self, YsonFormat};
@@ -31,13 +31,9 @@ pub(in crate::protobuf) fn to_vec_into<T: Serialize + ?Sized>(
     let mut writer = Writer {
         out: std::mem::take(out),
         opens: Vec::new(),
+        at: 0,
     };
-    let slot = Slot {
-        w: &mut writer,
-        ty: row,
-        place: Place::ROW,
-        closes: 0,
-    };
+    let slot = Slot::new(&mut writer, row, Place::ROW, 0);
     let written = value.serialize(slot);
     *out = writer.out;
     written.map_err(|e| e.located(format_name(), None))
@@ -48,6 +44,9 @@ struct Writer {
     out: Vec<u8>,
     /// Bodies of wrappers and variants still open (where each body starts), innermost last.
     opens: Vec<usize>,
+    /// The open slot's place and closes ([`Slot::new`]): kept here so that a slot is two
+    /// words, passed in registers.
+    at: u64,
 }
 
 impl Writer {
@@ -92,12 +91,14 @@ impl Place {
     }
 }
 
-/// Where the next value goes, and how many open bodies close after it.
+/// Where the next value goes (its type here, its place and how many open bodies close after
+/// it in the writer's `at`). Two words: serde passes a serializer by value into every value's
+/// `serialize`, and a larger one went through memory, built by word-sized stores and copied
+/// by one wide load that stalled store forwarding (perf: a quarter of a Python object walk).
+/// The slot holds the writer exclusively, so `at` is its own until it is used.
 struct Slot<'w, 't> {
     w: &'w mut Writer,
     ty: &'t Node,
-    place: Place,
-    closes: u32,
 }
 
 /// A present value's place once optionals are resolved: `ty` is untagged, not optional.
@@ -119,12 +120,29 @@ fn mismatch(what: &str, node: &Node) -> SerdeError {
 }
 
 impl<'w, 't> Slot<'w, 't> {
+    #[inline(always)]
+    fn new(w: &'w mut Writer, ty: &'t Node, place: Place, closes: u32) -> Slot<'w, 't> {
+        // A field's number fits 29 bits: the place takes the low half.
+        w.at = place.0 | u64::from(closes) << 32;
+        Slot { w, ty }
+    }
+
+    #[inline(always)]
+    fn place(&self) -> Place {
+        Place(self.w.at & 0xffff_ffff)
+    }
+
+    #[inline(always)]
+    fn closes(&self) -> u32 {
+        (self.w.at >> 32) as u32
+    }
+
     /// The one-byte tag of a field numbered below 16 with nothing to close after it (the
     /// common case, written inline by the caller); `None` sends the value the general way.
     #[inline(always)]
     fn short_tag(&self, wire: u8) -> Option<u8> {
-        match self.place.field() {
-            Some((number, _)) if number < 16 && self.closes == 0 => {
+        match self.place().field() {
+            Some((number, _)) if number < 16 && self.closes() == 0 => {
                 Some((number as u8) << 3 | wire)
             }
             _ => None,
@@ -160,17 +178,17 @@ impl<'w, 't> Slot<'w, 't> {
     #[inline(always)]
     fn short_varint(&mut self, v: u64) -> bool {
         let Some(tag) = self.short_tag(VARINT) else {
-            if self.place == Place::PACKED {
+            if self.place() == Place::PACKED {
                 put_varint(&mut self.w.out, v);
                 return true;
             }
             return false;
         };
-        let always = matches!(self.place.field(), Some((_, true)));
+        let always = matches!(self.place().field(), Some((_, true)));
         if v != 0 || always {
             let out = &mut self.w.out;
             if v < 0x80 {
-                out.extend_from_slice(&[tag, v as u8]);
+                put_array(out, [tag, v as u8]);
             } else {
                 out.push(tag);
                 put_varint(out, v);
@@ -205,6 +223,11 @@ impl<'w, 't> Slot<'w, 't> {
     }
 
     #[inline(never)]
+    fn str_in_general(self, v: &str) -> Result<(), SerdeError> {
+        self.present()?.str(v)
+    }
+
+    #[inline(never)]
     fn struct_in_general(self) -> Result<Fields<'w, 't>, SerdeError> {
         self.present()?.fields()
     }
@@ -213,12 +236,9 @@ impl<'w, 't> Slot<'w, 't> {
     /// opened).
     #[inline(always)]
     fn present(self) -> Result<Body<'w, 't>, SerdeError> {
-        let Slot {
-            w,
-            mut ty,
-            mut place,
-            mut closes,
-        } = self;
+        let mut place = self.place();
+        let mut closes = self.closes();
+        let Slot { w, mut ty } = self;
         while let Kind::Optional(item) = &ty.kind {
             let Some((number, _)) = place.field() else {
                 return Err(mismatch("a value", ty));
@@ -245,28 +265,25 @@ impl<'w, 't> Slot<'w, 't> {
         if !self.ty.nullable {
             return Err(mismatch("no value (None or unit)", self.ty));
         }
-        self.w.close(self.closes);
+        self.w.close(self.closes());
         Ok(())
     }
 
     fn some<T: Serialize + ?Sized>(self, value: &T) -> Result<(), SerdeError> {
-        match (&self.ty.kind, self.place.field()) {
+        match (&self.ty.kind, self.place().field()) {
             (Kind::Optional(item), Some((number, _))) => {
                 if item.may_be_empty {
                     self.w.open(number);
-                    value.serialize(Slot {
-                        w: self.w,
-                        ty: item,
-                        place: Place::of_field(1, false),
-                        closes: self.closes + 1,
-                    })
+                    let closes = self.closes() + 1;
+                    value.serialize(Slot::new(self.w, item, Place::of_field(1, false), closes))
                 } else {
-                    value.serialize(Slot {
-                        w: self.w,
-                        ty: item,
-                        place: Place::of_field(number, true),
-                        closes: self.closes,
-                    })
+                    let closes = self.closes();
+                    value.serialize(Slot::new(
+                        self.w,
+                        item,
+                        Place::of_field(number, true),
+                        closes,
+                    ))
                 }
             }
             // `Some` of a value where one is required: the value.
@@ -432,12 +449,7 @@ impl<'w, 't> Body<'w, 't> {
         } else {
             Place::of_field(index + 1, true)
         };
-        Ok(Slot {
-            w: self.w,
-            ty: alt,
-            place,
-            closes,
-        })
+        Ok(Slot::new(self.w, alt, place, closes))
     }
 
     /// A struct's fields: a nested message (the row's members when it is the row).
@@ -469,9 +481,7 @@ impl<'w, 't> Body<'w, 't> {
         let kind = match (shape, &self.ty.kind, self.place.field()) {
             (Shape::Seq, Kind::Message { members, names }, Some((number, _))) if number < 16 => {
                 // The tag and a one-byte length placeholder (`Compound::end`).
-                self.w
-                    .out
-                    .extend_from_slice(&[(number as u8) << 3 | LEN, 0]);
+                put_array(&mut self.w.out, [(number as u8) << 3 | LEN, 0]);
                 Compose::Message {
                     members,
                     names,
@@ -633,12 +643,17 @@ impl Compound<'_, '_> {
                 ..
             } => {
                 *count += 1;
-                value.serialize(Slot {
-                    w: self.w,
-                    ty: item,
-                    place: Place::PACKED,
-                    closes: 0,
-                })
+                value.serialize(Slot::new(self.w, item, Place::PACKED, 0))
+            }
+            Compose::List {
+                item,
+                number,
+                run: None,
+                count,
+            } if !item.may_be_empty => {
+                // A repeated field's item: a field of its own each, written even when default.
+                *count += 1;
+                value.serialize(Slot::new(self.w, item, Place::of_field(*number, true), 0))
             }
             Compose::Message {
                 members,
@@ -648,12 +663,12 @@ impl Compound<'_, '_> {
             } if *next < members.len() => {
                 *next += 1;
                 value
-                    .serialize(Slot {
-                        w: self.w,
-                        ty: &members[*next - 1],
-                        place: Place::of_field(*next as u32, false),
-                        closes: 0,
-                    })
+                    .serialize(Slot::new(
+                        self.w,
+                        &members[*next - 1],
+                        Place::of_field(*next as u32, false),
+                        0,
+                    ))
                     .map_err(|e| e.in_member(&names[*next - 1]))
             }
             _ => self.element_in_general(value),
@@ -671,28 +686,18 @@ impl Compound<'_, '_> {
             } => {
                 *count += 1;
                 if run.is_some() {
-                    return value.serialize(Slot {
-                        w: self.w,
-                        ty: item,
-                        place: Place::PACKED,
-                        closes: 0,
-                    });
+                    return value.serialize(Slot::new(self.w, item, Place::PACKED, 0));
                 }
                 if !item.may_be_empty {
-                    return value.serialize(Slot {
-                        w: self.w,
-                        ty: item,
-                        place: Place::of_field(*number, true),
-                        closes: 0,
-                    });
+                    return value.serialize(Slot::new(
+                        self.w,
+                        item,
+                        Place::of_field(*number, true),
+                        0,
+                    ));
                 }
                 self.w.open(*number);
-                value.serialize(Slot {
-                    w: self.w,
-                    ty: item,
-                    place: Place::of_field(1, false),
-                    closes: 1,
-                })
+                value.serialize(Slot::new(self.w, item, Place::of_field(1, false), 1))
             }
             Compose::Bytes { .. } => {
                 let byte = value.serialize(ByteSerializer)?;
@@ -713,12 +718,12 @@ impl Compound<'_, '_> {
                 };
                 *next += 1;
                 value
-                    .serialize(Slot {
-                        w: self.w,
-                        ty: member,
-                        place: Place::of_field(*next as u32, false),
-                        closes: 0,
-                    })
+                    .serialize(Slot::new(
+                        self.w,
+                        member,
+                        Place::of_field(*next as u32, false),
+                        0,
+                    ))
                     .map_err(|e| e.in_member(&names[*next - 1]))
             }
             Compose::Dict { .. } => Err(error("a sequence's element in a dict")),
@@ -736,13 +741,8 @@ impl Compound<'_, '_> {
             return Err(error("a map's key outside a dict"));
         };
         *entry = begin_len(&mut self.w.out, *number);
-        key.serialize(Slot {
-            w: self.w,
-            ty: key_ty,
-            place: Place::of_field(1, false),
-            closes: 0,
-        })
-        .map_err(|e| e.in_member("key"))
+        key.serialize(Slot::new(self.w, key_ty, Place::of_field(1, false), 0))
+            .map_err(|e| e.in_member("key"))
     }
 
     fn value<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<(), SerdeError> {
@@ -756,12 +756,7 @@ impl Compound<'_, '_> {
         };
         let entry = *entry;
         value
-            .serialize(Slot {
-                w: self.w,
-                ty: value_ty,
-                place: Place::of_field(2, false),
-                closes: 0,
-            })
+            .serialize(Slot::new(self.w, value_ty, Place::of_field(2, false), 0))
             .map_err(|e| e.in_member("value"))?;
         end_len(&mut self.w.out, entry);
         Ok(())
@@ -882,7 +877,7 @@ impl<'w, 't> ser::Serializer for Slot<'w, 't> {
             if let Some(tag) = self.short_tag(FIXED32) {
                 // Every f32 is a `float` value: no range to check.
                 let [a, b, c, d] = v.to_le_bytes();
-                self.w.out.extend_from_slice(&[tag, a, b, c, d]);
+                put_array(&mut self.w.out, [tag, a, b, c, d]);
                 return Ok(());
             }
         }
@@ -894,7 +889,7 @@ impl<'w, 't> ser::Serializer for Slot<'w, 't> {
         if let Kind::Float { narrow: false } = self.ty.kind {
             if let Some(tag) = self.short_tag(FIXED64) {
                 let [a, b, c, d, e, f, g, h] = v.to_le_bytes();
-                self.w.out.extend_from_slice(&[tag, a, b, c, d, e, f, g, h]);
+                put_array(&mut self.w.out, [tag, a, b, c, d, e, f, g, h]);
                 return Ok(());
             }
         }
@@ -905,8 +900,23 @@ impl<'w, 't> ser::Serializer for Slot<'w, 't> {
         self.present()?.str(v.encode_utf8(&mut [0; 4]))
     }
 
+    /// A text field numbered below 16 of fewer than 128 bytes (the common case) inline; the
+    /// rest out of line.
+    #[inline(always)]
     fn serialize_str(self, v: &str) -> Result<(), SerdeError> {
-        self.present()?.str(v)
+        if let Kind::Bytes(PrimitiveType::String | PrimitiveType::Utf8 | PrimitiveType::Json) =
+            self.ty.kind
+        {
+            if let (Some(tag), true) = (self.short_tag(LEN), v.len() < 0x80) {
+                // proto3's default, the empty string, is left out unless `always`.
+                if !v.is_empty() || matches!(self.place().field(), Some((_, true))) {
+                    put_array(&mut self.w.out, [tag, v.len() as u8]);
+                    self.w.out.extend_from_slice(v.as_bytes());
+                }
+                return Ok(());
+            }
+        }
+        self.str_in_general(v)
     }
 
     fn serialize_bytes(self, v: &[u8]) -> Result<(), SerdeError> {
@@ -917,7 +927,21 @@ impl<'w, 't> ser::Serializer for Slot<'w, 't> {
         self.absent()
     }
 
+    /// An optional field whose item cannot be empty (the common case) inline: the item in the
+    /// field itself, written even when it is the default.
+    #[inline(always)]
     fn serialize_some<T: Serialize + ?Sized>(self, value: &T) -> Result<(), SerdeError> {
+        if let (Kind::Optional(item), Some((number, _))) = (&self.ty.kind, self.place().field()) {
+            if !item.may_be_empty {
+                let closes = self.closes();
+                return value.serialize(Slot::new(
+                    self.w,
+                    item,
+                    Place::of_field(number, true),
+                    closes,
+                ));
+            }
+        }
         self.some(value)
     }
 
@@ -1005,7 +1029,7 @@ impl<'w, 't> ser::Serializer for Slot<'w, 't> {
         if let Kind::Message { .. } = self.ty.kind {
             if let Some(tag) = self.short_tag(LEN) {
                 // The nested message's tag and a one-byte length placeholder (`Fields::end`).
-                self.w.out.extend_from_slice(&[tag, 0]);
+                put_array(&mut self.w.out, [tag, 0]);
                 return Ok(Fields {
                     body: self.w.out.len(),
                     w: self.w,
@@ -1099,12 +1123,12 @@ impl<'t> Fields<'_, 't> {
             )));
         };
         self.next += 1;
-        let written = value.serialize(Slot {
-            w: self.w,
-            ty: member,
-            place: Place::of_field(self.next, false),
-            closes: 0,
-        });
+        let written = value.serialize(Slot::new(
+            self.w,
+            member,
+            Place::of_field(self.next, false),
+            0,
+        ));
         written.map_err(|e| e.in_member(self.name(self.next as usize - 1)))
     }
 
