@@ -44,6 +44,20 @@ pub(super) enum Node {
     Bytes,
 }
 
+impl Node {
+    /// A value with no members (ints, floats, bools, strs, bytes), or an optional one.
+    pub(super) fn is_scalar(&self) -> bool {
+        match self {
+            Node::Optional(item) => !matches!(
+                **item,
+                Node::Struct(_) | Node::List(_) | Node::Dict(..) | Node::Optional(_)
+            ),
+            Node::Struct(_) | Node::List(_) | Node::Dict(..) => false,
+            _ => true,
+        }
+    }
+}
+
 pub(super) struct StructPlan {
     pub cls: Py<PyType>,
     /// The class's name, for serde.

@@ -3,11 +3,13 @@
 //! CPython's cached UTF-8. Values are checked against their YT types here, so the
 //! self-describing formats refuse what the schema formats refuse.
 //!
-//! Invariant: every value is held by a reference of its own while it is written (a slot's, a
-//! list item's, a dict entry's, an attribute's), since attribute access (`Access::Attr`, or
-//! an object of a subclass) may run Python code that changes what the walk came from; a
-//! list's length is read again before each item, and a dict is walked by `PyDict_Next`, which
-//! stays within its table.
+//! Invariant: every compound value is held by a reference of its own while it is written (a
+//! slot's, a list item's, a dict entry's, an attribute's), since attribute access
+//! (`Access::Attr`, or an object of a subclass) may run Python code that changes what the
+//! walk came from; a list's length is read again before each item, and a dict is walked by
+//! `PyDict_Next`, which stays within its table. A scalar in a slot or a list is borrowed:
+//! writing one runs no Python code (but reading an enum member's value, which holds it
+//! first).
 
 use pyo3::ffi;
 use serde::ser::{Error as _, SerializeMap, SerializeSeq, SerializeStruct};
@@ -62,6 +64,28 @@ impl Serialize for Typed<'_> {
                     }
                     let mut out = s.serialize_struct(plan.name, plan.fields.len())?;
                     for field in &plan.fields {
+                        if let (true, Access::Slot(offset), true) =
+                            (exact, field.access, field.node.is_scalar())
+                        {
+                            let slot =
+                                *obj.cast::<u8>().offset(offset).cast::<*mut ffi::PyObject>();
+                            if slot.is_null() {
+                                let e = self.failure.set("the attribute is not set".into());
+                                self.failure.within(Step::Member(field.name));
+                                return Err(S::Error::custom(e));
+                            }
+                            // Borrowed: no Python code runs while a scalar is written.
+                            let leaf = Scalar(Typed {
+                                node: &field.node,
+                                obj: slot,
+                                failure: self.failure,
+                            });
+                            if let Err(e) = out.serialize_field(field.name, &leaf) {
+                                self.failure.within(Step::Member(field.name));
+                                return Err(e);
+                            }
+                            continue;
+                        }
                         let value = match (exact, field.access) {
                             (true, Access::Slot(offset)) => {
                                 let slot =
@@ -112,8 +136,17 @@ impl Serialize for Typed<'_> {
                         } else {
                             ffi::PyTuple_GET_ITEM(obj, i)
                         };
-                        let got = Owned::from_borrowed(got);
-                        if let Err(e) = out.serialize_element(&self.of(item, &got)) {
+                        let written = if item.is_scalar() {
+                            // Borrowed: no Python code runs while a scalar is written.
+                            out.serialize_element(&Scalar(Typed {
+                                node: item,
+                                obj: got,
+                                failure: self.failure,
+                            }))
+                        } else {
+                            out.serialize_element(&self.of(item, &Owned::from_borrowed(got)))
+                        };
+                        if let Err(e) = written {
                             self.failure.within(Step::Index(i as usize));
                             return Err(e);
                         }
@@ -150,6 +183,45 @@ impl Serialize for Typed<'_> {
                         })
                     }
                 }
+                _ => self.scalar(s),
+            }
+        }
+    }
+}
+
+/// A scalar, or an optional one (`Node::is_scalar`), written inline where its struct or list
+/// is, not through a call of `Typed::serialize` of its own: the format's writer calls a
+/// member's `serialize` per member, and most members are scalars (perf: the call's entry
+/// and dispatch were a tenth of an object's walk).
+struct Scalar<'a>(Typed<'a>);
+
+impl Serialize for Scalar<'_> {
+    #[inline(always)]
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self.0.node {
+            Node::Optional(item) => {
+                if self.0.obj == unsafe { ffi::Py_None() } {
+                    s.serialize_none()
+                } else {
+                    s.serialize_some(&Scalar(Typed {
+                        node: item,
+                        ..self.0
+                    }))
+                }
+            }
+            _ => self.0.scalar(s),
+        }
+    }
+}
+
+impl Typed<'_> {
+    /// A scalar node's value, inline; any other node through the general walk.
+    #[inline(always)]
+    fn scalar<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let obj = self.obj;
+        // SAFETY: as `serialize`'s.
+        unsafe {
+            match self.node {
                 Node::Int {
                     lo,
                     hi,
@@ -208,6 +280,10 @@ impl Serialize for Typed<'_> {
                     );
                     s.serialize_bytes(bytes)
                 }
+                // Not a scalar: the general walk.
+                Node::Struct(_) | Node::List(_) | Node::Dict(..) | Node::Optional(_) => {
+                    Serialize::serialize(self, s)
+                }
             }
         }
     }
@@ -237,8 +313,11 @@ impl Typed<'_> {
         let obj = self.obj;
         if ffi::PyLong_Check(obj) == 0 || ffi::PyBool_Check(obj) != 0 {
             if let Some(e) = enumeration {
-                if ffi::PyObject_IsInstance(obj, e.cls.as_ptr()) == 1 {
-                    let value = ffi::PyObject_GetAttrString(obj, c"value".as_ptr());
+                // Python code may run from here on (an enum's `value` is a property): a
+                // reference of our own keeps `obj` alive, which may be borrowed (`Scalar`).
+                let held = Owned::from_borrowed(obj);
+                if ffi::PyObject_IsInstance(held.as_ptr(), e.cls.as_ptr()) == 1 {
+                    let value = ffi::PyObject_GetAttrString(held.as_ptr(), c"value".as_ptr());
                     if !value.is_null() {
                         let value = Owned::take(value);
                         return Typed {
