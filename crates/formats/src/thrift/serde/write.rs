@@ -42,13 +42,9 @@ fn write<const COMPACT: bool, T: Serialize + ?Sized>(
 ) -> Result<(), SerdeError> {
     let mut writer = Writer::<COMPACT> {
         out: std::mem::take(out),
+        at: 0,
     };
-    let slot = Slot {
-        w: &mut writer,
-        ty: row,
-        field: None,
-        closes: 0,
-    };
+    let slot = Slot::new(&mut writer, row, None, 0);
     let written = value.serialize(slot);
     *out = writer.out;
     written
@@ -57,6 +53,8 @@ fn write<const COMPACT: bool, T: Serialize + ?Sized>(
 /// Owns the buffer while it writes, in the compact protocol or the binary one.
 struct Writer<const COMPACT: bool> {
     out: Vec<u8>,
+    /// The open slot's field and closes ([`Slot::new`]).
+    at: u64,
 }
 
 impl<const COMPACT: bool> Writer<COMPACT> {
@@ -107,12 +105,15 @@ impl Field {
     }
 }
 
-/// Where the next value goes, and how many stop fields close the structs around it after it.
+/// Where the next value goes (its type here; its field and how many stop fields close the
+/// structs around it after it in the writer's `at`). Two words: serde passes a serializer by
+/// value into every value's `serialize`, and a larger one went through memory, built by
+/// word-sized stores and copied by one wide load that stalled store forwarding (as in the
+/// protobuf writer). The slot holds the writer exclusively, so `at` is its own until it is
+/// used.
 struct Slot<'w, 't, const COMPACT: bool> {
     w: &'w mut Writer<COMPACT>,
     ty: &'t Node,
-    field: Option<Field>,
-    closes: u32,
 }
 
 /// A present value's place once optionals and wrappers are resolved: `ty` is untagged and not
@@ -136,6 +137,30 @@ fn mismatch(what: &str, node: &Node) -> SerdeError {
 }
 
 impl<'w, 't, const COMPACT: bool> Slot<'w, 't, COMPACT> {
+    /// The bits of `Writer::at` holding the field (`Field`'s word; 0 for none).
+    const FIELD_BITS: u64 = (1 << 33) - 1;
+
+    #[inline(always)]
+    fn new(
+        w: &'w mut Writer<COMPACT>,
+        ty: &'t Node,
+        field: Option<Field>,
+        closes: u32,
+    ) -> Slot<'w, 't, COMPACT> {
+        w.at = field.map_or(0, |f| f.0.get()) | u64::from(closes) << 40;
+        Slot { w, ty }
+    }
+
+    #[inline(always)]
+    fn field(&self) -> Option<Field> {
+        NonZeroU64::new(self.w.at & Self::FIELD_BITS).map(Field)
+    }
+
+    #[inline(always)]
+    fn closes(&self) -> u32 {
+        (self.w.at >> 40) as u32
+    }
+
     /// A signed integer, checked against the column's range by the present value's `int`.
     #[inline(always)]
     fn signed(self, v: i64) -> Result<(), SerdeError> {
@@ -155,7 +180,8 @@ impl<'w, 't, const COMPACT: bool> Slot<'w, 't, COMPACT> {
         // A plain type (the common case): at most its header.
         if !self.ty.nullable {
             let mut bool_field = None;
-            if let Some(f) = self.field {
+            let closes = self.closes();
+            if let Some(f) = self.field() {
                 match self.ty.field_wire {
                     Some(WireType::Bool) => bool_field = Some(f),
                     Some(wire) => self.w.enc().field(wire, f.id(), &mut f.prev()),
@@ -166,19 +192,16 @@ impl<'w, 't, const COMPACT: bool> Slot<'w, 't, COMPACT> {
                 w: self.w,
                 ty: self.ty,
                 bool_field,
-                closes: self.closes,
+                closes,
             });
         }
         self.present_nullable()
     }
 
     fn present_nullable(self) -> Result<Body<'w, 't, COMPACT>, SerdeError> {
-        let Slot {
-            w,
-            mut ty,
-            mut field,
-            mut closes,
-        } = self;
+        let mut field = self.field();
+        let mut closes = self.closes();
+        let Slot { w, mut ty } = self;
         loop {
             match field {
                 Some(f) => match &ty.kind {
@@ -230,33 +253,28 @@ impl<'w, 't, const COMPACT: bool> Slot<'w, 't, COMPACT> {
         if !self.ty.nullable {
             return Err(mismatch("no value (None or unit)", self.ty));
         }
-        if self.field.is_none() {
+        if self.field().is_none() {
             self.w.out.push(0);
         }
-        self.w.stops(self.closes);
+        self.w.stops(self.closes());
         Ok(())
     }
 
     fn some<T: Serialize + ?Sized>(self, value: &T) -> Result<(), SerdeError> {
         let ty = self.ty;
-        match (self.field, &ty.kind) {
+        let closes = self.closes();
+        match (self.field(), &ty.kind) {
             (Some(f), Kind::Optional(item)) if item.nullable => {
                 self.w.enc().field(WireType::Struct, f.id(), &mut f.prev());
-                value.serialize(Slot {
-                    w: self.w,
-                    ty: item,
-                    field: Some(Field::new(1, 0)),
-                    closes: self.closes + 1,
-                })
+                value.serialize(Slot::new(self.w, item, Some(Field::new(1, 0)), closes + 1))
             }
-            (Some(_), Kind::Optional(item)) => value.serialize(Slot { ty: item, ..self }),
-            (None, _) if ty.nullable => Slot {
+            (Some(_), Kind::Optional(item)) => value.serialize(Slot {
                 w: self.w,
-                ty,
-                field: Some(Field::new(1, 0)),
-                closes: self.closes + 1,
+                ty: item,
+            }),
+            (None, _) if ty.nullable => {
+                Slot::new(self.w, ty, Some(Field::new(1, 0)), closes + 1).some(value)
             }
-            .some(value),
             // `Some` of a value where one is required: the value.
             _ => value.serialize(self),
         }
@@ -384,19 +402,9 @@ impl<'w, 't, const COMPACT: bool> Body<'w, 't, COMPACT> {
         let closes = self.closes + 1;
         if alt.nullable {
             self.w.enc().field(WireType::Struct, id, &mut 0);
-            return Ok(Slot {
-                w: self.w,
-                ty: alt,
-                field: None,
-                closes,
-            });
+            return Ok(Slot::new(self.w, alt, None, closes));
         }
-        Ok(Slot {
-            w: self.w,
-            ty: alt,
-            field: Some(Field::new(id, 0)),
-            closes,
-        })
+        Ok(Slot::new(self.w, alt, Some(Field::new(id, 0)), closes))
     }
 
     /// A list, a byte string spelled as a sequence, a struct, or a dict, for serde's `shape`.
@@ -570,12 +578,12 @@ impl<const COMPACT: bool> Compound<'_, '_, COMPACT> {
                 // headers hold the id itself, so its path does not track it.
                 let before = self.w.out.len();
                 value
-                    .serialize(Slot {
-                        w: self.w,
-                        ty: member,
-                        field: Some(Field::new(id, if COMPACT { *last as i16 } else { 0 })),
-                        closes: 0,
-                    })
+                    .serialize(Slot::new(
+                        self.w,
+                        member,
+                        Some(Field::new(id, if COMPACT { *last as i16 } else { 0 })),
+                        0,
+                    ))
                     .map_err(|e| e.in_member(&names[*next]))?;
                 if COMPACT && self.w.out.len() != before {
                     *last = i64::from(id);
@@ -592,12 +600,7 @@ impl<const COMPACT: bool> Compound<'_, '_, COMPACT> {
         match &mut self.kind {
             Compose::List { item, count, .. } => {
                 *count += 1;
-                value.serialize(Slot {
-                    w: self.w,
-                    ty: item,
-                    field: None,
-                    closes: 0,
-                })
+                value.serialize(Slot::new(self.w, item, None, 0))
             }
             Compose::Bytes { count, .. } => {
                 *count += 1;
@@ -642,13 +645,8 @@ impl<const COMPACT: bool> Compound<'_, '_, COMPACT> {
         };
         *count += 1;
         let before = self.w.out.len();
-        key.serialize(Slot {
-            w: self.w,
-            ty: key_ty,
-            field: Some(Field::new(1, 0)),
-            closes: 0,
-        })
-        .map_err(|e| e.in_member("key"))?;
+        key.serialize(Slot::new(self.w, key_ty, Some(Field::new(1, 0)), 0))
+            .map_err(|e| e.in_member("key"))?;
         *key_written = self.w.out.len() != before;
         Ok(())
     }
@@ -664,12 +662,7 @@ impl<const COMPACT: bool> Compound<'_, '_, COMPACT> {
         };
         let prev = i16::from(*key_written);
         value
-            .serialize(Slot {
-                w: self.w,
-                ty: value_ty,
-                field: Some(Field::new(2, prev)),
-                closes: 0,
-            })
+            .serialize(Slot::new(self.w, value_ty, Some(Field::new(2, prev)), 0))
             .map_err(|e| e.in_member("value"))?;
         self.w.out.push(0);
         Ok(())
