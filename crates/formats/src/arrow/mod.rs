@@ -22,6 +22,8 @@
 //! - Reading checks every stream's schema against the expected one (dictionary encoding
 //!   aside) before any value is read; the IPC decoder bounds allocations by the input.
 
+use std::cell::RefCell;
+
 use arrow_schema::{ArrowError, DataType, Field, Schema};
 use shapeshift_types::{PrimitiveType, TableSchema, Type};
 
@@ -66,9 +68,39 @@ pub(crate) fn error(
     }
 }
 
+/// Table schemas derived lately, and their Arrow schemas (most recent last).
+const DERIVED_KEPT: usize = 8;
+
+thread_local! {
+    /// Writing or reading a stream of a few rows derived its table's Arrow schema per call,
+    /// more than once (perf: a quarter of a one-row message's time, most of it in the YT
+    /// types' YSON for the fields' metadata); a derived schema is kept per thread instead.
+    static DERIVED: RefCell<Vec<(TableSchema, Schema)>> = const { RefCell::new(Vec::new()) };
+}
+
 /// The Arrow schema of a table (no system columns, no dictionaries): one field per column,
 /// with the column's YT type in the field metadata `yt.type_v3`.
 pub fn arrow_schema(schema: &TableSchema) -> Schema {
+    let kept = DERIVED.with(|derived| {
+        let derived = derived.borrow();
+        let found = derived.iter().rev().find(|(table, _)| table == schema);
+        found.map(|(_, arrow)| arrow.clone())
+    });
+    if let Some(arrow) = kept {
+        return arrow;
+    }
+    let arrow = derive_arrow_schema(schema);
+    DERIVED.with(|derived| {
+        let mut derived = derived.borrow_mut();
+        if derived.len() == DERIVED_KEPT {
+            derived.remove(0);
+        }
+        derived.push((schema.clone(), arrow.clone()));
+    });
+    arrow
+}
+
+fn derive_arrow_schema(schema: &TableSchema) -> Schema {
     Schema::new(
         schema
             .columns
@@ -247,4 +279,49 @@ pub(crate) fn guarded<T>(f: impl FnOnce() -> Result<T, ArrowError>) -> Result<T,
             .unwrap_or_else(|| "decoder panicked".to_owned());
         Err(ArrowError::IpcError(format!("malformed stream: {message}")))
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use shapeshift_types::{ColumnSchema, PrimitiveType, TableSchema, Type};
+
+    use super::{arrow_schema, derive_arrow_schema, DERIVED_KEPT};
+
+    /// Tables that differ only inside a column's type, more of them than are kept.
+    fn tables() -> Vec<TableSchema> {
+        let mut ty = Type::Primitive(PrimitiveType::Int64);
+        (0..DERIVED_KEPT + 3)
+            .map(|i| {
+                ty = if i % 2 == 0 {
+                    Type::List(Box::new(ty.clone()))
+                } else {
+                    Type::Optional(Box::new(ty.clone()))
+                };
+                TableSchema::new(vec![ColumnSchema::new("a", ty.clone())])
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_kept_schema_is_the_one_its_table_derives() {
+        let tables = tables();
+        // Forward, backward and forward again, past the number kept: each call gives its
+        // own table's.
+        let order = (0..tables.len())
+            .chain((0..tables.len()).rev())
+            .chain(0..tables.len());
+        for i in order {
+            let table = &tables[i];
+            assert_eq!(arrow_schema(table), derive_arrow_schema(table), "table {i}");
+        }
+        let fields: Vec<_> = tables
+            .iter()
+            .map(|t| arrow_schema(t).field(0).clone())
+            .collect();
+        for (i, a) in fields.iter().enumerate() {
+            for b in &fields[i + 1..] {
+                assert_ne!(a, b, "tables of different types share an Arrow field");
+            }
+        }
+    }
 }
