@@ -35,6 +35,16 @@ impl<'a> Typed<'a> {
         }
     }
 
+    /// `obj`, a scalar `node` (`Node::is_scalar`) holds, in this walk, written inline; `obj`
+    /// may be borrowed.
+    fn scalar_of(&self, node: &'a Node, obj: *mut ffi::PyObject) -> Scalar<'a> {
+        Scalar(Typed {
+            node,
+            obj,
+            failure: self.failure,
+        })
+    }
+
     #[cold]
     fn fail<E: serde::ser::Error>(&self, message: String) -> E {
         E::custom(self.failure.set(message))
@@ -64,29 +74,7 @@ impl Serialize for Typed<'_> {
                     }
                     let mut out = s.serialize_struct(plan.name, plan.fields.len())?;
                     for field in &plan.fields {
-                        if let (true, Access::Slot(offset), true) =
-                            (exact, field.access, field.node.is_scalar())
-                        {
-                            let slot =
-                                *obj.cast::<u8>().offset(offset).cast::<*mut ffi::PyObject>();
-                            if slot.is_null() {
-                                let e = self.failure.set("the attribute is not set".into());
-                                self.failure.within(Step::Member(field.name));
-                                return Err(S::Error::custom(e));
-                            }
-                            // Borrowed: no Python code runs while a scalar is written.
-                            let leaf = Scalar(Typed {
-                                node: &field.node,
-                                obj: slot,
-                                failure: self.failure,
-                            });
-                            if let Err(e) = out.serialize_field(field.name, &leaf) {
-                                self.failure.within(Step::Member(field.name));
-                                return Err(e);
-                            }
-                            continue;
-                        }
-                        let value = match (exact, field.access) {
+                        let written = match (exact, field.access) {
                             (true, Access::Slot(offset)) => {
                                 let slot =
                                     *obj.cast::<u8>().offset(offset).cast::<*mut ffi::PyObject>();
@@ -95,7 +83,16 @@ impl Serialize for Typed<'_> {
                                     self.failure.within(Step::Member(field.name));
                                     return Err(S::Error::custom(e));
                                 }
-                                Owned::from_borrowed(slot)
+                                if field.node.is_scalar() {
+                                    // Borrowed: no Python code runs while a scalar is written.
+                                    out.serialize_field(
+                                        field.name,
+                                        &self.scalar_of(&field.node, slot),
+                                    )
+                                } else {
+                                    let value = Owned::from_borrowed(slot);
+                                    out.serialize_field(field.name, &self.of(&field.node, &value))
+                                }
                             }
                             _ => {
                                 let got = ffi::PyObject_GetAttr(obj, field.py_name.as_ptr());
@@ -104,12 +101,11 @@ impl Serialize for Typed<'_> {
                                     self.failure.within(Step::Member(field.name));
                                     return Err(S::Error::custom(e));
                                 }
-                                Owned::take(got)
+                                let value = Owned::take(got);
+                                out.serialize_field(field.name, &self.of(&field.node, &value))
                             }
                         };
-                        if let Err(e) =
-                            out.serialize_field(field.name, &self.of(&field.node, &value))
-                        {
+                        if let Err(e) = written {
                             self.failure.within(Step::Member(field.name));
                             return Err(e);
                         }
@@ -138,11 +134,7 @@ impl Serialize for Typed<'_> {
                         };
                         let written = if item.is_scalar() {
                             // Borrowed: no Python code runs while a scalar is written.
-                            out.serialize_element(&Scalar(Typed {
-                                node: item,
-                                obj: got,
-                                failure: self.failure,
-                            }))
+                            out.serialize_element(&self.scalar_of(item, got))
                         } else {
                             out.serialize_element(&self.of(item, &Owned::from_borrowed(got)))
                         };
@@ -192,7 +184,8 @@ impl Serialize for Typed<'_> {
 /// A scalar, or an optional one (`Node::is_scalar`), written inline where its struct or list
 /// is, not through a call of `Typed::serialize` of its own: the format's writer calls a
 /// member's `serialize` per member, and most members are scalars (perf: the call's entry
-/// and dispatch were a tenth of an object's walk).
+/// and dispatch were a tenth of an object's walk). Made only for scalar nodes
+/// ([`Typed::scalar_of`]): its object may be borrowed, which a compound's may not.
 struct Scalar<'a>(Typed<'a>);
 
 impl Serialize for Scalar<'_> {
