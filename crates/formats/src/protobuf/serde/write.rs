@@ -269,24 +269,17 @@ impl<'w, 't> Slot<'w, 't> {
         Ok(())
     }
 
-    fn some<T: Serialize + ?Sized>(self, value: &T) -> Result<(), SerdeError> {
+    /// `Some` the general way (`serialize_some` writes an optional of a non-empty item
+    /// inline): an item that may be empty goes in its wrapper; anything else is written as
+    /// the value itself, whose `present` resolves an optional where there is one.
+    #[inline(never)]
+    fn some_in_general<T: Serialize + ?Sized>(self, value: &T) -> Result<(), SerdeError> {
         match (&self.ty.kind, self.place().field()) {
-            (Kind::Optional(item), Some((number, _))) => {
-                if item.may_be_empty {
-                    self.w.open(number);
-                    let closes = self.closes() + 1;
-                    value.serialize(Slot::new(self.w, item, Place::of_field(1, false), closes))
-                } else {
-                    let closes = self.closes();
-                    value.serialize(Slot::new(
-                        self.w,
-                        item,
-                        Place::of_field(number, true),
-                        closes,
-                    ))
-                }
+            (Kind::Optional(item), Some((number, _))) if item.may_be_empty => {
+                self.w.open(number);
+                let closes = self.closes() + 1;
+                value.serialize(Slot::new(self.w, item, Place::of_field(1, false), closes))
             }
-            // `Some` of a value where one is required: the value.
             _ => value.serialize(self),
         }
     }
@@ -942,7 +935,7 @@ impl<'w, 't> ser::Serializer for Slot<'w, 't> {
                 ));
             }
         }
-        self.some(value)
+        self.some_in_general(value)
     }
 
     fn serialize_unit(self) -> Result<(), SerdeError> {

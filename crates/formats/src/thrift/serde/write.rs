@@ -268,6 +268,7 @@ impl<'w, 't, const COMPACT: bool> Slot<'w, 't, COMPACT> {
                 self.w.enc().field(WireType::Struct, f.id(), &mut f.prev());
                 value.serialize(Slot::new(self.w, item, Some(Field::new(1, 0)), closes + 1))
             }
+            // The item in the same field, closing as much: the writer's `at` stays as it is.
             (Some(_), Kind::Optional(item)) => value.serialize(Slot {
                 w: self.w,
                 ty: item,
