@@ -361,13 +361,21 @@ impl<'r, 'p, 'de> Value<'r, 'p, 'de> {
             Text::Input(bytes) => bytes,
             Text::Scratch(start, end) => &self.r.scratch[start..end],
         };
+        // Decoded text (escapes, bytes above ASCII) is checked for UTF-8 once, for the
+        // column's check and the visitor's spelling both; printable ASCII in place is UTF-8.
+        let utf8 = match text {
+            Text::Input(_) => None,
+            Text::Scratch(..) if as_str || check == BytesCheck::Utf8 => {
+                Some(crate::utf8::text(bytes))
+            }
+            Text::Scratch(..) => None,
+        };
         let checked = match check {
             BytesCheck::Any => Ok(()),
-            // Printable ASCII is UTF-8.
-            BytesCheck::Utf8 if matches!(text, Text::Input(_)) => Ok(()),
-            BytesCheck::Utf8 => crate::utf8::text(bytes)
-                .map(drop)
-                .map_err(|e| format!("bytes that are not UTF-8 ({e})")),
+            BytesCheck::Utf8 => match utf8 {
+                Some(Err(e)) => Err(format!("bytes that are not UTF-8 ({e})")),
+                _ => Ok(()),
+            },
             BytesCheck::Uuid if bytes.len() == 16 => Ok(()),
             BytesCheck::Uuid => Err(format!("{} bytes for a uuid of 16", bytes.len())),
             BytesCheck::Decimal { precision, scale } => {
@@ -375,17 +383,12 @@ impl<'r, 'p, 'de> Value<'r, 'p, 'de> {
             }
         };
         checked.map_err(|what| fail(at, format!("{what} in {}", describe(plan))))?;
-        match (text, as_str) {
+        match (text, utf8) {
             // Printable ASCII: UTF-8.
-            (Text::Input(bytes), true) => visitor.visit_borrowed_str(ascii(bytes)),
-            (Text::Input(bytes), false) => visitor.visit_borrowed_bytes(bytes),
-            (Text::Scratch(start, end), as_str) => {
-                let bytes = &self.r.scratch[start..end];
-                match crate::utf8::text(bytes) {
-                    Ok(text) if as_str => visitor.visit_str(text),
-                    _ => visitor.visit_bytes(bytes),
-                }
-            }
+            (Text::Input(bytes), _) if as_str => visitor.visit_borrowed_str(ascii(bytes)),
+            (Text::Input(bytes), _) => visitor.visit_borrowed_bytes(bytes),
+            (Text::Scratch(..), Some(Ok(text))) if as_str => visitor.visit_str(text),
+            (Text::Scratch(..), _) => visitor.visit_bytes(bytes),
         }
     }
 
