@@ -8,8 +8,8 @@
 //! few word loads, inlined into the caller; any other string four words a step, out of line
 //! ([`other_text`]), and from the first block holding a byte above 0x7f a short rest is
 //! checked byte by byte (the Unicode Standard's table of well-formed sequences), a long one
-//! by core. An error is always core's own, for the whole string. A leaf: it imports nothing of the
-//! crate.
+//! by core. An error is always core's own, for the whole string. A leaf: it imports nothing
+//! of the crate.
 
 use std::str::Utf8Error;
 
@@ -172,8 +172,9 @@ mod tests {
         }
     }
 
-    /// Every two- and three-byte sequence, and every four-byte one with its last two bytes at
-    /// their range's ends: the byte-wise check and core agree (the edges of table 3-7).
+    /// Every lead byte above 0x7f with every second byte, and with third and fourth bytes at
+    /// the edges of the continuation range: the byte-wise check and core agree (the edges of
+    /// table 3-7 are in the first two bytes).
     #[test]
     fn short_utf8_agrees_with_core_on_every_sequence_start() {
         for a in 0x80..=0xffu8 {
