@@ -34,11 +34,20 @@ pub(crate) fn text(bytes: &[u8]) -> Result<&str, Utf8Error> {
 /// Bytes a step of [`other_text`]'s ASCII test: four words.
 const BLOCK: usize = 32;
 
-/// [`text`] of a string that is not short ASCII: whole blocks tested for ASCII, the rest
-/// (the tail, or everything from the first block with a byte above 0x7f) checked by
-/// [`short_utf8`] when short, else by core. An error is core's, for the whole string.
+/// [`text`] of a string that is not short ASCII: a short one checked by [`short_utf8`]; a
+/// longer one's whole blocks tested for ASCII, the rest (the tail, or everything from the
+/// first block with a byte above 0x7f) checked by [`short_utf8`] when short, else by core.
+/// An error is core's, for the whole string.
 #[inline(never)]
 fn other_text(bytes: &[u8]) -> Result<&str, Utf8Error> {
+    if bytes.len() <= INLINE {
+        // Not ASCII (`text` tested it): byte by byte, without testing it again.
+        return match short_utf8(bytes) {
+            // SAFETY: `short_utf8` accepts only UTF-8.
+            true => Ok(unsafe { std::str::from_utf8_unchecked(bytes) }),
+            false => std::str::from_utf8(bytes),
+        };
+    }
     let mut ascii = 0;
     for block in bytes.chunks_exact(BLOCK) {
         let seen = word(block) | word(&block[8..]) | word(&block[16..]) | word(&block[24..]);
